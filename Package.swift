@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "reachabilityd",
+    products: [
+        .executable(name: "reachabilityd", targets: ["reachabilityd"]),
+        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // libsystemd (sd-bus, sd-daemon) through pkg-config.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // Tiny C shims: the sd-bus vtable macros and the netlink macros Swift cannot import.
+        .target(name: "CReachabilityShims", dependencies: ["CSystemd"]),
+        // The one errno-checked helper every C call goes through, and the journald-style logger.
+        .target(name: "SystemSupport"),
+        // Pure decision logic: facts in, status out. No I/O.
+        .target(name: "ReachabilityCore"),
+        // rtnetlink: socket, requests, parser, Dispatch-driven monitor.
+        .target(name: "RTNetlink", dependencies: ["CReachabilityShims", "SystemSupport"]),
+        // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
+        .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
+        // sd-bus on one serial queue: the exported object, signals, sd_notify.
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CReachabilityShims", "ReachabilityCore", "SystemSupport"]),
+        .executableTarget(
+            name: "reachabilityd",
+            dependencies: [
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,47 @@
+// Small C shims for what Swift cannot import directly: the sd-bus vtable macros (designated
+// initialisers) and the rtnetlink function-like macros. Everything here is prefixed `CReach_`.
+#ifndef CREACHABILITY_SHIMS_H
+#define CREACHABILITY_SHIMS_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/if_link.h>
+#include <linux/if_addr.h>
+#include <systemd/sd-bus.h>
+
+// MARK: - netlink
+
+/// `NLMSG_ALIGN(len)`: netlink messages are padded to 4 bytes.
+static inline uint32_t CReach_NLMSG_ALIGN(uint32_t length) { return NLMSG_ALIGN(length); }
+/// `NLMSG_HDRLEN`: the aligned size of `struct nlmsghdr`.
+static inline uint32_t CReach_NLMSG_HDRLEN(void) { return NLMSG_HDRLEN; }
+/// `RTA_ALIGN(len)`: attributes are padded to 4 bytes.
+static inline uint32_t CReach_RTA_ALIGN(uint32_t length) { return RTA_ALIGN(length); }
+/// `RTA_LENGTH(0)`: the aligned size of `struct rtattr`.
+static inline uint32_t CReach_RTA_HDRLEN(void) { return RTA_LENGTH(0); }
+/// `IFF_LOWER_UP` lives in <linux/if.h>, which clashes with glibc's <net/if.h> in Swift.
+extern const uint32_t CReach_IFF_LOWER_UP;
+/// `IFF_UP`, from the same header for the same reason.
+extern const uint32_t CReach_IFF_UP;
+/// `IFF_LOOPBACK`, likewise.
+extern const uint32_t CReach_IFF_LOOPBACK;
+
+// MARK: - sd-bus object
+
+/// Swift-side handlers behind the static `org.reachabilityd.Reachability1` vtable.
+/// `context` is passed back unchanged (an unmanaged Swift object).
+typedef struct CReach_BusHandlers {
+    void *context;
+    /// Appends the value of `property` to `reply`; returns >= 0 or -errno.
+    int (*get_property)(void *context, const char *property, sd_bus_message *reply, sd_bus_error *error);
+    /// Handles the method `member`, replying itself; returns >= 0 or -errno (with `error` set).
+    int (*call_method)(void *context, const char *member, sd_bus_message *message, sd_bus_error *error);
+} CReach_BusHandlers;
+
+/// The vtable of interface `org.reachabilityd.Reachability1`; its userdata must be a
+/// `CReach_BusHandlers *` that outlives the object registration.
+const sd_bus_vtable *CReach_reachability_vtable(void);
+
+#endif

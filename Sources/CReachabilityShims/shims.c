@@ -1,0 +1,59 @@
+#include "CReachabilityShims.h"
+
+#include <linux/if.h>
+#include <stddef.h>
+
+// The layouts the Swift parser relies on (it reads these structs at fixed offsets).
+_Static_assert(sizeof(struct nlmsghdr) == 16, "nlmsghdr layout");
+_Static_assert(sizeof(struct nlmsgerr) == 20, "nlmsgerr layout");
+_Static_assert(sizeof(struct ifinfomsg) == 16, "ifinfomsg layout");
+_Static_assert(sizeof(struct ifaddrmsg) == 8, "ifaddrmsg layout");
+_Static_assert(sizeof(struct rtmsg) == 12, "rtmsg layout");
+_Static_assert(sizeof(struct rtattr) == 4, "rtattr layout");
+_Static_assert(offsetof(struct ifinfomsg, ifi_index) == 4, "ifinfomsg.ifi_index offset");
+_Static_assert(offsetof(struct ifinfomsg, ifi_flags) == 8, "ifinfomsg.ifi_flags offset");
+_Static_assert(offsetof(struct rtmsg, rtm_flags) == 8, "rtmsg.rtm_flags offset");
+
+const uint32_t CReach_IFF_LOWER_UP = IFF_LOWER_UP;
+const uint32_t CReach_IFF_UP = IFF_UP;
+const uint32_t CReach_IFF_LOOPBACK = IFF_LOOPBACK;
+
+// sd-bus calls property getters with the property name; forward to Swift.
+static int creach_get_property(sd_bus *bus, const char *path, const char *interface,
+                               const char *property, sd_bus_message *reply, void *userdata,
+                               sd_bus_error *error) {
+    (void)bus; (void)path; (void)interface;
+    const CReach_BusHandlers *handlers = userdata;
+    return handlers->get_property(handlers->context, property, reply, error);
+}
+
+static int creach_call_method(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+    const CReach_BusHandlers *handlers = userdata;
+    return handlers->call_method(handlers->context, sd_bus_message_get_member(message), message, error);
+}
+
+#define CREACH_PROPERTY(name, signature) \
+    SD_BUS_PROPERTY(name, signature, creach_get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
+
+// Keep in step with dbus/org.reachabilityd.Reachability1.xml (the integration test compares).
+static const sd_bus_vtable creach_reachability_vtable[] = {
+    SD_BUS_VTABLE_START(0),
+    CREACH_PROPERTY("Status", "s"),
+    CREACH_PROPERTY("Reachable", "b"),
+    CREACH_PROPERTY("IPv4Reachable", "b"),
+    CREACH_PROPERTY("IPv6Reachable", "b"),
+    CREACH_PROPERTY("Interface", "s"),
+    CREACH_PROPERTY("Transport", "s"),
+    CREACH_PROPERTY("Metered", "b"),
+    CREACH_PROPERTY("Reason", "s"),
+    CREACH_PROPERTY("Generation", "t"),
+    SD_BUS_METHOD_WITH_NAMES("CheckAddress", "s", SD_BUS_PARAM(address),
+                             "ss", SD_BUS_PARAM(status) SD_BUS_PARAM(interface),
+                             creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_SIGNAL_WITH_NAMES("StatusChanged", "s", SD_BUS_PARAM(status), 0),
+    SD_BUS_VTABLE_END
+};
+
+const sd_bus_vtable *CReach_reachability_vtable(void) {
+    return creach_reachability_vtable;
+}

@@ -1,0 +1,37 @@
+/// The names of the D-Bus API, v1 (the source of truth is `dbus/org.reachabilityd.Reachability1.xml`).
+public enum BusContract {
+    /// The well-known bus name on the system bus.
+    public static let busName = "org.reachabilityd.Reachability1"
+    /// The object path.
+    public static let objectPath = "/org/reachabilityd/Reachability1"
+    /// The interface name.
+    public static let interface = "org.reachabilityd.Reachability1"
+    /// The signal emitted once per change of `Status`.
+    public static let statusChangedSignal = "StatusChanged"
+    /// The method checking one literal address.
+    public static let checkAddressMethod = "CheckAddress"
+    /// The error returned for a malformed address.
+    public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
+}
+
+/// The properties of interface `org.reachabilityd.Reachability1`; raw values are the D-Bus names.
+public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
+    /// `Status` (s).
+    case status = "Status"
+    /// `Reachable` (b).
+    case reachable = "Reachable"
+    /// `IPv4Reachable` (b).
+    case ipv4Reachable = "IPv4Reachable"
+    /// `IPv6Reachable` (b).
+    case ipv6Reachable = "IPv6Reachable"
+    /// `Interface` (s).
+    case interface = "Interface"
+    /// `Transport` (s).
+    case transport = "Transport"
+    /// `Metered` (b).
+    case metered = "Metered"
+    /// `Reason` (s).
+    case reason = "Reason"
+    /// `Generation` (t).
+    case generation = "Generation"
+}

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The verdict of the rule for one destination of one family.
+public struct DestinationVerdict: Sendable, Hashable {
+    /// The destination's family.
+    public var family: AddressFamily
+    /// The link that carries traffic to the destination; set only when it is reachable.
+    public var link: LinkFacts?
+    /// One human sentence: why the destination is (not) reachable.
+    public var reason: String
+
+    /// Whether the destination is reachable.
+    public var isReachable: Bool { link != nil }
+
+    /// The status a caller asking about this destination sees.
+    public var status: ReachabilityStatus {
+        link.map { ReachabilityStatus(reachableVia: $0.transport) } ?? .notReachable
+    }
+}
+
+/// The decision rule: the one place that turns kernel facts into a reachability answer.
+///
+/// Per family, a destination is reachable when the kernel's own route lookup resolves to a
+/// unicast route (not unreachable, blackhole, prohibit or throw) whose output link is up with
+/// carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`), is not loopback, and has a
+/// usable global-scope address of that family (IPv6: not tentative, not DAD-failed).
+/// The machine is reachable when either family is; the IPv4 link wins when both are.
+public enum ReachabilityRule {
+    /// Decides reachability of one destination.
+    ///
+    /// - Parameter facts: the kernel's route lookup and the output link's state.
+    /// - Returns: the verdict, with the link when reachable and a reason either way.
+    public static func evaluate(_ facts: DestinationFacts) -> DestinationVerdict {
+        let family = facts.family
+        func notReachable(_ reason: String) -> DestinationVerdict {
+            DestinationVerdict(family: family, link: nil, reason: reason)
+        }
+        let route: RouteFacts
+        switch facts.lookup {
+        case .failed(let code):
+            return notReachable(lookupFailureReason(errno: code))
+        case .route(let found):
+            route = found
+        }
+        switch route.type {
+        case .unicast:
+            break
+        case .local:
+            return notReachable("route leads to this host only")
+        case .unreachable, .blackhole, .prohibit, .throw, .other:
+            return notReachable("default route is \(route.type.name)")
+        }
+        guard let index = route.outputInterfaceIndex else {
+            return notReachable("default route has no output interface")
+        }
+        guard let link = facts.outputLink, link.index == index else {
+            return notReachable("default route uses unknown interface \(index)")
+        }
+        if link.isLoopback { return notReachable("default route leads to loopback \(link.name) only") }
+        if !link.isUp { return notReachable("\(link.name) is down") }
+        if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
+        guard facts.outputLinkAddresses.contains(where: { $0.family == family && $0.isUsableGlobal }) else {
+            return notReachable("\(link.name) has no usable global \(family.displayName) address")
+        }
+        var reason = "default route"
+        if let gateway = route.gateway { reason += " via \(gateway)" }
+        reason += " on \(link.name)"
+        if route.table != RouteFacts.mainTable { reason += " (table \(route.table))" }
+        return DestinationVerdict(family: family, link: link, reason: reason)
+    }
+
+    /// Decides the machine's reachability from its IPv4 and IPv6 probe destinations.
+    ///
+    /// - Parameters:
+    ///   - ipv4: facts for the global IPv4 probe destination.
+    ///   - ipv6: facts for the global IPv6 probe destination.
+    /// - Returns: the snapshot the daemon publishes.
+    public static func decide(ipv4: DestinationFacts, ipv6: DestinationFacts) -> ReachabilitySnapshot {
+        let v4 = evaluate(ipv4)
+        let v6 = evaluate(ipv6)
+        let chosen = v4.isReachable ? v4 : (v6.isReachable ? v6 : nil)
+        let reason: String
+        switch (chosen, v4.reason == v6.reason) {
+        case (let verdict?, _) where verdict.family == .ipv6:
+            reason = "IPv6 \(verdict.reason)"
+        case (let verdict?, _):
+            reason = verdict.reason
+        case (nil, true):
+            reason = v4.reason
+        case (nil, false):
+            reason = "IPv4: \(v4.reason); IPv6: \(v6.reason)"
+        }
+        let transport = chosen?.link?.transport
+        return ReachabilitySnapshot(
+            status: chosen?.status ?? .notReachable,
+            isIPv4Reachable: v4.isReachable,
+            isIPv6Reachable: v6.isReachable,
+            interface: chosen?.link?.name ?? "",
+            transport: transport,
+            isMetered: transport?.isMeteredByDefault ?? false,
+            reason: reason
+        )
+    }
+
+    private static func lookupFailureReason(errno code: Int32) -> String {
+        switch code {
+        case ENETUNREACH, EHOSTUNREACH: "no default route"
+        case EACCES: "default route is prohibit"
+        case EINVAL: "default route is blackhole"
+        case EAGAIN: "default route is unreachable"
+        default: "route lookup failed with errno \(code)"
+        }
+    }
+}

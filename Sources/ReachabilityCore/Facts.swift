@@ -1,0 +1,133 @@
+/// What the rule needs to know about one network link.
+public struct LinkFacts: Sendable, Hashable {
+    /// The kernel's interface index.
+    public var index: Int32
+    /// The interface name, e.g. "eth0".
+    public var name: String
+    /// Administratively up (`IFF_UP`).
+    public var isUp: Bool
+    /// Has carrier (`IFF_LOWER_UP`).
+    public var hasCarrier: Bool
+    /// A loopback device (`IFF_LOOPBACK` or `ARPHRD_LOOPBACK`).
+    public var isLoopback: Bool
+    /// The link's medium.
+    public var transport: Transport
+
+    /// Creates link facts.
+    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport) {
+        self.index = index
+        self.name = name
+        self.isUp = isUp
+        self.hasCarrier = hasCarrier
+        self.isLoopback = isLoopback
+        self.transport = transport
+    }
+}
+
+/// What the rule needs to know about one address configured on a link.
+public struct AddressFacts: Sendable, Hashable {
+    /// The address's family.
+    public var family: AddressFamily
+    /// Global scope (`RT_SCOPE_UNIVERSE`), as opposed to link, host or site scope.
+    public var isGlobalScope: Bool
+    /// IPv6 duplicate address detection still running (`IFA_F_TENTATIVE`).
+    public var isTentative: Bool
+    /// IPv6 duplicate address detection failed (`IFA_F_DADFAILED`).
+    public var isDuplicateAddressDetectionFailed: Bool
+
+    /// Creates address facts.
+    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false) {
+        self.family = family
+        self.isGlobalScope = isGlobalScope
+        self.isTentative = isTentative
+        self.isDuplicateAddressDetectionFailed = isDuplicateAddressDetectionFailed
+    }
+
+    /// Usable as a source for global traffic: global scope and, for IPv6, DAD finished and passed.
+    public var isUsableGlobal: Bool { isGlobalScope && !isTentative && !isDuplicateAddressDetectionFailed }
+}
+
+/// The kind of route the kernel's lookup resolved to (`rtm_type`).
+public enum RouteType: Sendable, Hashable {
+    /// `RTN_UNICAST`: a real gateway or directly connected route.
+    case unicast
+    /// `RTN_LOCAL`: the destination is this host.
+    case local
+    /// `RTN_UNREACHABLE`.
+    case unreachable
+    /// `RTN_BLACKHOLE`.
+    case blackhole
+    /// `RTN_PROHIBIT`.
+    case prohibit
+    /// `RTN_THROW`.
+    case `throw`
+    /// Any other `rtm_type` (broadcast, multicast, nat...), with its number.
+    case other(UInt8)
+
+    /// A short name for sentences: "unreachable", "blackhole", ...
+    public var name: String {
+        switch self {
+        case .unicast: "unicast"
+        case .local: "local"
+        case .unreachable: "unreachable"
+        case .blackhole: "blackhole"
+        case .prohibit: "prohibit"
+        case .throw: "throw"
+        case .other(let number): "type \(number)"
+        }
+    }
+}
+
+/// The route the kernel picked for a destination (the answer to `RTM_GETROUTE`).
+public struct RouteFacts: Sendable, Hashable {
+    /// The route type.
+    public var type: RouteType
+    /// The output interface index (`RTA_OIF`), if any.
+    public var outputInterfaceIndex: Int32?
+    /// The gateway (`RTA_GATEWAY`) as text, if any.
+    public var gateway: String?
+    /// The routing table the route came from (`RTA_TABLE`).
+    public var table: UInt32
+    /// The kernel flagged the next hop `linkdown` (`RTNH_F_LINKDOWN`).
+    public var isLinkDown: Bool
+
+    /// The main table's number (`RT_TABLE_MAIN`).
+    public static let mainTable: UInt32 = 254
+
+    /// Creates route facts.
+    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable, isLinkDown: Bool = false) {
+        self.type = type
+        self.outputInterfaceIndex = outputInterfaceIndex
+        self.gateway = gateway
+        self.table = table
+        self.isLinkDown = isLinkDown
+    }
+}
+
+/// The outcome of asking the kernel for the route to a destination.
+public enum RouteLookup: Sendable, Hashable {
+    /// The kernel answered with a route.
+    case route(RouteFacts)
+    /// The kernel answered with an error (positive errno), e.g. `ENETUNREACH` when there is no route.
+    case failed(errno: Int32)
+}
+
+/// Everything the rule looks at for one destination of one family.
+public struct DestinationFacts: Sendable, Hashable {
+    /// The destination's family.
+    public var family: AddressFamily
+    /// The kernel's route lookup for the destination.
+    public var lookup: RouteLookup
+    /// The route's output link, if the lookup named one the daemon knows.
+    public var outputLink: LinkFacts?
+    /// The addresses configured on the output link.
+    public var outputLinkAddresses: [AddressFacts]
+
+    /// Creates destination facts.
+    public init(family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, outputLinkAddresses: [AddressFacts] = []) {
+        self.family = family
+        self.lookup = lookup
+        self.outputLink = outputLink
+        self.outputLinkAddresses = outputLinkAddresses
+    }
+}

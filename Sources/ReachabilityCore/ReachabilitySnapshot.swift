@@ -1,0 +1,70 @@
+/// Everything the daemon publishes about the machine's reachability, at one moment.
+public struct ReachabilitySnapshot: Sendable, Hashable {
+    /// The status.
+    public var status: ReachabilityStatus
+    /// IPv4 global destinations are reachable.
+    public var isIPv4Reachable: Bool
+    /// IPv6 global destinations are reachable.
+    public var isIPv6Reachable: Bool
+    /// The interface carrying the chosen route, "" when none.
+    public var interface: String
+    /// The transport of that interface, nil when none.
+    public var transport: Transport?
+    /// Traffic is metered (WWAN by default).
+    public var isMetered: Bool
+    /// One human sentence explaining the status.
+    public var reason: String
+
+    /// Creates a snapshot.
+    public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String) {
+        self.status = status
+        self.isIPv4Reachable = isIPv4Reachable
+        self.isIPv6Reachable = isIPv6Reachable
+        self.interface = interface
+        self.transport = transport
+        self.isMetered = isMetered
+        self.reason = reason
+    }
+
+    /// The state before the first evaluation.
+    public static let unknown = ReachabilitySnapshot(
+        status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
+        interface: "", transport: nil, isMetered: false, reason: "not evaluated yet"
+    )
+
+    /// Either family is reachable.
+    public var isReachable: Bool { status.isReachable }
+
+    /// The value of `property` in this snapshot; `generation` supplies `Generation`.
+    public func value(of property: ReachabilityProperty, generation: UInt64) -> PropertyValue {
+        switch property {
+        case .status: .string(status.rawValue)
+        case .reachable: .boolean(isReachable)
+        case .ipv4Reachable: .boolean(isIPv4Reachable)
+        case .ipv6Reachable: .boolean(isIPv6Reachable)
+        case .interface: .string(interface)
+        case .transport: .string(transport?.rawValue ?? "")
+        case .metered: .boolean(isMetered)
+        case .reason: .string(reason)
+        case .generation: .unsignedInteger(generation)
+        }
+    }
+
+    /// The properties (other than `Generation`) whose values differ from `previous`, in
+    /// declaration order.
+    public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
+        ReachabilityProperty.allCases.filter { property in
+            property != .generation && value(of: property, generation: 0) != previous.value(of: property, generation: 0)
+        }
+    }
+}
+
+/// A D-Bus property value of the three types the interface uses.
+public enum PropertyValue: Sendable, Hashable {
+    /// Signature `s`.
+    case string(String)
+    /// Signature `b`.
+    case boolean(Bool)
+    /// Signature `t`.
+    case unsignedInteger(UInt64)
+}

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Syslog priorities, as journald reads them from a `<N>` line prefix on stderr.
+public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
+    case error = 3
+    case warning = 4
+    case notice = 5
+    case info = 6
+    case debug = 7
+
+    /// Parses "error", "warning", "notice", "info" or "debug".
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "err", "error": self = .error
+        case "warn", "warning": self = .warning
+        case "notice": self = .notice
+        case "info": self = .info
+        case "debug": self = .debug
+        default: return nil
+        }
+    }
+
+    /// Orders by verbosity: `.error` < `.debug`.
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A minimal logger writing `<priority>message` lines to stderr, which journald turns into
+/// properly prioritised journal entries when the daemon runs under systemd.
+public enum Log {
+    /// The most verbose level still written. Set once at start-up, before any other thread logs.
+    nonisolated(unsafe) public static var maximumLevel: LogLevel = .info
+
+    /// Writes `message` at `level` if `level` is enabled.
+    public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard level <= maximumLevel else { return }
+        let line = "<\(level.rawValue)>\(message())\n"
+        line.withCString { pointer in _ = fputs(pointer, stderr) }
+    }
+
+    /// Logs at `.error`.
+    public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
+    /// Logs at `.warning`.
+    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
+    /// Logs at `.notice`.
+    public static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
+    /// Logs at `.info`.
+    public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
+    /// Logs at `.debug`.
+    public static func debug(_ message: @autoclosure () -> String) { write(.debug, message()) }
+}
