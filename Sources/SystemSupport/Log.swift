@@ -36,7 +36,9 @@ public enum Log {
     public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= maximumLevel else { return }
         let line = "<\(level.rawValue)>\(message())\n"
-        line.withCString { pointer in _ = fputs(pointer, stderr) }
+        var bytes = Array(line.utf8)
+        // One write(2) per line so concurrent lines never interleave; stderr is unbuffered.
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     /// Logs at `.error`.

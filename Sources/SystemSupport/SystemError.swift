@@ -24,11 +24,12 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// "Failed to <action>: <strerror(errno)>".
     public var description: String { "Failed to \(action): \(errnoDescription)" }
 
-    /// `strerror` for `errno`, thread-safe (`strerror_r`, GNU variant).
+    /// `strerror` for `errno`, thread-safe (`strerror_r`, XSI variant as Swift imports it).
     public static func describe(errno value: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let message = buffer.withUnsafeMutableBufferPointer { strerror_r(value, $0.baseAddress, $0.count) }
-        return message.map { String(cString: $0) } ?? "errno \(value)"
+        let result = buffer.withUnsafeMutableBufferPointer { strerror_r(value, $0.baseAddress!, $0.count) }
+        guard result == 0 else { return "errno \(value)" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Conversions between IP address text and the raw bytes netlink carries.
+public enum IPAddressBytes {
+    /// `AF_INET` as netlink's one-byte family field.
+    public static let ipv4Family = UInt8(AF_INET)
+    /// `AF_INET6` as netlink's one-byte family field.
+    public static let ipv6Family = UInt8(AF_INET6)
+
+    /// The address length of `family`: 4, 16, or nil for other families.
+    public static func length(family: UInt8) -> Int? {
+        switch family {
+        case ipv4Family: 4
+        case ipv6Family: 16
+        default: nil
+        }
+    }
+
+    /// Parses a literal IPv4 or IPv6 address (no host names, no zone suffix, no whitespace).
+    ///
+    /// - Returns: the family and the address bytes, or nil when `text` is not a literal address.
+    /// The corresponding C function is `inet_pton`.
+    public static func parse(_ text: String) -> (family: UInt8, bytes: [UInt8])? {
+        for family in [ipv4Family, ipv6Family] {
+            var bytes = [UInt8](repeating: 0, count: length(family: family)!)
+            if bytes.withUnsafeMutableBytes({ inet_pton(Int32(family), text, $0.baseAddress) }) == 1 {
+                return (family, bytes)
+            }
+        }
+        return nil
+    }
+
+    /// Formats address bytes of `family` as text ("10.0.0.1", "fe80::1").
+    /// The corresponding C function is `inet_ntop`.
+    public static func format(_ bytes: [UInt8], family: UInt8) -> String {
+        guard length(family: family) == bytes.count else { return bytes.map { String($0) }.joined(separator: ".") }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let written = bytes.withUnsafeBytes { inet_ntop(Int32(family), $0.baseAddress, &text, socklen_t(text.count)) }
+        guard written != nil else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,68 @@
+import CReachabilityShims
+
+/// The rtnetlink constants this module uses, straight from the kernel headers. C names stop here:
+/// the rest of the module speaks in Swift types.
+enum LinuxNetlink {
+    static let headerLength = Int(CReach_NLMSG_HDRLEN())
+    static let attributeHeaderLength = Int(CReach_RTA_HDRLEN())
+
+    static func align(_ length: Int) -> Int { Int(CReach_NLMSG_ALIGN(UInt32(length))) }
+    static func alignAttribute(_ length: Int) -> Int { Int(CReach_RTA_ALIGN(UInt32(length))) }
+
+    // Message types.
+    static let noop = UInt16(NLMSG_NOOP)
+    static let error = UInt16(NLMSG_ERROR)
+    static let done = UInt16(NLMSG_DONE)
+    static let overrun = UInt16(NLMSG_OVERRUN)
+    static let newLink = UInt16(RTM_NEWLINK)
+    static let deleteLink = UInt16(RTM_DELLINK)
+    static let getLink = UInt16(RTM_GETLINK)
+    static let newAddress = UInt16(RTM_NEWADDR)
+    static let deleteAddress = UInt16(RTM_DELADDR)
+    static let getAddress = UInt16(RTM_GETADDR)
+    static let newRoute = UInt16(RTM_NEWROUTE)
+    static let deleteRoute = UInt16(RTM_DELROUTE)
+    static let getRoute = UInt16(RTM_GETROUTE)
+    static let newRule = UInt16(RTM_NEWRULE)
+    static let deleteRule = UInt16(RTM_DELRULE)
+
+    // Header flags.
+    static let request = UInt16(NLM_F_REQUEST)
+    static let dump = UInt16(NLM_F_DUMP)
+    static let multipart = UInt16(NLM_F_MULTI)
+
+    // Fixed payload sizes.
+    static let linkInfoLength = MemoryLayout<ifinfomsg>.size
+    static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
+    static let routeInfoLength = MemoryLayout<rtmsg>.size
+    static let errorLength = MemoryLayout<Int32>.size
+
+    // Attribute type mask (drops NLA_F_NESTED / NLA_F_NET_BYTEORDER).
+    static let attributeTypeMask = CReach_NLA_TYPE_MASK()
+
+    // Link attributes.
+    static let linkName = UInt16(IFLA_IFNAME)
+    static let linkInfo = UInt16(IFLA_LINKINFO)
+    static let linkInfoKind = UInt16(IFLA_INFO_KIND)
+
+    // Address attributes.
+    static let addressAddress = UInt16(IFA_ADDRESS)
+    static let addressLocal = UInt16(IFA_LOCAL)
+    static let addressFlags = UInt16(IFA_FLAGS)
+
+    // Route attributes.
+    static let routeDestination = UInt16(RTA_DST.rawValue)
+    static let routeOutputInterface = UInt16(RTA_OIF.rawValue)
+    static let routeGateway = UInt16(RTA_GATEWAY.rawValue)
+    static let routePriority = UInt16(RTA_PRIORITY.rawValue)
+    static let routeTable = UInt16(RTA_TABLE.rawValue)
+
+    // Multicast groups.
+    static let linkGroup = UInt32(RTNLGRP_LINK.rawValue)
+    static let ipv4AddressGroup = UInt32(RTNLGRP_IPV4_IFADDR.rawValue)
+    static let ipv6AddressGroup = UInt32(RTNLGRP_IPV6_IFADDR.rawValue)
+    static let ipv4RouteGroup = UInt32(RTNLGRP_IPV4_ROUTE.rawValue)
+    static let ipv6RouteGroup = UInt32(RTNLGRP_IPV6_ROUTE.rawValue)
+    static let ipv4RuleGroup = UInt32(RTNLGRP_IPV4_RULE.rawValue)
+    static let ipv6RuleGroup = UInt32(RTNLGRP_IPV6_RULE.rawValue)
+}

@@ -1,0 +1,86 @@
+import Dispatch
+import SystemSupport
+
+/// Everything one wake-up of the event source read: all messages that were queued.
+public struct NetlinkBatch: Sendable {
+    /// Parsed kernel messages, in arrival order. Empty when ``overflowed``.
+    public var messages: [NetlinkMessage] = []
+    /// The kernel dropped messages (`ENOBUFS`): what was queued was discarded and the reader
+    /// must resynchronise from dumps.
+    public var overflowed = false
+    /// Messages that could not be parsed.
+    public var parseErrors: [NetlinkParseError] = []
+    /// Datagrams from user-space senders, ignored (only the kernel is believed).
+    public var foreignDatagrams = 0
+}
+
+/// Reads a subscribed rtnetlink socket on a `DispatchSource`: on each wake-up it drains every
+/// queued datagram and hands the whole batch to the handler once, on `queue`.
+///
+/// Confined to `queue`; the handler runs there too.
+public final class NetlinkEventSource: @unchecked Sendable {
+    private let socket: NetlinkSocket
+    private let queue: DispatchQueue
+    private let handler: (NetlinkBatch) -> Void
+    private let source: DispatchSourceRead
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    /// Creates a source reading `socket` (which it owns and closes) on `queue`.
+    public init(socket: NetlinkSocket, queue: DispatchQueue, handler: @escaping (NetlinkBatch) -> Void) {
+        self.socket = socket
+        self.queue = queue
+        self.handler = handler
+        buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
+        source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
+        let buffer = self.buffer
+        source.setCancelHandler {
+            socket.close()
+            buffer.deallocate()
+        }
+    }
+
+    /// Starts reading.
+    public func start() {
+        source.setEventHandler { [weak self] in self?.drain() }
+        source.activate()
+    }
+
+    /// Stops reading; the socket is closed once the source's cancellation completes.
+    public func cancel() {
+        source.cancel()
+    }
+
+    /// Reads until the socket is empty. After an overrun, the rest of the queue is discarded:
+    /// it predates the resynchronisation and would overwrite fresher dump data.
+    func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var batch = NetlinkBatch()
+        reading: while true {
+            let received: NetlinkSocket.Received
+            do {
+                received = try socket.receive(into: buffer)
+            } catch {
+                Log.error("\(error), ignoring.")
+                break reading
+            }
+            switch received {
+            case .empty:
+                break reading
+            case .overrun:
+                batch.overflowed = true
+                batch.messages.removeAll()
+            case .foreign:
+                batch.foreignDatagrams += 1
+            case .datagram(let count):
+                guard !batch.overflowed else { continue }
+                for parsed in NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                    switch parsed {
+                    case .success(let message): batch.messages.append(message)
+                    case .failure(let error): batch.parseErrors.append(error)
+                    }
+                }
+            }
+        }
+        handler(batch)
+    }
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemSupport
+
+/// Request/response rtnetlink: dumps and route lookups on a blocking, unsubscribed socket.
+///
+/// Not thread-safe: owned by one serial queue.
+public final class NetlinkQueryClient {
+    private let socket: NetlinkSocket
+    private var sequence: UInt32 = 0
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    /// Opens the socket; receives time out after `timeoutSeconds` so a lost reply cannot hang the caller.
+    public init(timeoutSeconds: Int = 2) throws(SystemError) {
+        socket = try NetlinkSocket.open()
+        do throws(SystemError) {
+            try socket.setBlocking(timeoutSeconds: timeoutSeconds)
+        } catch {
+            socket.close()
+            throw error
+        }
+        buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
+    }
+
+    deinit {
+        socket.close()
+        buffer.deallocate()
+    }
+
+    /// The answer to a dump: the messages, and those that could not be parsed.
+    public struct DumpResult: Sendable {
+        /// Parsed messages of the dump (without the closing `NLMSG_DONE`).
+        public var messages: [NetlinkMessage]
+        /// Messages that could not be parsed and were skipped.
+        public var parseErrors: [NetlinkParseError]
+    }
+
+    /// Runs a dump request built by `request` (given the sequence number) and collects the answer.
+    public func dump(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+        let expected = nextSequence()
+        try socket.send(request(expected))
+        var result = DumpResult(messages: [], parseErrors: [])
+        while true {
+            for parsed in try receiveReply(sequence: expected) {
+                switch parsed {
+                case .failure(let error):
+                    result.parseErrors.append(error)
+                case .success(let message):
+                    switch message.payload {
+                    case .done: return result
+                    case .error(let code) where code != 0: throw SystemError(action: "dump rtnetlink objects", errno: code)
+                    default: result.messages.append(message)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The kernel's answer to a route lookup.
+    public enum RouteAnswer: Sendable, Hashable {
+        /// The route the kernel would use.
+        case route(RouteMessage)
+        /// The kernel refused (positive errno: `ENETUNREACH` when nothing routes there).
+        case error(errno: Int32)
+    }
+
+    /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
+    public func lookupRoute(to destination: [UInt8], family: UInt8) throws(SystemError) -> RouteAnswer {
+        let expected = nextSequence()
+        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, sequence: expected))
+        while true {
+            for parsed in try receiveReply(sequence: expected) {
+                guard case .success(let message) = parsed else { continue }
+                switch message.payload {
+                case .newRoute(let route): return .route(route)
+                case .error(let code): return .error(errno: code)
+                default: continue
+                }
+            }
+        }
+    }
+
+    private func nextSequence() -> UInt32 {
+        sequence &+= 1
+        return sequence
+    }
+
+    /// Receives datagrams until one from the kernel answers `sequence`; stale answers to
+    /// earlier (timed-out) requests are dropped.
+    private func receiveReply(sequence expected: UInt32) throws(SystemError) -> [Result<NetlinkMessage, NetlinkParseError>] {
+        while true {
+            switch try socket.receive(into: buffer) {
+            case .empty:
+                throw SystemError(action: "receive rtnetlink reply", errno: EAGAIN)
+            case .overrun:
+                throw SystemError(action: "receive rtnetlink reply", errno: ENOBUFS)
+            case .foreign:
+                continue
+            case .datagram(let count):
+                let parsed = NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                let answers = parsed.filter { if case .success(let message) = $0 { message.header.sequence == expected } else { true } }
+                if answers.contains(where: { if case .success = $0 { true } else { false } }) { return answers }
+            }
+        }
+    }
+}

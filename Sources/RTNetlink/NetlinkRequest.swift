@@ -1,0 +1,57 @@
+/// Builds rtnetlink request messages.
+public enum NetlinkRequest {
+    /// `RTM_GETLINK` dump of every link.
+    public static func dumpLinks(sequence: UInt32) -> [UInt8] {
+        message(type: LinuxNetlink.getLink, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
+                payload: [UInt8](repeating: 0, count: LinuxNetlink.linkInfoLength))
+    }
+
+    /// `RTM_GETADDR` dump of every address of every family.
+    public static func dumpAddresses(sequence: UInt32) -> [UInt8] {
+        message(type: LinuxNetlink.getAddress, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
+                payload: [UInt8](repeating: 0, count: LinuxNetlink.addressInfoLength))
+    }
+
+    /// `RTM_GETROUTE` for one destination: the kernel's own route lookup (policy rules included).
+    ///
+    /// - Parameters:
+    ///   - destination: 4 or 16 address bytes.
+    ///   - family: `AF_INET` or `AF_INET6`.
+    public static func lookupRoute(to destination: [UInt8], family: UInt8, sequence: UInt32) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength)
+        payload[0] = family
+        payload[1] = UInt8(destination.count * 8)
+        payload += attribute(type: LinuxNetlink.routeDestination, value: destination)
+        return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
+    }
+
+    /// A complete message: `nlmsghdr` followed by `payload` (padded to the netlink alignment).
+    static func message(type: UInt16, flags: UInt16, sequence: UInt32, payload: [UInt8]) -> [UInt8] {
+        let length = LinuxNetlink.headerLength + payload.count
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(LinuxNetlink.align(length))
+        append(UInt32(length), to: &bytes)
+        append(type, to: &bytes)
+        append(flags, to: &bytes)
+        append(sequence, to: &bytes)
+        append(UInt32(0), to: &bytes)
+        bytes += payload
+        bytes += [UInt8](repeating: 0, count: LinuxNetlink.align(length) - length)
+        return bytes
+    }
+
+    /// One attribute (`struct rtattr` + value + padding).
+    static func attribute(type: UInt16, value: [UInt8]) -> [UInt8] {
+        let length = LinuxNetlink.attributeHeaderLength + value.count
+        var bytes: [UInt8] = []
+        append(UInt16(length), to: &bytes)
+        append(type, to: &bytes)
+        bytes += value
+        bytes += [UInt8](repeating: 0, count: LinuxNetlink.alignAttribute(length) - length)
+        return bytes
+    }
+
+    private static func append<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value) { bytes += $0 }
+    }
+}
