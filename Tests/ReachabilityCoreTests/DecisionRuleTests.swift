@@ -1,0 +1,387 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ReachabilityCore
+import XCTest
+
+/// The decision rule, one destination at a time: facts in, verdict out.
+final class ReachabilityRuleEvaluateTests: XCTestCase {
+    /// One row of the table: a destination's facts and the verdict the rule must reach.
+    struct Row {
+        var name: String
+        var facts: DestinationFacts
+        var status: ReachabilityStatus
+        var reason: String
+        var line: UInt
+
+        init(_ name: String, _ facts: DestinationFacts, _ status: ReachabilityStatus, _ reason: String, line: UInt = #line) {
+            self.name = name
+            self.facts = facts
+            self.status = status
+            self.reason = reason
+            self.line = line
+        }
+    }
+
+    static let notReachableRows: [Row] = {
+        let eth0 = Fixture.eth0
+        return [
+            // The kernel's lookup failed.
+            Row("IPv4 lookup failed with ENETUNREACH", Fixture.failed(.ipv4, errno: ENETUNREACH), .notReachable, "no default route"),
+            Row("IPv6 lookup failed with ENETUNREACH", Fixture.failed(.ipv6, errno: ENETUNREACH), .notReachable, "no default route"),
+            Row("lookup failed with EACCES", Fixture.failed(.ipv4, errno: EACCES), .notReachable, "default route is prohibit"),
+            Row("lookup failed with EINVAL", Fixture.failed(.ipv4, errno: EINVAL), .notReachable, "default route is blackhole"),
+            Row("lookup failed with EIO", Fixture.failed(.ipv4, errno: EIO), .notReachable, "route lookup failed with errno \(EIO)"),
+
+            // The lookup resolved to a route that carries no traffic out.
+            Row("route type unreachable", Fixture.routed(.ipv4, via: eth0, type: .unreachable), .notReachable, "default route is unreachable"),
+            Row("route type blackhole", Fixture.routed(.ipv4, via: eth0, type: .blackhole), .notReachable, "default route is blackhole"),
+            Row("route type prohibit", Fixture.routed(.ipv6, via: eth0, type: .prohibit), .notReachable, "default route is prohibit"),
+            Row("route type throw", Fixture.routed(.ipv4, via: eth0, type: .throw), .notReachable, "default route is throw"),
+            Row("route type local", Fixture.routed(.ipv4, via: eth0, type: .local), .notReachable, "route leads to this host only"),
+            Row("route type broadcast", Fixture.routed(.ipv4, via: eth0, type: .other(3)), .notReachable, "default route is type 3"),
+
+            // A unicast route whose output link is missing or unknown.
+            Row(
+                "unicast route without output interface",
+                DestinationFacts(
+                    family: .ipv4,
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: nil, gateway: "10.0.0.1")),
+                    outputLink: eth0,
+                    outputLinkAddresses: [Fixture.globalIPv4]
+                ),
+                .notReachable, "default route has no output interface"
+            ),
+            Row(
+                "output interface the daemon does not know",
+                DestinationFacts(
+                    family: .ipv4,
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: "10.0.0.1")),
+                    outputLink: nil,
+                    outputLinkAddresses: [Fixture.globalIPv4]
+                ),
+                .notReachable, "default route uses unknown interface 2"
+            ),
+            Row(
+                "output link facts of another interface",
+                DestinationFacts(
+                    family: .ipv4,
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 7, gateway: "10.0.0.1")),
+                    outputLink: eth0,
+                    outputLinkAddresses: [Fixture.globalIPv4]
+                ),
+                .notReachable, "default route uses unknown interface 7"
+            ),
+
+            // The output link cannot carry traffic.
+            Row("loopback link", Fixture.routed(.ipv4, via: Fixture.lo), .notReachable, "default route leads to loopback lo only"),
+            Row("link down", Fixture.routed(.ipv4, via: Fixture.link(eth0, isUp: false)), .notReachable, "eth0 is down"),
+            Row(
+                "link down without carrier reports down",
+                Fixture.routed(.ipv4, via: Fixture.link(eth0, isUp: false, hasCarrier: false)),
+                .notReachable, "eth0 is down"
+            ),
+            Row("no carrier", Fixture.routed(.ipv4, via: Fixture.link(eth0, hasCarrier: false)), .notReachable, "eth0 has no carrier"),
+            Row("route flagged linkdown", Fixture.routed(.ipv6, via: eth0, isLinkDown: true), .notReachable, "eth0 has no carrier"),
+
+            // The output link has no address to send from.
+            Row("no address", Fixture.routed(.ipv4, via: eth0, addresses: []), .notReachable, "eth0 has no usable global IPv4 address"),
+            Row(
+                "only a link-scope IPv4 address",
+                Fixture.routed(.ipv4, via: eth0, addresses: [Fixture.linkScopeIPv4]),
+                .notReachable, "eth0 has no usable global IPv4 address"
+            ),
+            Row(
+                "only a link-scope IPv6 address",
+                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6]),
+                .notReachable, "eth0 has no usable global IPv6 address"
+            ),
+            Row(
+                "only a tentative IPv6 address",
+                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6, Fixture.tentativeIPv6]),
+                .notReachable, "eth0 has no usable global IPv6 address"
+            ),
+            Row(
+                "only a DAD-failed IPv6 address",
+                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6, Fixture.dadFailedIPv6]),
+                .notReachable, "eth0 has no usable global IPv6 address"
+            ),
+            Row(
+                "IPv4 destination, only a usable global IPv6 address",
+                Fixture.routed(.ipv4, via: eth0, addresses: [Fixture.globalIPv6]),
+                .notReachable, "eth0 has no usable global IPv4 address"
+            ),
+            Row(
+                "IPv6 destination, only a usable global IPv4 address",
+                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.globalIPv4, Fixture.linkScopeIPv6]),
+                .notReachable, "eth0 has no usable global IPv6 address"
+            ),
+        ]
+    }()
+
+    static let reachableRows: [Row] = {
+        let eth0 = Fixture.eth0
+        return [
+            Row("Ethernet with gateway", Fixture.routed(.ipv4, via: eth0), .reachableViaEthernet, "default route via 10.0.0.1 on eth0"),
+            Row("IPv6 Ethernet with gateway", Fixture.routed(.ipv6, via: eth0), .reachableViaEthernet, "default route via fe80::1 on eth0"),
+            Row(
+                "Ethernet without gateway",
+                DestinationFacts(
+                    family: .ipv4,
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: eth0.index, gateway: nil)),
+                    outputLink: eth0,
+                    outputLinkAddresses: [Fixture.globalIPv4]
+                ),
+                .reachableViaEthernet, "default route on eth0"
+            ),
+            Row(
+                "route from a table other than main",
+                Fixture.routed(.ipv4, via: eth0, table: 100),
+                .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (table 100)"
+            ),
+            Row(
+                "usable address among unusable ones",
+                Fixture.routed(
+                    .ipv6, via: eth0,
+                    addresses: [Fixture.linkScopeIPv6, Fixture.tentativeIPv6, Fixture.dadFailedIPv6, Fixture.globalIPv4, Fixture.globalIPv6]
+                ),
+                .reachableViaEthernet, "default route via fe80::1 on eth0"
+            ),
+            Row("WiFi", Fixture.routed(.ipv4, via: Fixture.wlan0), .reachableViaWiFi, "default route via 10.0.0.1 on wlan0"),
+            Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0"),
+            Row("VPN", Fixture.routed(.ipv6, via: Fixture.wg0), .reachableViaOther, "default route via fe80::1 on wg0"),
+            Row("other transport", Fixture.routed(.ipv4, via: Fixture.br0), .reachableViaOther, "default route via 10.0.0.1 on br0"),
+        ]
+    }()
+
+    func testThatEvaluateReturnsNotReachableVerdictsWithReasons() {
+        for row in Self.notReachableRows {
+            // Given
+            let facts = row.facts
+
+            // When
+            let verdict = ReachabilityRule.evaluate(facts)
+
+            // Then
+            XCTAssertEqual(verdict.status, row.status, row.name, line: row.line)
+            XCTAssertEqual(verdict.reason, row.reason, row.name, line: row.line)
+            XCTAssertFalse(verdict.isReachable, row.name, line: row.line)
+            XCTAssertNil(verdict.link, row.name, line: row.line)
+            XCTAssertEqual(verdict.family, facts.family, row.name, line: row.line)
+        }
+    }
+
+    func testThatEvaluateReturnsReachableVerdictsWithTheOutputLink() {
+        for row in Self.reachableRows {
+            // Given
+            let facts = row.facts
+
+            // When
+            let verdict = ReachabilityRule.evaluate(facts)
+
+            // Then
+            XCTAssertEqual(verdict.status, row.status, row.name, line: row.line)
+            XCTAssertEqual(verdict.reason, row.reason, row.name, line: row.line)
+            XCTAssertTrue(verdict.isReachable, row.name, line: row.line)
+            XCTAssertEqual(verdict.link, facts.outputLink, row.name, line: row.line)
+            XCTAssertEqual(verdict.family, facts.family, row.name, line: row.line)
+        }
+    }
+}
+
+/// The decision rule for the machine: both families' facts in, the published snapshot out.
+final class ReachabilityRuleDecideTests: XCTestCase {
+    /// One row of the table: both destinations' facts and the snapshot the rule must publish.
+    struct Row {
+        var name: String
+        var ipv4: DestinationFacts
+        var ipv6: DestinationFacts
+        var snapshot: ReachabilitySnapshot
+        var line: UInt
+
+        init(_ name: String, ipv4: DestinationFacts, ipv6: DestinationFacts, _ snapshot: ReachabilitySnapshot, line: UInt = #line) {
+            self.name = name
+            self.ipv4 = ipv4
+            self.ipv6 = ipv6
+            self.snapshot = snapshot
+            self.line = line
+        }
+    }
+
+    static let rows: [Row] = {
+        let noIPv4Route = Fixture.failed(.ipv4, errno: ENETUNREACH)
+        let noIPv6Route = Fixture.failed(.ipv6, errno: ENETUNREACH)
+        let eth0Down = Fixture.link(Fixture.eth0, isUp: false)
+        return [
+            Row(
+                "both reachable: the IPv4 link wins",
+                ipv4: Fixture.routed(.ipv4, via: Fixture.eth0),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.wlan0),
+                ReachabilitySnapshot(
+                    status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true,
+                    interface: "eth0", transport: .ethernet, isMetered: false,
+                    reason: "default route via 10.0.0.1 on eth0"
+                )
+            ),
+            Row(
+                "both reachable: the IPv4 WWAN link wins and is metered",
+                ipv4: Fixture.routed(.ipv4, via: Fixture.wwan0),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0),
+                ReachabilitySnapshot(
+                    status: .reachableViaWWAN, isIPv4Reachable: true, isIPv6Reachable: true,
+                    interface: "wwan0", transport: .wwan, isMetered: true,
+                    reason: "default route via 10.0.0.1 on wwan0"
+                )
+            ),
+            Row(
+                "IPv4 only",
+                ipv4: Fixture.routed(.ipv4, via: Fixture.wlan0),
+                ipv6: noIPv6Route,
+                ReachabilitySnapshot(
+                    status: .reachableViaWiFi, isIPv4Reachable: true, isIPv6Reachable: false,
+                    interface: "wlan0", transport: .wifi, isMetered: false,
+                    reason: "default route via 10.0.0.1 on wlan0"
+                )
+            ),
+            Row(
+                "IPv6 only",
+                ipv4: noIPv4Route,
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0),
+                ReachabilitySnapshot(
+                    status: .reachableViaEthernet, isIPv4Reachable: false, isIPv6Reachable: true,
+                    interface: "eth0", transport: .ethernet, isMetered: false,
+                    reason: "IPv6 default route via fe80::1 on eth0"
+                )
+            ),
+            Row(
+                "IPv6 only, over WWAN",
+                ipv4: Fixture.routed(.ipv4, via: Fixture.wwan0, addresses: [Fixture.globalIPv6]),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.wwan0),
+                ReachabilitySnapshot(
+                    status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true,
+                    interface: "wwan0", transport: .wwan, isMetered: true,
+                    reason: "IPv6 default route via fe80::1 on wwan0"
+                )
+            ),
+            Row(
+                "IPv6 only, over a VPN",
+                ipv4: noIPv4Route,
+                ipv6: Fixture.routed(.ipv6, via: Fixture.wg0),
+                ReachabilitySnapshot(
+                    status: .reachableViaOther, isIPv4Reachable: false, isIPv6Reachable: true,
+                    interface: "wg0", transport: .vpn, isMetered: false,
+                    reason: "IPv6 default route via fe80::1 on wg0"
+                )
+            ),
+            Row(
+                "neither, for the same reason",
+                ipv4: noIPv4Route,
+                ipv6: noIPv6Route,
+                ReachabilitySnapshot(
+                    status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                    interface: "", transport: nil, isMetered: false,
+                    reason: "no default route"
+                )
+            ),
+            Row(
+                "neither, because the one link is down",
+                ipv4: Fixture.routed(.ipv4, via: eth0Down),
+                ipv6: Fixture.routed(.ipv6, via: eth0Down),
+                ReachabilitySnapshot(
+                    status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                    interface: "", transport: nil, isMetered: false,
+                    reason: "eth0 is down"
+                )
+            ),
+            Row(
+                "neither, for different reasons",
+                ipv4: noIPv4Route,
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, addresses: [Fixture.tentativeIPv6]),
+                ReachabilitySnapshot(
+                    status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                    interface: "", transport: nil, isMetered: false,
+                    reason: "IPv4: no default route; IPv6: eth0 has no usable global IPv6 address"
+                )
+            ),
+            Row(
+                "neither, on a WWAN link without carrier: not metered",
+                ipv4: Fixture.routed(.ipv4, via: Fixture.link(Fixture.wwan0, hasCarrier: false)),
+                ipv6: noIPv6Route,
+                ReachabilitySnapshot(
+                    status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                    interface: "", transport: nil, isMetered: false,
+                    reason: "IPv4: wwan0 has no carrier; IPv6: no default route"
+                )
+            ),
+        ]
+    }()
+
+    func testThatDecidePublishesTheSnapshotTheTableSays() {
+        for row in Self.rows {
+            // Given
+            let ipv4 = row.ipv4
+            let ipv6 = row.ipv6
+
+            // When
+            let snapshot = ReachabilityRule.decide(ipv4: ipv4, ipv6: ipv6)
+
+            // Then
+            XCTAssertEqual(snapshot, row.snapshot, row.name, line: row.line)
+            XCTAssertEqual(snapshot.isReachable, row.snapshot.status.isReachable, row.name, line: row.line)
+        }
+    }
+
+    func testThatIPv6OnlyReasonStartsWithIPv6() {
+        // Given
+        let ipv4 = Fixture.failed(.ipv4, errno: ENETUNREACH)
+        let ipv6 = Fixture.routed(.ipv6, via: Fixture.wlan0)
+
+        // When
+        let snapshot = ReachabilityRule.decide(ipv4: ipv4, ipv6: ipv6)
+
+        // Then
+        XCTAssertTrue(snapshot.reason.hasPrefix("IPv6 "), snapshot.reason)
+        XCTAssertFalse(snapshot.isIPv4Reachable)
+        XCTAssertTrue(snapshot.isIPv6Reachable)
+        XCTAssertEqual(snapshot.status, .reachableViaWiFi)
+    }
+
+    func testThatNotReachableSnapshotHasNoInterfaceTransportOrMetering() {
+        for row in ReachabilityRuleEvaluateTests.notReachableRows {
+            // Given: the row's destination, and no route at all for the other family
+            let ipv4 = row.facts.family == .ipv4 ? row.facts : Fixture.failed(.ipv4, errno: ENETUNREACH)
+            let ipv6 = row.facts.family == .ipv6 ? row.facts : Fixture.failed(.ipv6, errno: ENETUNREACH)
+
+            // When
+            let snapshot = ReachabilityRule.decide(ipv4: ipv4, ipv6: ipv6)
+
+            // Then
+            XCTAssertEqual(snapshot.status, .notReachable, row.name, line: row.line)
+            XCTAssertFalse(snapshot.isReachable, row.name, line: row.line)
+            XCTAssertFalse(snapshot.isIPv4Reachable, row.name, line: row.line)
+            XCTAssertFalse(snapshot.isIPv6Reachable, row.name, line: row.line)
+            XCTAssertEqual(snapshot.interface, "", row.name, line: row.line)
+            XCTAssertNil(snapshot.transport, row.name, line: row.line)
+            XCTAssertFalse(snapshot.isMetered, row.name, line: row.line)
+        }
+    }
+
+    func testThatOnlyWWANIsMeteredWhenReachable() {
+        for row in ReachabilityRuleEvaluateTests.reachableRows {
+            // Given
+            let ipv4 = row.facts.family == .ipv4 ? row.facts : Fixture.failed(.ipv4, errno: ENETUNREACH)
+            let ipv6 = row.facts.family == .ipv6 ? row.facts : Fixture.failed(.ipv6, errno: ENETUNREACH)
+
+            // When
+            let snapshot = ReachabilityRule.decide(ipv4: ipv4, ipv6: ipv6)
+
+            // Then
+            XCTAssertEqual(snapshot.status, row.status, row.name, line: row.line)
+            XCTAssertEqual(snapshot.transport, row.facts.outputLink?.transport, row.name, line: row.line)
+            XCTAssertEqual(snapshot.interface, row.facts.outputLink?.name, row.name, line: row.line)
+            XCTAssertEqual(snapshot.isMetered, row.status == .reachableViaWWAN, row.name, line: row.line)
+        }
+    }
+}

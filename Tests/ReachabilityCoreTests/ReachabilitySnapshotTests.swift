@@ -1,0 +1,174 @@
+import ReachabilityCore
+import XCTest
+
+/// The published snapshot: property values and what changed between two snapshots.
+final class ReachabilitySnapshotTests: XCTestCase {
+    static let ethernet = ReachabilitySnapshot(
+        status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: false,
+        interface: "eth0", transport: .ethernet, isMetered: false,
+        reason: "default route via 10.0.0.1 on eth0"
+    )
+    static let wwan = ReachabilitySnapshot(
+        status: .reachableViaWWAN, isIPv4Reachable: true, isIPv6Reachable: true,
+        interface: "wwan0", transport: .wwan, isMetered: true,
+        reason: "default route via 10.0.0.1 on wwan0"
+    )
+    static let noRoute = ReachabilitySnapshot(
+        status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+        interface: "", transport: nil, isMetered: false,
+        reason: "no default route"
+    )
+
+    /// One row of the table: two snapshots and the properties that changed between them.
+    struct Row {
+        var name: String
+        var previous: ReachabilitySnapshot
+        var current: ReachabilitySnapshot
+        var changed: [ReachabilityProperty]
+        var line: UInt
+
+        init(
+            _ name: String, from previous: ReachabilitySnapshot, to current: ReachabilitySnapshot,
+            _ changed: [ReachabilityProperty], line: UInt = #line
+        ) {
+            self.name = name
+            self.previous = previous
+            self.current = current
+            self.changed = changed
+            self.line = line
+        }
+    }
+
+    static let rows: [Row] = {
+        var ethernetOtherGateway = ethernet
+        ethernetOtherGateway.reason = "default route via 10.0.0.254 on eth0"
+        var ethernetDualStack = ethernet
+        ethernetDualStack.isIPv6Reachable = true
+        var ethernetOverOther = ethernet
+        ethernetOverOther.transport = .other
+        var unknownWithOtherReason = ReachabilitySnapshot.unknown
+        unknownWithOtherReason.reason = "daemon not running"
+        return [
+            Row("no change", from: ethernet, to: ethernet, []),
+            Row("no change from unknown", from: .unknown, to: .unknown, []),
+            Row("only the reason", from: ethernet, to: ethernetOtherGateway, [.reason]),
+            Row("only the reason, while unknown", from: .unknown, to: unknownWithOtherReason, [.reason]),
+            Row("IPv6 comes up too", from: ethernet, to: ethernetDualStack, [.ipv6Reachable]),
+            Row("transport reclassified", from: ethernet, to: ethernetOverOther, [.transport]),
+            Row(
+                "unknown to reachable",
+                from: .unknown, to: ethernet,
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason]
+            ),
+            Row("unknown to not reachable", from: .unknown, to: noRoute, [.status, .reason]),
+            Row(
+                "reachable to not reachable",
+                from: ethernet, to: noRoute,
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason]
+            ),
+            Row(
+                "Ethernet to WWAN",
+                from: ethernet, to: wwan,
+                [.status, .ipv6Reachable, .interface, .transport, .metered, .reason]
+            ),
+            Row(
+                "unknown to everything different",
+                from: .unknown, to: wwan,
+                [.status, .reachable, .ipv4Reachable, .ipv6Reachable, .interface, .transport, .metered, .reason]
+            ),
+        ]
+    }()
+
+    func testThatChangedPropertiesListsWhatDiffersInDeclarationOrder() {
+        for row in Self.rows {
+            // Given
+            let previous = row.previous
+            let current = row.current
+
+            // When
+            let changed = current.changedProperties(since: previous)
+
+            // Then
+            XCTAssertEqual(changed, row.changed, row.name, line: row.line)
+        }
+    }
+
+    func testThatChangedPropertiesNeverIncludesGeneration() {
+        // Given
+        let snapshots = [ReachabilitySnapshot.unknown, Self.ethernet, Self.wwan, Self.noRoute]
+
+        for previous in snapshots {
+            for current in snapshots {
+                // When
+                let changed = current.changedProperties(since: previous)
+
+                // Then
+                XCTAssertFalse(changed.contains(.generation), "\(previous.status) -> \(current.status)")
+                XCTAssertEqual(changed.isEmpty, previous == current, "\(previous.status) -> \(current.status)")
+            }
+        }
+    }
+
+    func testThatValueOfEachPropertyHasTheInterfaceType() {
+        // Given
+        let snapshot = Self.wwan
+        let expected: [ReachabilityProperty: PropertyValue] = [
+            .status: .string("reachable-via-wwan"),
+            .reachable: .boolean(true),
+            .ipv4Reachable: .boolean(true),
+            .ipv6Reachable: .boolean(true),
+            .interface: .string("wwan0"),
+            .transport: .string("wwan"),
+            .metered: .boolean(true),
+            .reason: .string("default route via 10.0.0.1 on wwan0"),
+            .generation: .unsignedInteger(42),
+        ]
+
+        for property in ReachabilityProperty.allCases {
+            // When
+            let value = snapshot.value(of: property, generation: 42)
+
+            // Then
+            XCTAssertEqual(value, expected[property], property.rawValue)
+        }
+    }
+
+    func testThatValueOfNotReachableSnapshotIsEmptyStringsAndFalse() {
+        // Given
+        let snapshot = Self.noRoute
+        let expected: [ReachabilityProperty: PropertyValue] = [
+            .status: .string("not-reachable"),
+            .reachable: .boolean(false),
+            .ipv4Reachable: .boolean(false),
+            .ipv6Reachable: .boolean(false),
+            .interface: .string(""),
+            .transport: .string(""),
+            .metered: .boolean(false),
+            .reason: .string("no default route"),
+            .generation: .unsignedInteger(UInt64.max),
+        ]
+
+        for property in ReachabilityProperty.allCases {
+            // When
+            let value = snapshot.value(of: property, generation: UInt64.max)
+
+            // Then
+            XCTAssertEqual(value, expected[property], property.rawValue)
+        }
+    }
+
+    func testThatUnknownSnapshotIsUnevaluatedAndNotReachable() {
+        // Given, When
+        let snapshot = ReachabilitySnapshot.unknown
+
+        // Then
+        XCTAssertEqual(snapshot.status, .unknown)
+        XCTAssertFalse(snapshot.isReachable)
+        XCTAssertFalse(snapshot.isIPv4Reachable)
+        XCTAssertFalse(snapshot.isIPv6Reachable)
+        XCTAssertEqual(snapshot.interface, "")
+        XCTAssertNil(snapshot.transport)
+        XCTAssertFalse(snapshot.isMetered)
+        XCTAssertEqual(snapshot.reason, "not evaluated yet")
+    }
+}
