@@ -26,7 +26,8 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// unicast route (not unreachable, blackhole, prohibit or throw) whose output link is up with
 /// carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`), is not loopback, and has a
 /// usable global-scope address of that family (IPv6: not tentative, not DAD-failed).
-/// The machine is reachable when either family is; the IPv4 link wins when both are.
+/// The machine is reachable when either family is; the IPv4 link wins when both are. When
+/// neither is, the reason is the more specific of the two families' reasons.
 public enum ReachabilityRule {
     /// Decides reachability of one destination.
     ///
@@ -89,6 +90,10 @@ public enum ReachabilityRule {
             reason = verdict.reason
         case (nil, true):
             reason = v4.reason
+        case (nil, false) where v6.reason == noRouteReason:
+            reason = v4.reason
+        case (nil, false) where v4.reason == noRouteReason:
+            reason = v6.reason
         case (nil, false):
             reason = "IPv4: \(v4.reason); IPv6: \(v6.reason)"
         }
@@ -104,9 +109,13 @@ public enum ReachabilityRule {
         )
     }
 
+    /// The reason given when the kernel has no route at all for a family. When only one family
+    /// says so, the other family's more specific reason is the one published.
+    public static let noRouteReason = "no default route"
+
     private static func lookupFailureReason(errno code: Int32) -> String {
         switch code {
-        case ENETUNREACH, EHOSTUNREACH: "no default route"
+        case ENETUNREACH, EHOSTUNREACH: noRouteReason
         case EACCES: "default route is prohibit"
         case EINVAL: "default route is blackhole"
         case EAGAIN: "default route is unreachable"

@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemd
+import Dispatch
+import SystemSupport
+
+/// An sd-bus connection driven by Dispatch on one serial queue.
+///
+/// sd-bus is single-threaded per connection: every method must be called on `queue`, and all
+/// callbacks run there. The queue reads the bus fd with a read source, writes only while
+/// `sd_bus_get_events` asks for `POLLOUT`, and wakes for sd-bus timeouts with a timer.
+public final class BusConnection: @unchecked Sendable {
+    /// The underlying `sd_bus *`.
+    let bus: OpaquePointer
+    private let queue: DispatchQueue
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeSourceRunning = false
+    private var timer: DispatchSourceTimer?
+    private var onDisconnect: (SystemError) -> Void = { _ in }
+
+    /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
+    /// The corresponding C function is `sd_bus_open_system`.
+    public static func system(queue: DispatchQueue) throws(SystemError) -> BusConnection {
+        var bus: OpaquePointer?
+        try sdCall("connect to the system bus") { sd_bus_open_system(&bus) }
+        return BusConnection(bus: bus!, queue: queue)
+    }
+
+    private init(bus: OpaquePointer, queue: DispatchQueue) {
+        self.bus = bus
+        self.queue = queue
+    }
+
+    deinit {
+        sd_bus_flush_close_unref(bus)
+    }
+
+    /// Starts processing bus traffic on the queue.
+    ///
+    /// - Parameter onDisconnect: called once, on the queue, if the connection drops.
+    public func startProcessing(onDisconnect: @escaping (SystemError) -> Void) throws(SystemError) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        self.onDisconnect = onDisconnect
+        let descriptor = try sdCall("get the bus file descriptor") { sd_bus_get_fd(bus) }
+        let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        read.setEventHandler { [weak self] in self?.process() }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
+        write.setEventHandler { [weak self] in self?.process() }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.process() }
+        readSource = read
+        writeSource = write
+        self.timer = timer
+        read.activate()
+        timer.activate()
+        process()
+    }
+
+    /// Takes the well-known `name`, failing if another connection has it or policy denies it.
+    /// The corresponding C function is `sd_bus_request_name`.
+    public func requestName(_ name: String) throws(SystemError) {
+        try sdCall("acquire bus name \(name)") { sd_bus_request_name(bus, name, 0) }
+        rearm()
+    }
+
+    /// Gives `name` up, so clients see the service go away at once.
+    public func releaseName(_ name: String) {
+        if sd_bus_release_name(bus, name) < 0 { Log.debug("Failed to release bus name \(name), ignoring.") }
+    }
+
+    /// Stops the Dispatch sources and flushes what is queued for sending.
+    public func close() {
+        readSource?.cancel()
+        timer?.cancel()
+        if let writeSource {
+            if !writeSourceRunning { writeSource.resume() }
+            writeSource.cancel()
+        }
+        readSource = nil
+        writeSource = nil
+        timer = nil
+        _ = sd_bus_flush(bus)
+    }
+
+    /// Runs `sd_bus_process` until it has nothing more to do, then re-arms the sources.
+    func process() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        while true {
+            let result = sd_bus_process(bus, nil)
+            if result < 0 {
+                disconnected(SystemError(action: "process bus messages", errno: -result))
+                return
+            }
+            if result == 0 { break }
+        }
+        guard sd_bus_is_open(bus) > 0 else {
+            disconnected(SystemError(action: "stay connected to the bus", errno: ECONNRESET))
+            return
+        }
+        rearm()
+    }
+
+    /// Matches the sources to what sd-bus waits for: `POLLOUT` and its next timeout. Call after
+    /// every send.
+    func rearm() {
+        guard let writeSource, let timer else { return }
+        let events = sd_bus_get_events(bus)
+        let wantsWrite = events > 0 && Int16(events) & Int16(POLLOUT) != 0
+        if wantsWrite != writeSourceRunning {
+            wantsWrite ? writeSource.resume() : writeSource.suspend()
+            writeSourceRunning = wantsWrite
+        }
+        var deadline: UInt64 = 0
+        if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+            let delay = deadline > nowMicroseconds ? Int(deadline - nowMicroseconds) : 0
+            timer.schedule(deadline: .now() + .microseconds(delay))
+        } else {
+            timer.schedule(deadline: .distantFuture)
+        }
+    }
+
+    private func disconnected(_ error: SystemError) {
+        readSource?.cancel()
+        readSource = nil
+        let handler = onDisconnect
+        onDisconnect = { _ in }
+        handler(error)
+    }
+}

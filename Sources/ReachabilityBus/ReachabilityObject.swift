@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CReachabilityShims
+import CSystemd
+import ReachabilityCore
+import SystemSupport
+
+/// The answer the daemon gives to `CheckAddress`.
+public enum AddressCheckAnswer: Sendable, Equatable {
+    /// The address's status and the interface that would carry traffic to it ("" when none).
+    case answer(status: ReachabilityStatus, interface: String)
+    /// The input is not a literal address; `message` says why (sent as `InvalidAddress`).
+    case invalidAddress(message: String)
+}
+
+/// The exported object `/org/reachabilityd/Reachability1`: serves the properties and
+/// `CheckAddress`, and announces changes with `PropertiesChanged` and `StatusChanged`.
+///
+/// Confined to the connection's queue.
+public final class ReachabilityObject: @unchecked Sendable {
+    private let connection: BusConnection
+    private let checkAddress: (String) -> AddressCheckAnswer
+    private var snapshot: ReachabilitySnapshot
+    private var generation: UInt64 = 0
+    private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
+    private var slot: OpaquePointer?
+
+    /// Exports the object with the static vtable from `CReachabilityShims`.
+    ///
+    /// - Parameters:
+    ///   - connection: the bus connection (its queue is this object's queue).
+    ///   - snapshot: the first evaluation.
+    ///   - checkAddress: answers `CheckAddress` calls, on the queue.
+    /// The corresponding C function is `sd_bus_add_object_vtable`.
+    public init(connection: BusConnection, snapshot: ReachabilitySnapshot, checkAddress: @escaping (String) -> AddressCheckAnswer) throws(SystemError) {
+        self.connection = connection
+        self.snapshot = snapshot
+        self.checkAddress = checkAddress
+        handlers = .allocate(capacity: 1)
+        handlers.initialize(to: CReach_BusHandlers(context: nil, get_property: { context, property, reply, _ in
+            guard let context, let property, let reply else { return -EINVAL }
+            return Unmanaged<ReachabilityObject>.fromOpaque(context).takeUnretainedValue()
+                .appendProperty(named: String(cString: property), to: reply)
+        }, call_method: { context, member, message, error in
+            guard let context, let member, let message else { return -EINVAL }
+            return Unmanaged<ReachabilityObject>.fromOpaque(context).takeUnretainedValue()
+                .callMethod(String(cString: member), message: message, error: error)
+        }))
+        handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
+        do throws(SystemError) {
+            try sdCall("export \(BusContract.objectPath)") {
+                sd_bus_add_object_vtable(connection.bus, &slot, BusContract.objectPath, BusContract.interface,
+                                         CReach_reachability_vtable(), handlers)
+            }
+        } catch {
+            handlers.deallocate()
+            throw error
+        }
+    }
+
+    deinit {
+        sd_bus_slot_unref(slot)
+        handlers.deallocate()
+    }
+
+    /// Publishes `next`: one `PropertiesChanged` naming exactly the properties that changed (and
+    /// `Generation`), then `StatusChanged` if `Status` changed. Nothing when nothing changed.
+    public func publish(_ next: ReachabilitySnapshot) {
+        let changed = next.changedProperties(since: snapshot)
+        guard !changed.isEmpty else { return }
+        let statusChanged = next.status != snapshot.status
+        snapshot = next
+        generation += 1
+        let names = (changed + [.generation]).map(\.rawValue)
+        do throws(SystemError) {
+            try emitPropertiesChanged(names)
+            if statusChanged { try emitStatusChanged(next.status) }
+        } catch {
+            Log.error("\(error)")
+        }
+        connection.rearm()
+    }
+
+    private func emitPropertiesChanged(_ names: [String]) throws(SystemError) {
+        var strings: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
+        defer { strings.forEach { free($0) } }
+        try sdCall("emit PropertiesChanged") {
+            sd_bus_emit_properties_changed_strv(connection.bus, BusContract.objectPath, BusContract.interface, &strings)
+        }
+    }
+
+    private func emitStatusChanged(_ status: ReachabilityStatus) throws(SystemError) {
+        var message: OpaquePointer?
+        try sdCall("create StatusChanged signal") {
+            sd_bus_message_new_signal(connection.bus, &message, BusContract.objectPath, BusContract.interface, BusContract.statusChangedSignal)
+        }
+        defer { sd_bus_message_unref(message) }
+        try sdCall("append to StatusChanged signal") { Self.append(.string(status.rawValue), to: message!) }
+        try sdCall("send StatusChanged signal") { sd_bus_send(connection.bus, message, nil) }
+    }
+
+    private func appendProperty(named name: String, to reply: OpaquePointer) -> Int32 {
+        guard let property = ReachabilityProperty(rawValue: name) else { return -ENOENT }
+        return Self.append(snapshot.value(of: property, generation: generation), to: reply)
+    }
+
+    private func callMethod(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        guard member == BusContract.checkAddressMethod else { return -EOPNOTSUPP }
+        var text: UnsafePointer<CChar>?
+        let read = sd_bus_message_read_basic(message, Self.signature("s"), &text)
+        guard read > 0, let text else { return read < 0 ? read : -EINVAL }
+        switch checkAddress(String(cString: text)) {
+        case .invalidAddress(let explanation):
+            return sd_bus_error_set(error, BusContract.invalidAddressError, explanation)
+        case .answer(let status, let interface):
+            var reply: OpaquePointer?
+            var result = sd_bus_message_new_method_return(message, &reply)
+            guard result >= 0 else { return result }
+            defer { sd_bus_message_unref(reply) }
+            result = Self.append(.string(status.rawValue), to: reply!)
+            if result >= 0 { result = Self.append(.string(interface), to: reply!) }
+            if result >= 0 { result = sd_bus_send(nil, reply, nil) }
+            return result
+        }
+    }
+
+    /// Appends one basic value. A D-Bus boolean is a C `int`.
+    /// The corresponding C function is `sd_bus_message_append_basic`.
+    private static func append(_ value: PropertyValue, to message: OpaquePointer) -> Int32 {
+        switch value {
+        case .string(let string):
+            return string.withCString { sd_bus_message_append_basic(message, signature("s"), $0) }
+        case .boolean(let boolean):
+            var integer: Int32 = boolean ? 1 : 0
+            return sd_bus_message_append_basic(message, signature("b"), &integer)
+        case .unsignedInteger(let number):
+            var integer = number
+            return sd_bus_message_append_basic(message, signature("t"), &integer)
+        }
+    }
+
+    private static func signature(_ character: Unicode.Scalar) -> CChar {
+        CChar(UInt8(ascii: character))
+    }
+}
