@@ -114,11 +114,14 @@ public enum ReachabilityRule {
     public static let noRouteReason = "no default route"
 
     private static func lookupFailureReason(errno code: Int32) -> String {
+        // The kernel answers a lookup that ends in a non-unicast route with an errno
+        // (IPv4 fib_props, IPv6 likewise): unreachable → EHOSTUNREACH, blackhole → EINVAL,
+        // prohibit → EACCES, throw past the last table → EAGAIN; no route at all → ENETUNREACH.
         switch code {
-        case ENETUNREACH, EHOSTUNREACH: noRouteReason
+        case ENETUNREACH, EAGAIN: noRouteReason
+        case EHOSTUNREACH: "default route is unreachable"
         case EACCES: "default route is prohibit"
         case EINVAL: "default route is blackhole"
-        case EAGAIN: "default route is unreachable"
         default: "route lookup failed with errno \(code)"
         }
     }

@@ -33,6 +33,8 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("IPv6 lookup failed with ENETUNREACH", Fixture.failed(.ipv6, errno: ENETUNREACH), .notReachable, "no default route"),
             Row("lookup failed with EACCES", Fixture.failed(.ipv4, errno: EACCES), .notReachable, "default route is prohibit"),
             Row("lookup failed with EINVAL", Fixture.failed(.ipv4, errno: EINVAL), .notReachable, "default route is blackhole"),
+            Row("lookup failed with EHOSTUNREACH (unreachable route)", Fixture.failed(.ipv4, errno: EHOSTUNREACH), .notReachable, "default route is unreachable"),
+            Row("lookup failed with EAGAIN (throw past the last table)", Fixture.failed(.ipv4, errno: EAGAIN), .notReachable, "no default route"),
             Row("lookup failed with EIO", Fixture.failed(.ipv4, errno: EIO), .notReachable, "route lookup failed with errno \(EIO)"),
 
             // The lookup resolved to a route that carries no traffic out.
@@ -296,13 +298,23 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 )
             ),
             Row(
-                "neither, for different reasons",
+                "neither, one family without any route: the other family's reason is more specific",
                 ipv4: noIPv4Route,
                 ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, addresses: [Fixture.tentativeIPv6]),
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,
-                    reason: "IPv4: no default route; IPv6: eth0 has no usable global IPv6 address"
+                    reason: "eth0 has no usable global IPv6 address"
+                )
+            ),
+            Row(
+                "neither, for two specific and different reasons",
+                ipv4: Fixture.routed(.ipv4, via: eth0Down),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, addresses: [Fixture.tentativeIPv6]),
+                ReachabilitySnapshot(
+                    status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                    interface: "", transport: nil, isMetered: false,
+                    reason: "IPv4: eth0 is down; IPv6: eth0 has no usable global IPv6 address"
                 )
             ),
             Row(
@@ -312,7 +324,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,
-                    reason: "IPv4: wwan0 has no carrier; IPv6: no default route"
+                    reason: "wwan0 has no carrier"
                 )
             ),
         ]
