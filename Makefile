@@ -1,0 +1,29 @@
+# reachabilityd — the two commands a new user needs:
+#   make run    build (release) and run the daemon, on a private bus unless BUS=system
+#   make test   install what the tests need, build, run every test (unit + integration)
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+RELEASE_FLAGS := -c release --static-swift-stdlib
+BUS ?= private
+
+.PHONY: all deps build release run test clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+run: release
+	BUS=$(BUS) scripts/run-daemon.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/reachabilityd"
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build
