@@ -1,0 +1,207 @@
+import Foundation
+import ReachabilityCore
+
+/// One D-Bus value as `busctl --json=short` prints it: `{"type":"s","data":"…"}`.
+struct BusValue: Decodable, Hashable, CustomStringConvertible {
+    /// The value's D-Bus signature.
+    var signature: String
+    /// The value, for the three types the interface uses; nil for any other type.
+    var value: PropertyValue?
+
+    private enum CodingKeys: String, CodingKey {
+        case type, data
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        signature = try container.decode(String.self, forKey: .type)
+        switch signature {
+        case "s": value = .string(try container.decode(String.self, forKey: .data))
+        case "b": value = .boolean(try container.decode(Bool.self, forKey: .data))
+        case "t": value = .unsignedInteger(try container.decode(UInt64.self, forKey: .data))
+        default: value = nil
+        }
+    }
+
+    var description: String {
+        switch value {
+        case .string(let text): "s \"\(text)\""
+        case .boolean(let flag): "b \(flag)"
+        case .unsignedInteger(let number): "t \(number)"
+        case nil: "\(signature) …"
+        }
+    }
+}
+
+/// The daemon's properties, read in one `GetAll` call (one consistent snapshot).
+struct PublishedProperties: CustomStringConvertible {
+    /// The values by property name.
+    var values: [String: BusValue]
+
+    /// The value of `property`, if published with a supported type.
+    subscript(property: ReachabilityProperty) -> PropertyValue? {
+        values[property.rawValue]?.value
+    }
+
+    /// The value of a string property.
+    func string(_ property: ReachabilityProperty) -> String? {
+        if case .string(let text) = self[property] { return text }
+        return nil
+    }
+
+    /// The value of a boolean property.
+    func bool(_ property: ReachabilityProperty) -> Bool? {
+        if case .boolean(let flag) = self[property] { return flag }
+        return nil
+    }
+
+    /// `Status`.
+    var status: String? { string(.status) }
+
+    /// `Generation`.
+    var generation: UInt64? {
+        if case .unsignedInteger(let number) = self[.generation] { return number }
+        return nil
+    }
+
+    var description: String {
+        values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
+    }
+}
+
+/// The answer to `CheckAddress`: a reply, or a D-Bus error.
+enum CheckAddressReply: Equatable, CustomStringConvertible {
+    /// The method returned `(status, interface)`.
+    case reply(status: String, interface: String)
+    /// The method failed with a D-Bus error.
+    case error(name: String, message: String)
+
+    var description: String {
+        switch self {
+        case .reply(let status, let interface): "(\"\(status)\", \"\(interface)\")"
+        case .error(let name, let message): "error \(name): \(message)"
+        }
+    }
+}
+
+/// Talks to the daemon over the private bus with `busctl`, and `dbus-send` where busctl falls
+/// short (`busctl call` prints only an error's message, not its name).
+struct Busctl {
+    /// The bus address, `unix:path=…`.
+    let address: String
+
+    /// Runs `busctl --address=ADDRESS ARGUMENTS…`.
+    ///
+    /// - Parameter arguments: the busctl command and its arguments.
+    /// - Returns: the outcome, unchecked.
+    /// - Throws: `HarnessError` when busctl cannot run.
+    func run(_ arguments: [String]) throws -> CommandResult {
+        try Command.run("busctl", ["--address=\(address)"] + arguments)
+    }
+
+    /// The names on the bus (`busctl list`).
+    ///
+    /// - Returns: unique and well-known names.
+    /// - Throws: `HarnessError` when busctl fails.
+    func names() throws -> [String] {
+        struct Peer: Decodable { var name: String }
+        let output = try run(["--json=short", "list"]).check().standardOutput
+        return try JSONDecoder().decode([Peer].self, from: Data(output.utf8)).map(\.name)
+    }
+
+    /// The owner of the daemon's bus name, or nil when nobody owns it.
+    ///
+    /// - Throws: `HarnessError` when busctl cannot run.
+    func daemonNameOwner() throws -> String? {
+        let result = try run([
+            "--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "GetNameOwner", "s", BusContract.busName,
+        ])
+        guard result.succeeded else { return nil }
+        struct Reply: Decodable { var data: [String] }
+        return try JSONDecoder().decode(Reply.self, from: Data(result.standardOutput.utf8)).data.first
+    }
+
+    /// Reads one property with `busctl get-property`.
+    ///
+    /// - Parameter property: the property.
+    /// - Returns: its value.
+    /// - Throws: `HarnessError` when the call fails or the type is not one the interface uses.
+    func property(_ property: ReachabilityProperty) throws -> PropertyValue {
+        let output = try run([
+            "--json=short", "get-property", BusContract.busName, BusContract.objectPath, BusContract.interface,
+            property.rawValue,
+        ]).check().standardOutput
+        let decoded = try JSONDecoder().decode(BusValue.self, from: Data(output.utf8))
+        guard let value = decoded.value else {
+            throw HarnessError("\(property.rawValue) has unexpected type \(decoded.signature)")
+        }
+        return value
+    }
+
+    /// Reads every property at once (`org.freedesktop.DBus.Properties.GetAll`).
+    ///
+    /// - Returns: the properties.
+    /// - Throws: `HarnessError` when the call fails.
+    func properties() throws -> PublishedProperties {
+        struct Reply: Decodable { var data: [[String: BusValue]] }
+        let output = try run([
+            "--json=short", "call", BusContract.busName, BusContract.objectPath, "org.freedesktop.DBus.Properties",
+            "GetAll", "s", BusContract.interface,
+        ]).check().standardOutput
+        let reply = try JSONDecoder().decode(Reply.self, from: Data(output.utf8))
+        return PublishedProperties(values: reply.data.first ?? [:])
+    }
+
+    /// Calls `CheckAddress(address)`.
+    ///
+    /// Uses `dbus-send`, which prints a D-Bus error's name; `busctl call` prints only the message.
+    ///
+    /// - Parameter text: the address argument.
+    /// - Returns: the reply or the error.
+    /// - Throws: `HarnessError` when the output is neither.
+    func checkAddress(_ text: String) throws -> CheckAddressReply {
+        let result = try Command.run("dbus-send", [
+            "--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(BusContract.busName)",
+            BusContract.objectPath, "\(BusContract.interface).\(BusContract.checkAddressMethod)", "string:\(text)",
+        ])
+        if result.succeeded {
+            let strings = result.standardOutput.split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { $0.hasPrefix("string \"") && $0.hasSuffix("\"") }
+                .map { String($0.dropFirst("string \"".count).dropLast()) }
+            guard strings.count == 2 else {
+                throw HarnessError("CheckAddress returned an unexpected reply: \(result.standardOutput)")
+            }
+            return .reply(status: strings[0], interface: strings[1])
+        }
+        // "Error org.example.Error.Name: message"
+        let line = result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("Error "), let colon = line.firstIndex(of: ":") else {
+            throw HarnessError("`\(result.commandLine)` failed (\(result.termination)): \(line)")
+        }
+        let name = line[line.index(line.startIndex, offsetBy: "Error ".count)..<colon]
+        let message = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        return .error(name: String(name), message: message)
+    }
+
+    /// The daemon's live introspection data (`busctl introspect --xml-interface`).
+    ///
+    /// - Returns: the XML text.
+    /// - Throws: `HarnessError` when the call fails.
+    func introspectionXML() throws -> String {
+        try run(["introspect", "--xml-interface", BusContract.busName, BusContract.objectPath]).check().standardOutput
+    }
+
+    /// Emits a signal with one string argument (`busctl emit`), e.g. a marker for `SignalRecorder`.
+    ///
+    /// - Parameters:
+    ///   - path: the object path.
+    ///   - interface: the interface.
+    ///   - member: the signal name.
+    ///   - argument: its string argument.
+    /// - Throws: `HarnessError` when busctl fails.
+    func emit(path: String, interface: String, member: String, argument: String) throws {
+        try run(["emit", path, interface, member, "s", argument]).check()
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon under test, run inside a test namespace against a private bus:
+/// `ip netns exec NS reachabilityd --log-level debug [--sysfs-root DIR]`.
+///
+/// `ip netns exec` execs the daemon in place, so the child's pid is the daemon's and SIGTERM
+/// reaches it directly. Its stdout and stderr go to `logPath`.
+final class DaemonProcess {
+    /// The file holding the daemon's stderr (and stdout).
+    let logPath: String
+    private let process: ChildProcess
+    private let notifySocket: NotifySocket
+
+    /// Starts the daemon; it is not ready until `waitUntilReady()` returns.
+    ///
+    /// - Parameters:
+    ///   - binary: the daemon executable.
+    ///   - namespace: the namespace to run it in.
+    ///   - busAddress: the value of `DBUS_SYSTEM_BUS_ADDRESS`.
+    ///   - directory: where the log and the notification socket go.
+    ///   - sysfsRoot: passed as `--sysfs-root` when not nil.
+    /// - Throws: `HarnessError` when it cannot be started.
+    init(
+        binary: String,
+        namespace: TestNamespace,
+        busAddress: String,
+        directory: TemporaryDirectory,
+        sysfsRoot: String? = nil
+    ) throws {
+        logPath = directory.file("reachabilityd.log")
+        notifySocket = try NotifySocket(path: directory.file("notify"))
+        var arguments = ["netns", "exec", namespace.name, binary, "--log-level", "debug"]
+        if let sysfsRoot { arguments += ["--sysfs-root", sysfsRoot] }
+        process = try ChildProcess(
+            "ip", arguments,
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path],
+            standardOutput: logPath, standardError: logPath
+        )
+    }
+
+    /// Everything the daemon has logged so far.
+    var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// How the daemon ended, or nil while it runs.
+    var termination: Termination? {
+        process.poll()
+    }
+
+    /// Waits until the daemon sends `READY=1` to its notification socket.
+    ///
+    /// - Parameter timeout: the deadline.
+    /// - Throws: `HarnessError` with the daemon's log when it exits first or the deadline passes.
+    func waitUntilReady(timeout: Duration = Poll.defaultTimeout) throws {
+        do {
+            try Poll.until("READY=1 on NOTIFY_SOCKET", timeout: timeout) {
+                if let ended = process.poll() {
+                    throw HarnessError("reachabilityd exited (\(ended)) before READY=1")
+                }
+                return notifySocket.hasReceivedReady
+            }
+        } catch let error as HarnessError {
+            throw HarnessError("\(error.description)\n--- reachabilityd log ---\n\(log)")
+        }
+    }
+
+    /// Stops the daemon with SIGTERM, killing it if it has not ended after `grace`.
+    ///
+    /// - Parameter grace: how long the daemon has to shut down.
+    /// - Returns: how it ended within `grace`, or nil if it had to be killed.
+    func stop(grace: Duration = .seconds(1)) -> Termination? {
+        notifySocket.close()
+        if let ended = process.poll() { return ended }
+        process.send(SIGTERM)
+        if let ended = process.wait(timeout: grace) { return ended }
+        process.terminate(grace: .zero)
+        return nil
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound unix datagram socket standing in for systemd's notification socket: the daemon
+/// finds it through `NOTIFY_SOCKET` and reports `READY=1` to it.
+final class NotifySocket {
+    /// The socket's path, the value of `NOTIFY_SOCKET`.
+    let path: String
+    /// Every datagram received so far, in order.
+    private(set) var messages: [String] = []
+    private var descriptor: Int32
+
+    /// Creates and binds the socket.
+    ///
+    /// - Parameter path: where to bind it; must fit in `sun_path` (108 bytes).
+    /// - Throws: `HarnessError` when `socket` or `bind` fails.
+    ///
+    /// The corresponding C functions are `socket` and `bind`.
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw HarnessError("Failed to create the notification socket: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(descriptor)
+            throw HarnessError("Notification socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else {
+            let message = String(cString: strerror(errno))
+            Glibc.close(descriptor)
+            throw HarnessError("Failed to bind the notification socket at \(path): \(message)")
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Reads every datagram queued now, without blocking, and appends it to `messages`.
+    ///
+    /// - Returns: all messages received so far.
+    ///
+    /// The corresponding C function is `recv` with `MSG_DONTWAIT`.
+    @discardableResult
+    func receive() -> [String] {
+        guard descriptor >= 0 else { return messages }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { break }
+            messages.append(String(decoding: buffer[..<count], as: UTF8.self))
+        }
+        return messages
+    }
+
+    /// Whether any datagram so far holds the line `READY=1`.
+    var hasReceivedReady: Bool {
+        receive().contains { $0.split(separator: "\n").contains("READY=1") }
+    }
+
+    /// Closes the socket and removes its path; harmless when repeated.
+    func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+        unlink(path)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// A private system-like bus: a `dbus-daemon` of type `system` on a path socket, with the
+/// stock system bus's deny-by-default policy and the project's `dbus/*.conf`.
+///
+/// The socket is a path, not an abstract socket: abstract sockets belong to a network namespace,
+/// and the daemon under test runs in another one. The bus stops at `stop()` or `deinit`.
+final class PrivateBus {
+    /// The bus address to hand to clients: `unix:path=…`, without the `,guid=`.
+    let address: String
+    /// The path of the listening socket.
+    let socketPath: String
+    /// The file the bus writes its diagnostics to.
+    let logPath: String
+    private let process: ChildProcess
+
+    /// Starts a bus and waits until it has printed its address.
+    ///
+    /// - Parameter directory: where the configuration, socket and logs go.
+    /// - Throws: `HarnessError` when the bus does not start.
+    init(in directory: TemporaryDirectory) throws {
+        let socketPath = directory.file("system_bus_socket")
+        let logPath = directory.file("dbus-daemon.log")
+        let configPath = directory.file("bus.conf")
+        let addressPath = directory.file("bus.address")
+        try Self.configuration(socketPath: socketPath, policyFiles: TestPaths.policyFiles())
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(
+            "dbus-daemon", ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+            standardOutput: addressPath, standardError: logPath
+        )
+        let firstLine = try Poll.until("dbus-daemon to print its address", observe: { () -> String? in
+            if let ended = process.poll() {
+                let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw HarnessError("dbus-daemon exited (\(ended)) before printing its address: \(log)")
+            }
+            let printed = (try? String(contentsOfFile: addressPath, encoding: .utf8)) ?? ""
+            guard let newline = printed.firstIndex(of: "\n") else { return nil }
+            return String(printed[..<newline])
+        }, accept: { $0 != nil })!
+        self.process = process
+        self.socketPath = socketPath
+        self.logPath = logPath
+        address = Self.strippingGUID(firstLine)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// What the bus wrote to stderr so far.
+    var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Stops the bus; harmless when repeated.
+    func stop() {
+        process.terminate()
+    }
+
+    /// Removes the `,guid=…` part of an address: a restarted bus gets another GUID.
+    ///
+    /// - Parameter address: an address as `dbus-daemon --print-address` prints it.
+    /// - Returns: the address without its GUID.
+    static func strippingGUID(_ address: String) -> String {
+        address.split(separator: ",")
+            .filter { !$0.hasPrefix("guid=") }
+            .joined(separator: ",")
+    }
+
+    /// The bus configuration.
+    ///
+    /// Like the stock `system.conf`: type `system`, EXTERNAL authentication, default deny for
+    /// owning names and for method calls, signals and requested replies allowed, root may
+    /// monitor. Then every project policy file, and one test-only rule: the daemon runs as root
+    /// here, while the shipped policy lets only user `reachabilityd` own the name.
+    ///
+    /// - Parameters:
+    ///   - socketPath: the listening socket's path.
+    ///   - policyFiles: absolute paths of the policy files to include.
+    /// - Returns: the XML text.
+    static func configuration(socketPath: String, policyFiles: [String]) -> String {
+        let includes = policyFiles.map { "  <include>\(escaped($0))</include>" }.joined(separator: "\n")
+        return """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(escaped(socketPath))</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+            <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"
+                  send_member="UpdateActivationEnvironment"/>
+          </policy>
+          <policy user="root">
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+          </policy>
+        \(includes)
+          <!-- Test only: the daemon under test runs as root. -->
+          <policy user="root">
+            <allow own="org.reachabilityd.Reachability1"/>
+          </policy>
+        </busconfig>
+
+        """
+    }
+
+    /// Escapes text for an XML element or attribute.
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;")
+            .replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Where the suite finds the repository's files and the daemon binary.
+enum TestPaths {
+    /// The repository root, four levels above this file
+    /// (`Tests/IntegrationTests/Harness/TestPaths.swift`).
+    static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .path
+
+    /// The repository's `dbus/` directory.
+    static var dbusDirectory: String { "\(repositoryRoot)/dbus" }
+
+    /// The interface description, the source of truth of the D-Bus API.
+    static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
+
+    /// Every `dbus/*.conf` policy file, absolute paths, sorted.
+    ///
+    /// - Throws: when the directory cannot be listed.
+    static func policyFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dbusDirectory)
+            .filter { $0.hasSuffix(".conf") }
+            .sorted()
+            .map { "\(dbusDirectory)/\($0)" }
+    }
+
+    /// The daemon under test: `$REACHABILITYD_PATH`, else `reachabilityd` beside the running test
+    /// executable (`/proc/self/exe`; with SwiftPM on Linux both live in `.build/<triple>/debug/`).
+    ///
+    /// - Returns: the path of an executable file.
+    /// - Throws: `HarnessError` when there is no executable at that path.
+    static func daemonBinary() throws -> String {
+        let path: String
+        if let configured = ProcessInfo.processInfo.environment["REACHABILITYD_PATH"], !configured.isEmpty {
+            path = configured
+        } else {
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+            path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("reachabilityd").path
+        }
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw HarnessError("No daemon binary at \(path): build the reachabilityd product or set REACHABILITYD_PATH")
+        }
+        return path
+    }
+}
