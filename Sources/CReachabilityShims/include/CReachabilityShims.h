@@ -22,7 +22,7 @@ static inline uint32_t CReach_RTA_ALIGN(uint32_t length) { return RTA_ALIGN(leng
 /// `RTA_LENGTH(0)`: the aligned size of `struct rtattr`.
 static inline uint32_t CReach_RTA_HDRLEN(void) { return RTA_LENGTH(0); }
 /// `NLA_TYPE_MASK`: an attribute's type without the nested / byte-order flag bits.
-static inline uint16_t CReach_NLA_TYPE_MASK(void) { return NLA_TYPE_MASK; }
+static inline uint16_t CReach_NLA_TYPE_MASK(void) { return (uint16_t)(NLA_TYPE_MASK & 0xffff); }
 /// `IFF_LOWER_UP` lives in <linux/if.h>, which clashes with glibc's <net/if.h> in Swift.
 extern const uint32_t CReach_IFF_LOWER_UP;
 /// `IFF_UP`, from the same header for the same reason.
