@@ -73,11 +73,16 @@ final class DaemonProcess {
     /// - Parameter grace: how long the daemon has to shut down.
     /// - Returns: how it ended within `grace`, or nil if it had to be killed.
     func stop(grace: Duration = .seconds(1)) -> Termination? {
-        notifySocket.close()
+        defer { notifySocket.close() }
         if let ended = process.poll() { return ended }
         process.send(SIGTERM)
         if let ended = process.wait(timeout: grace) { return ended }
         process.terminate(grace: .zero)
         return nil
+    }
+
+    /// The notification messages received so far, e.g. `READY=1`, `STATUS=…`, `STOPPING=1`.
+    var notifications: [String] {
+        notifySocket.receive()
     }
 }

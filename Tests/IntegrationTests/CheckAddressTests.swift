@@ -1,0 +1,65 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// `CheckAddress`: the reachability of one literal address, from the kernel's route lookup.
+final class CheckAddressTests: DaemonTestCase {
+    func testRoutedAddressIsReachableThroughItsLink() throws {
+        // Given ra0 with 10.77.0.2/24 up: 10.77.0.0/24 is on-link, there is no default route
+        try startDaemon()
+        try configureIPv4Link()
+
+        // When / Then
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(10.77.0.9) to answer \(expected)", observe: { try busctl.checkAddress("10.77.0.9") }) {
+            $0 == expected
+        }
+    }
+
+    func testUnroutedAddressIsNotReachable() throws {
+        // Given an on-link network and no default route
+        try startDaemon()
+        try configureIPv4Link()
+        try Poll.until("the on-link address to be reachable", observe: { try busctl.checkAddress("10.77.0.9") }) {
+            $0 == .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        }
+
+        // When / Then
+        XCTAssertEqual(
+            try busctl.checkAddress("198.51.100.7"),
+            .reply(status: ReachabilityStatus.notReachable.rawValue, interface: "")
+        )
+    }
+
+    func testIPv6AddressThroughDefaultRouteIsReachable() throws {
+        // Given
+        try startDaemon()
+        try configureIPv6Default()
+
+        // When / Then
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(2001:db8:1::9) to answer \(expected)", observe: { try busctl.checkAddress("2001:db8:1::9") }) {
+            $0 == expected
+        }
+    }
+
+    func testMalformedAddressIsAnInvalidAddressError() throws {
+        // Given
+        try startDaemon()
+
+        // When
+        let reply = try busctl.checkAddress("not-an-address")
+
+        // Then
+        guard case .error(let name, _) = reply else {
+            return XCTFail("CheckAddress(\"not-an-address\") answered \(reply)")
+        }
+        XCTAssertEqual(name, BusContract.invalidAddressError)
+        XCTAssertNil(try XCTUnwrap(daemon).termination, "the daemon must keep running")
+        XCTAssertEqual(
+            try busctl.checkAddress("198.51.100.7"),
+            .reply(status: ReachabilityStatus.notReachable.rawValue, interface: "")
+        )
+        XCTAssertEqual(try busctl.properties().status, ReachabilityStatus.notReachable.rawValue)
+    }
+}

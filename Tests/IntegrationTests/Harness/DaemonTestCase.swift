@@ -1,0 +1,147 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// The base of the daemon tests: each test gets its own private bus, network namespace and,
+/// once it calls `startDaemon`, daemon and signal recorder.
+///
+/// Tear-down stops the daemon with SIGTERM and asserts it exits 0 within 1 s, prints the
+/// daemon's and the bus's logs when the test failed, then deletes the namespace and the files.
+class DaemonTestCase: XCTestCase {
+    /// The test's scratch directory: bus socket, logs, fake sysfs.
+    private(set) var directory: TemporaryDirectory?
+    /// The test's bus.
+    private(set) var bus: PrivateBus?
+    /// The test's namespace; `ra0`/`ra1` live in it.
+    private(set) var namespace: TestNamespace?
+    /// The daemon, once started.
+    private(set) var daemon: DaemonProcess?
+    /// The daemon's signals since it became ready, once started.
+    private(set) var recorder: SignalRecorder?
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try PrivilegeGate.requireRoot()
+        let directory = try TemporaryDirectory(prefix: "rtest")
+        self.directory = directory
+        bus = try PrivateBus(in: directory)
+        namespace = try TestNamespace()
+    }
+
+    override func tearDownWithError() throws {
+        recorder?.stop()
+        if let daemon {
+            let diedEarly = daemon.termination
+            let ended = daemon.stop(grace: .seconds(1))
+            XCTAssertNil(diedEarly, "reachabilityd exited during the test (\(diedEarly.map(\.description) ?? ""))")
+            XCTAssertEqual(ended, .exited(0), "reachabilityd must exit 0 within 1 s of SIGTERM")
+        }
+        if (testRun?.totalFailureCount ?? 1) > 0 {
+            if let daemon { print("--- reachabilityd log (\(name)) ---\n\(daemon.log)--- end ---") }
+            if let recorder { print("--- busctl monitor ---\n\(recorder.diagnostics)--- end ---") }
+            if let bus { print("--- dbus-daemon log ---\n\(bus.log)--- end ---") }
+        }
+        recorder = nil
+        daemon = nil
+        namespace?.delete()
+        namespace = nil
+        bus?.stop()
+        bus = nil
+        directory?.remove()
+        directory = nil
+        try super.tearDownWithError()
+    }
+
+    /// A client of the test's bus.
+    var busctl: Busctl {
+        get throws { Busctl(address: try unwrap(bus).address) }
+    }
+
+    /// The test's namespace.
+    var netns: TestNamespace {
+        get throws { try unwrap(namespace) }
+    }
+
+    /// The daemon's signal recorder.
+    var signals: SignalRecorder {
+        get throws { try unwrap(recorder, "call startDaemon() first") }
+    }
+
+    /// Starts the daemon in the namespace, waits for `READY=1`, then starts recording signals.
+    ///
+    /// - Parameter sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
+    /// - Throws: `HarnessError` when the daemon does not become ready.
+    func startDaemon(sysfsRoot: String? = nil) throws {
+        let daemon = try DaemonProcess(
+            binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try unwrap(bus).address,
+            directory: try unwrap(directory), sysfsRoot: sysfsRoot
+        )
+        self.daemon = daemon
+        try daemon.waitUntilReady()
+        recorder = try SignalRecorder(busctl: try busctl, directory: try unwrap(directory))
+    }
+
+    /// Waits until the published properties satisfy `condition`.
+    ///
+    /// - Parameters:
+    ///   - what: what is awaited, for the failure message.
+    ///   - condition: a predicate over one `GetAll` snapshot.
+    /// - Returns: the first snapshot satisfying it.
+    /// - Throws: `HarnessError` with the last snapshot, on timeout.
+    @discardableResult
+    func waitForProperties(
+        _ what: @autoclosure () -> String,
+        where condition: (PublishedProperties) -> Bool
+    ) throws -> PublishedProperties {
+        let busctl = try busctl
+        let snapshot = try Poll.until(what(), observe: { try? busctl.properties() }) { snapshot in
+            snapshot.map(condition) ?? false
+        }
+        return snapshot!
+    }
+
+    /// Waits until `Status` is `status`.
+    ///
+    /// - Parameter status: the awaited status.
+    /// - Returns: the first snapshot with that status.
+    /// - Throws: `HarnessError` with the last snapshot, on timeout.
+    @discardableResult
+    func waitForStatus(_ status: ReachabilityStatus) throws -> PublishedProperties {
+        try waitForProperties("Status \(status.rawValue)") { $0.status == status.rawValue }
+    }
+
+    /// Gives `ra0` the IPv4 address 10.77.0.2/24 and brings both veth ends up: on-link, no default.
+    ///
+    /// - Throws: `HarnessError` when an `ip` command fails.
+    func configureIPv4Link() throws {
+        let netns = try netns
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        try netns.ip("link", "set", "ra1", "up")
+        try netns.ip("link", "set", "ra0", "up")
+    }
+
+    /// Adds `default via 10.77.0.1 dev ra0` to the main table.
+    ///
+    /// - Throws: `HarnessError` when `ip` fails.
+    func addIPv4DefaultRoute() throws {
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "ra0")
+    }
+
+    /// Gives `ra0` 2001:db8:77::2/64 (no DAD), brings both ends up, and adds
+    /// `default via 2001:db8:77::1 dev ra0`.
+    ///
+    /// - Throws: `HarnessError` when an `ip` command fails.
+    func configureIPv6Default() throws {
+        let netns = try netns
+        try netns.ip("link", "set", "ra1", "up")
+        try netns.ip("link", "set", "ra0", "up")
+        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", "2001:db8:77::1", "dev", "ra0")
+    }
+
+    /// Returns a value the set-up made, or throws `HarnessError`.
+    private func unwrap<T>(_ value: T?, _ hint: String = "set-up did not finish") throws -> T {
+        guard let value else { throw HarnessError("\(T.self) missing: \(hint)") }
+        return value
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// The published status for the basic network configurations, and the signals announcing it.
+final class StatusTests: DaemonTestCase {
+    func testNoAddressOrRouteIsNotReachable() throws {
+        // Given a namespace with only lo up and ra0/ra1 down
+        // When the daemon has started
+        try startDaemon()
+
+        // Then
+        let properties = try busctl.properties()
+        XCTAssertEqual(properties.status, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertEqual(properties.bool(.reachable), false)
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false)
+        XCTAssertEqual(properties.bool(.ipv6Reachable), false)
+        XCTAssertEqual(properties.string(.interface), "")
+        XCTAssertEqual(properties.string(.transport), "")
+        XCTAssertEqual(properties.bool(.metered), false)
+        XCTAssertEqual(try busctl.property(.status), .string(ReachabilityStatus.notReachable.rawValue))
+    }
+
+    func testIPv4DefaultRouteOverEthernetIsReachable() throws {
+        // Given
+        try startDaemon()
+        let before = try busctl.properties()
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let after = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(after.bool(.reachable), true)
+        XCTAssertEqual(after.bool(.ipv4Reachable), true)
+        XCTAssertEqual(after.string(.interface), "ra0")
+        XCTAssertEqual(after.string(.transport), Transport.ethernet.rawValue)
+        XCTAssertEqual(after.bool(.metered), false)
+        XCTAssertTrue(after.string(.reason)?.contains("ra0") == true, "Reason: \(after.string(.reason) ?? "nil")")
+        XCTAssertGreaterThan(after.generation ?? 0, before.generation ?? .max, "Generation must increase")
+
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        let changed = Set(ReachabilityProperty.allCases.filter { before[$0] != after[$0] }.map(\.rawValue))
+        let announced = try signals.waitForPropertiesChanged("PropertiesChanged naming \(changed.sorted())") { received in
+            changed.isSubset(of: received.reduce(into: Set<String>()) { $0.formUnion($1.propertyNames) })
+        }
+        XCTAssertEqual(Set(announced.map(\.interface)), [BusContract.interface])
+        XCTAssertEqual(
+            announced.last { $0.changed["Status"] != nil }?.changed["Status"]?.value,
+            .string(ReachabilityStatus.reachableViaEthernet.rawValue)
+        )
+
+        // A real change as a fence: no other StatusChanged came in between.
+        try netns.ip("route", "del", "default")
+        try waitForStatus(.notReachable)
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        )
+    }
+
+    func testIPv6OnlyDefaultRouteIsReachable() throws {
+        // Given
+        try startDaemon()
+
+        // When
+        try configureIPv6Default()
+
+        // Then
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.bool(.reachable), true)
+        XCTAssertEqual(properties.bool(.ipv6Reachable), true)
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false)
+        XCTAssertEqual(properties.string(.interface), "ra0")
+        XCTAssertEqual(properties.string(.transport), Transport.ethernet.rawValue)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+    }
+
+    func testCarrierLossIsNotReachable() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When the peer goes down, ra0 loses carrier (the kernel keeps its routes, flagged linkdown)
+        try netns.ip("link", "set", "ra1", "down")
+
+        // Then
+        let properties = try waitForStatus(.notReachable)
+        XCTAssertEqual(properties.bool(.reachable), false)
+        XCTAssertEqual(properties.string(.interface), "")
+        XCTAssertEqual(properties.string(.transport), "")
+
+        // When the carrier returns, the kept default route works again
+        try netns.ip("link", "set", "ra1", "up")
+        try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 3), [
+            ReachabilityStatus.reachableViaEthernet.rawValue,
+            ReachabilityStatus.notReachable.rawValue,
+            ReachabilityStatus.reachableViaEthernet.rawValue,
+        ])
+    }
+
+    func testLinkDownIsNotReachable() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When
+        try netns.ip("link", "set", "ra0", "down")
+
+        // Then
+        let properties = try waitForStatus(.notReachable)
+        XCTAssertEqual(properties.bool(.reachable), false)
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false)
+        XCTAssertEqual(properties.string(.interface), "")
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        )
+    }
+
+    func testUnreachableDefaultRouteIsNotReachable() throws {
+        // Given an up link with an address and no other default route
+        try startDaemon()
+        try configureIPv4Link()
+
+        // When
+        try netns.ip("route", "add", "unreachable", "default")
+        // IPv6 as a fence: once the daemon reports it, it has processed the IPv4 route too.
+        try configureIPv6Default()
+
+        // Then
+        let properties = try waitForProperties("IPv6Reachable true") { $0.bool(.ipv6Reachable) == true }
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false, "an unreachable default route must not count")
+
+        // And without the IPv6 route, nothing is reachable
+        try netns.ip("-6", "route", "del", "default")
+        let withoutIPv6 = try waitForStatus(.notReachable)
+        XCTAssertEqual(withoutIPv6.bool(.ipv4Reachable), false)
+        XCTAssertEqual(withoutIPv6.string(.interface), "")
+    }
+
+    func testReplacingTheDefaultRouteWithUnreachableIsNotReachable() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When the only default route becomes an unreachable one
+        try netns.ip("route", "replace", "unreachable", "default")
+
+        // Then
+        let properties = try waitForStatus(.notReachable)
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false)
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        )
+    }
+
+    func testFakeWirelessLinkIsReachableViaWiFi() throws {
+        // Given a sysfs tree in which ra0 has a wireless directory
+        let sysfs = try XCTUnwrap(directory).file("sysfs")
+        try FileManager.default.createDirectory(atPath: "\(sysfs)/class/net/ra0/wireless", withIntermediateDirectories: true)
+        try startDaemon(sysfsRoot: sysfs)
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let properties = try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(properties.string(.transport), Transport.wifi.rawValue)
+        XCTAssertEqual(properties.string(.interface), "ra0")
+        XCTAssertEqual(properties.bool(.metered), false)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWiFi.rawValue])
+    }
+
+    func testChangesKeepingTheStatusEmitNoStatusChanged() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+
+        // When several changes keep the status reachable-via-ethernet
+        try netns.ip("addr", "add", "10.77.0.3/24", "dev", "ra0")
+        try netns.ip("link", "set", "ra0", "mtu", "1400")
+        try netns.ip("route", "add", "192.0.2.0/24", "via", "10.77.0.1", "dev", "ra0")
+        try configureIPv6Default()
+        try waitForProperties("IPv6Reachable true") { $0.bool(.ipv6Reachable) == true }
+        // and then a real change as a fence: the peer goes down, so ra0 loses carrier
+        try netns.ip("link", "set", "ra1", "down")
+
+        // Then only the fence's StatusChanged follows the first one
+        try waitForStatus(.notReachable)
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        )
+        XCTAssertTrue(
+            try signals.propertiesChanges.contains { $0.propertyNames.contains(ReachabilityProperty.ipv6Reachable.rawValue) },
+            "IPv6Reachable changed without a PropertiesChanged signal"
+        )
+    }
+}
