@@ -99,16 +99,6 @@ struct Busctl {
         try Command.run("busctl", ["--address=\(address)"] + arguments)
     }
 
-    /// The names on the bus (`busctl list`).
-    ///
-    /// - Returns: unique and well-known names.
-    /// - Throws: `HarnessError` when busctl fails.
-    func names() throws -> [String] {
-        struct Peer: Decodable { var name: String }
-        let output = try run(["--json=short", "list"]).check().standardOutput
-        return try JSONDecoder().decode([Peer].self, from: Data(output.utf8)).map(\.name)
-    }
-
     /// The owner of the daemon's bus name, or nil when nobody owns it.
     ///
     /// - Throws: `HarnessError` when busctl cannot run.

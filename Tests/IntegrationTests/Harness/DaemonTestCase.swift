@@ -31,13 +31,22 @@ class DaemonTestCase: XCTestCase {
     override func tearDownWithError() throws {
         recorder?.stop()
         if let daemon {
-            let diedEarly = daemon.termination
-            let ended = daemon.stop(grace: .seconds(1))
-            XCTAssertNil(diedEarly, "reachabilityd exited during the test (\(diedEarly.map(\.description) ?? ""))")
-            XCTAssertEqual(ended, .exited(0), "reachabilityd must exit 0 within 1 s of SIGTERM")
+            if let ended = daemon.termination {
+                XCTFail("reachabilityd exited during the test (\(ended))")
+                _ = daemon.stop()
+            } else {
+                switch daemon.stop(grace: .seconds(1)) {
+                case .exited(0)?: break
+                case let ended?: XCTFail("reachabilityd must exit 0 on SIGTERM, but ended with \(ended)")
+                case nil: XCTFail("reachabilityd did not exit within 1 s of SIGTERM; killed it")
+                }
+            }
         }
         if (testRun?.totalFailureCount ?? 1) > 0 {
-            if let daemon { print("--- reachabilityd log (\(name)) ---\n\(daemon.log)--- end ---") }
+            if let daemon {
+                print("--- reachabilityd log (\(name)) ---\n\(daemon.log)--- end ---")
+                print("--- sd_notify messages ---\n\(daemon.notifications.joined(separator: "\n---\n"))\n--- end ---")
+            }
             if let recorder { print("--- busctl monitor ---\n\(recorder.diagnostics)--- end ---") }
             if let bus { print("--- dbus-daemon log ---\n\(bus.log)--- end ---") }
         }
@@ -67,7 +76,8 @@ class DaemonTestCase: XCTestCase {
         get throws { try unwrap(recorder, "call startDaemon() first") }
     }
 
-    /// Starts the daemon in the namespace, waits for `READY=1`, then starts recording signals.
+    /// Starts the daemon in the namespace, waits for `READY=1`, checks it then owns its bus name,
+    /// and starts recording signals.
     ///
     /// - Parameter sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
     /// - Throws: `HarnessError` when the daemon does not become ready.
@@ -78,6 +88,7 @@ class DaemonTestCase: XCTestCase {
         )
         self.daemon = daemon
         try daemon.waitUntilReady()
+        XCTAssertNotNil(try busctl.daemonNameOwner(), "READY=1 came before the daemon owned \(BusContract.busName)")
         recorder = try SignalRecorder(busctl: try busctl, directory: try unwrap(directory))
     }
 
@@ -94,10 +105,10 @@ class DaemonTestCase: XCTestCase {
         where condition: (PublishedProperties) -> Bool
     ) throws -> PublishedProperties {
         let busctl = try busctl
-        let snapshot = try Poll.until(what(), observe: { try? busctl.properties() }) { snapshot in
-            snapshot.map(condition) ?? false
+        let read = try Poll.until(what(), observe: { Result { try busctl.properties() } }) { read in
+            (try? read.get()).map(condition) ?? false
         }
-        return snapshot!
+        return try read.get()
     }
 
     /// Waits until `Status` is `status`.
@@ -127,12 +138,14 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "ra0")
     }
 
-    /// Gives `ra0` 2001:db8:77::2/64 (no DAD), brings both ends up, and adds
-    /// `default via 2001:db8:77::1 dev ra0`.
+    /// Enables IPv6 on both veth ends, gives `ra0` 2001:db8:77::2/64 (no DAD), brings both ends
+    /// up, and adds `default via 2001:db8:77::1 dev ra0`.
     ///
-    /// - Throws: `HarnessError` when an `ip` command fails.
+    /// - Throws: `HarnessError` when a command fails.
     func configureIPv6Default() throws {
         let netns = try netns
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.setIPv6(enabled: true, on: "ra1")
         try netns.ip("link", "set", "ra1", "up")
         try netns.ip("link", "set", "ra0", "up")
         try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")

@@ -4,7 +4,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A network namespace of one test: `lo` up and a veth pair `ra0`/`ra1`, both ends inside it.
+/// A network namespace of one test: `lo` up and a veth pair `ra0`/`ra1`, both ends inside it,
+/// down, IPv6 disabled on them.
 ///
 /// Every `ip` command carries `-n NAME`: the tests never touch the host's interfaces or routes.
 /// The namespace is deleted by `delete()` or at `deinit`.
@@ -25,6 +26,15 @@ final class TestNamespace {
         try Command.run("ip", ["netns", "add", name]).check()
         do {
             try ip("link", "add", "ra0", "type", "veth", "peer", "name", "ra1")
+            // Quiet links, so that the daemon re-evaluates only for the events a test causes:
+            // no IPv6 link-local addresses (their duplicate address detection ends a second or so
+            // after the link comes up), and no IPv6 at all until a test enables it (the kernel
+            // adds and deletes IPv6 multicast routes whenever a link goes up or down, which would
+            // hide a daemon that ignores link events).
+            for link in ["ra0", "ra1"] {
+                try ip("link", "set", link, "addrgenmode", "none")
+                try setIPv6(enabled: false, on: link)
+            }
             try ip("link", "set", "lo", "up")
         } catch {
             delete()
@@ -44,6 +54,18 @@ final class TestNamespace {
     @discardableResult
     func ip(_ arguments: String...) throws -> String {
         try Command.run("ip", ["-n", name] + arguments).check().standardOutput
+    }
+
+    /// Enables or disables IPv6 on a link (`net.ipv6.conf.LINK.disable_ipv6`, set inside the
+    /// namespace through `ip netns exec NAME sysctl`).
+    ///
+    /// - Parameters:
+    ///   - enabled: whether the link gets IPv6.
+    ///   - link: the link's name.
+    /// - Throws: `HarnessError` with stderr when `sysctl` fails.
+    func setIPv6(enabled: Bool, on link: String) throws {
+        try Command.run("ip", ["netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.\(link).disable_ipv6=\(enabled ? 0 : 1)"])
+            .check()
     }
 
     /// Deletes the namespace; harmless when repeated. Stop processes inside it first.
