@@ -13,6 +13,20 @@ final class TestNamespace {
     /// Numbers namespaces within this test process.
     private static let sequence = Atomic<Int>(0)
 
+    /// Deletes, once per test process, the namespaces that crashed runs of this suite left:
+    /// those named `rtest-<pid>-<n>` whose process no longer exists.
+    private static let staleNamespacesRemoved: Void = {
+        guard let listing = try? Command.run("ip", ["netns", "list"]), listing.succeeded else { return }
+        for line in listing.standardOutput.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            let parts = name.split(separator: "-")
+            guard parts.count == 3, parts[0] == "rtest", let pid = pid_t(parts[1]), Int(parts[2]) != nil,
+                  kill(pid, 0) == -1 && errno == ESRCH
+            else { continue }
+            _ = try? Command.run("ip", ["netns", "delete", name])
+        }
+    }()
+
     /// The namespace's name, `rtest-<pid>-<n>`: unique on the machine while this process lives.
     let name: String
     private var isDeleted = false
@@ -21,6 +35,7 @@ final class TestNamespace {
     ///
     /// - Throws: `HarnessError` with `ip`'s stderr when a command fails.
     init() throws {
+        _ = Self.staleNamespacesRemoved
         let number = Self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         name = "rtest-\(getpid())-\(number)"
         try Command.run("ip", ["netns", "add", name]).check()
