@@ -73,7 +73,10 @@ final class DaemonProcess {
     /// - Parameter grace: how long the daemon has to shut down.
     /// - Returns: how it ended within `grace`, or nil if it had to be killed.
     func stop(grace: Duration = .seconds(1)) -> Termination? {
-        defer { notifySocket.close() }
+        defer {
+            notifySocket.receive()
+            notifySocket.close()
+        }
         if let ended = process.poll() { return ended }
         process.send(SIGTERM)
         if let ended = process.wait(timeout: grace) { return ended }
