@@ -25,10 +25,11 @@ public final class BusConnection: @unchecked Sendable {
     public static func system(queue: DispatchQueue) throws(SystemError) -> BusConnection {
         var bus: OpaquePointer?
         try sdCall("connect to the system bus") { sd_bus_open_system(&bus) }
-        return BusConnection(bus: bus!, queue: queue)
+        return BusConnection(adopting: bus!, queue: queue)
     }
 
-    private init(bus: OpaquePointer, queue: DispatchQueue) {
+    /// Wraps a new `sd_bus *`, taking over its reference.
+    init(adopting bus: OpaquePointer, queue: DispatchQueue) {
         self.bus = bus
         self.queue = queue
     }
@@ -70,11 +71,18 @@ public final class BusConnection: @unchecked Sendable {
         if sd_bus_release_name(bus, name) < 0 { Log.debug("Failed to release bus name \(name), ignoring.") }
     }
 
-    /// Stops the Dispatch sources and flushes what is queued for sending.
+    /// Stops the Dispatch sources and flushes what is queued for sending. Call it (on the queue)
+    /// before releasing a connection that processed traffic, also after a disconnection.
     public func close() {
-        readSource?.cancel()
+        // The bus fd must stay open until the sources' cancellation has been processed: their
+        // cancel handlers keep the connection (which closes the fd in deinit) alive until then.
+        if let readSource {
+            readSource.setCancelHandler { withExtendedLifetime(self) {} }
+            readSource.cancel()
+        }
         timer?.cancel()
         if let writeSource {
+            writeSource.setCancelHandler { withExtendedLifetime(self) {} }
             if !writeSourceRunning { writeSource.resume() }
             writeSource.cancel()
         }
@@ -125,7 +133,10 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func disconnected(_ error: SystemError) {
-        readSource?.cancel()
+        if let readSource {
+            readSource.setCancelHandler { withExtendedLifetime(self) {} }
+            readSource.cancel()
+        }
         readSource = nil
         let handler = onDisconnect
         onDisconnect = { _ in }

@@ -1,0 +1,245 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemd
+import Dispatch
+import ReachabilityCore
+import SystemSupport
+
+// The client side of a `BusConnection`: signal matches and asynchronous method calls, for the
+// client library and the CLI. Everything here runs on the connection's queue, like the rest of
+// `BusConnection`; replies and signals arrive there from `sd_bus_process`.
+
+/// A registration on the bus that lasts as long as this object: a signal match.
+///
+/// Release it on the connection's queue (sd-bus is single-threaded per connection).
+/// The corresponding C type is `sd_bus_slot`.
+public final class BusSlot: @unchecked Sendable {
+    private let slot: OpaquePointer
+
+    fileprivate init(_ slot: OpaquePointer) {
+        self.slot = slot
+    }
+
+    deinit {
+        sd_bus_slot_unref(slot)
+    }
+}
+
+/// A D-Bus error reply: its name (`org.freedesktop.DBus.Error.ServiceUnknown`) and message.
+public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The error's name.
+    public var name: String
+    /// The human message, possibly empty.
+    public var message: String
+
+    /// Creates an error.
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    /// "org.example.Error: message".
+    public var description: String { message.isEmpty ? name : "\(name): \(message)" }
+
+    /// The bus has no owner for the destination (`NameHasNoOwner`).
+    public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    /// The destination name is not known to the bus (`ServiceUnknown`).
+    public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+}
+
+/// A message received in a callback, valid only during that callback: the typed reads the
+/// client needs. Reads advance through the message's body.
+public struct BusMessage {
+    /// The underlying `sd_bus_message *`, borrowed.
+    private let message: OpaquePointer
+
+    init(_ message: OpaquePointer) {
+        self.message = message
+    }
+
+    /// The unique name of the sending connection (":1.42"), if the message has one.
+    /// The corresponding C function is `sd_bus_message_get_sender`.
+    public var sender: String? {
+        sd_bus_message_get_sender(message).map { String(cString: $0) }
+    }
+
+    /// The error when the message is an error reply, else nil.
+    /// The corresponding C function is `sd_bus_message_get_error`.
+    public var error: BusError? {
+        guard sd_bus_message_is_method_error(message, nil) > 0, let error = sd_bus_message_get_error(message) else {
+            return nil
+        }
+        return BusError(
+            name: error.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+            message: error.pointee.message.map { String(cString: $0) } ?? ""
+        )
+    }
+
+    /// Reads one string (`s`, or `o`/`g` given their type character).
+    /// The corresponding C function is `sd_bus_message_read_basic`.
+    public func readString(type: Character = "s") throws(SystemError) -> String {
+        var text: UnsafePointer<CChar>?
+        let read = try sdCall("read a string from a bus message") {
+            sd_bus_message_read_basic(message, Self.character(type), &text)
+        }
+        guard read > 0, let text else { throw SystemError(action: "read a string from a bus message", errno: EBADMSG) }
+        return String(cString: text)
+    }
+
+    /// Reads a dictionary of properties (`a{sv}`) whose values are strings, booleans or unsigned
+    /// 64-bit integers; values of other types are skipped.
+    /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
+    public func readPropertyDictionary() throws(SystemError) -> [String: PropertyValue] {
+        let action = "read a property dictionary from a bus message"
+        try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), "{sv}") }
+        var values: [String: PropertyValue] = [:]
+        while try sdCall(action, { sd_bus_message_enter_container(message, Self.character("e"), "sv") }) > 0 {
+            let name = try readString()
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            try sdCall(action) { sd_bus_message_peek_type(message, &type, &contents) }
+            guard let contents else { throw SystemError(action: action, errno: EBADMSG) }
+            let signature = String(cString: contents)
+            try sdCall(action) { sd_bus_message_enter_container(message, Self.character("v"), contents) }
+            switch signature {
+            case "s":
+                values[name] = .string(try readString())
+            case "b":
+                var flag: Int32 = 0
+                try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
+                values[name] = .boolean(flag != 0)
+            case "t":
+                var number: UInt64 = 0
+                try sdCall(action) { sd_bus_message_read_basic(message, Self.character("t"), &number) }
+                values[name] = .unsignedInteger(number)
+            default:
+                try sdCall(action) { sd_bus_message_skip(message, contents) }
+            }
+            try sdCall(action) { sd_bus_message_exit_container(message) }  // the variant
+            try sdCall(action) { sd_bus_message_exit_container(message) }  // the dictionary entry
+        }
+        try sdCall(action) { sd_bus_message_exit_container(message) }  // the array
+        return values
+    }
+
+    static func character(_ type: Character) -> CChar {
+        CChar(bitPattern: type.asciiValue ?? 0)
+    }
+}
+
+/// The Swift closure behind a C callback's `userdata`, released by the slot's destroy callback.
+private final class MessageHandlerBox {
+    let handler: (BusMessage) -> Void
+
+    init(_ handler: @escaping (BusMessage) -> Void) {
+        self.handler = handler
+    }
+
+    /// The `sd_bus_message_handler_t` that calls the box in `userdata`.
+    static let callback: sd_bus_message_handler_t = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        Unmanaged<MessageHandlerBox>.fromOpaque(userdata).takeUnretainedValue().handler(BusMessage(message))
+        return 0
+    }
+
+    /// The `sd_bus_destroy_t` that releases the box when its slot goes away.
+    static let destroy: sd_bus_destroy_t = { userdata in
+        guard let userdata else { return }
+        Unmanaged<MessageHandlerBox>.fromOpaque(userdata).release()
+    }
+}
+
+extension BusConnection {
+    /// Calls `handler` on the queue for every message matching `rule`, while the returned slot lives.
+    ///
+    /// The match is installed asynchronously (`AddMatch` is sent before any later call on this
+    /// connection, so the bus applies it before it answers those calls).
+    ///
+    /// - Parameters:
+    ///   - rule: a D-Bus match rule, e.g. `type='signal',interface='…',member='…'`.
+    ///   - handler: called with each matching message.
+    /// - Returns: the registration; the match is removed when it is released.
+    /// The corresponding C function is `sd_bus_add_match_async`.
+    public func addMatch(_ rule: String, handler: @escaping (BusMessage) -> Void) throws(SystemError) -> BusSlot {
+        let box = Unmanaged.passRetained(MessageHandlerBox(handler))
+        var slot: OpaquePointer?
+        do throws(SystemError) {
+            try sdCall("add bus match \(rule)") {
+                sd_bus_add_match_async(bus, &slot, rule, MessageHandlerBox.callback, nil, box.toOpaque())
+            }
+        } catch {
+            box.release()
+            throw error
+        }
+        sd_bus_slot_set_destroy_callback(slot, MessageHandlerBox.destroy)
+        rearm()
+        return BusSlot(slot!)
+    }
+
+    /// Calls a method with string arguments; `reply` gets the method's return or error on the
+    /// queue (a synthesized error when the call times out or the connection drops).
+    ///
+    /// - Parameters:
+    ///   - destination: the bus name to call.
+    ///   - path: the object path.
+    ///   - interface: the interface.
+    ///   - member: the method.
+    ///   - arguments: string arguments, in order.
+    ///   - timeoutMicroseconds: how long to wait for the reply; 0 is sd-bus's default (25 s).
+    ///   - reply: called once with the reply.
+    /// The corresponding C functions are `sd_bus_message_new_method_call` and `sd_bus_call_async`.
+    public func call(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [],
+        timeoutMicroseconds: UInt64 = 0, reply: @escaping (BusMessage) -> Void
+    ) throws(SystemError) {
+        let action = "call \(interface).\(member)"
+        var message: OpaquePointer?
+        try sdCall(action) { sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) }
+        defer { sd_bus_message_unref(message) }
+        for argument in arguments {
+            try sdCall(action) {
+                argument.withCString { sd_bus_message_append_basic(message, BusMessage.character("s"), $0) }
+            }
+        }
+        let box = Unmanaged.passRetained(MessageHandlerBox(reply))
+        var slot: OpaquePointer?
+        do throws(SystemError) {
+            try sdCall(action) {
+                sd_bus_call_async(bus, &slot, message, MessageHandlerBox.callback, box.toOpaque(), timeoutMicroseconds)
+            }
+        } catch {
+            box.release()
+            throw error
+        }
+        // The bus owns the pending call from here; the box goes when the call completes or the
+        // connection is freed.
+        sd_bus_slot_set_destroy_callback(slot, MessageHandlerBox.destroy)
+        sd_bus_slot_set_floating(slot, 1)
+        sd_bus_slot_unref(slot)
+        rearm()
+    }
+}
+
+extension BusConnection {
+    /// Connects to the bus at `address` (`unix:path=…`) as a client, as `system(queue:)` does
+    /// for the system bus.
+    ///
+    /// - Parameters:
+    ///   - address: a D-Bus address.
+    ///   - queue: the connection's serial queue.
+    /// The corresponding C functions are `sd_bus_new`, `sd_bus_set_address` and `sd_bus_start`.
+    public static func open(address: String, queue: DispatchQueue) throws(SystemError) -> BusConnection {
+        var bus: OpaquePointer?
+        try sdCall("create a bus connection") { sd_bus_new(&bus) }
+        do throws(SystemError) {
+            try sdCall("set the bus address \(address)") { sd_bus_set_address(bus, address) }
+            try sdCall("make the connection a bus client") { sd_bus_set_bus_client(bus, 1) }
+            try sdCall("connect to \(address)") { sd_bus_start(bus) }
+        } catch {
+            sd_bus_unref(bus)
+            throw error
+        }
+        return BusConnection(adopting: bus!, queue: queue)
+    }
+}
