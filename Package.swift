@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .executable(name: "reachabilityd", targets: ["reachabilityd"]),
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
+        .library(name: "ReachabilityClient", targets: ["ReachabilityClient"]),
+        .executable(name: "reachabilityctl", targets: ["reachabilityctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -33,6 +35,16 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The client library: ReachabilityManager over the daemon's D-Bus API.
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport"]),
+        // The command line client: status, monitor, wait, check.
+        .executableTarget(
+            name: "reachabilityctl",
+            dependencies: [
+                "ReachabilityClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

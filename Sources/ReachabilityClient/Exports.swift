@@ -1,0 +1,5 @@
+// The client library re-exports the shared types of ReachabilityCore, so that a program needs
+// only `import ReachabilityClient`. The wire strings live in one table, in ReachabilityCore.
+@_exported import enum ReachabilityCore.ReachabilityStatus
+@_exported import struct ReachabilityCore.ReachabilitySnapshot
+@_exported import enum ReachabilityCore.Transport

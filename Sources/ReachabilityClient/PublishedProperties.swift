@@ -1,0 +1,96 @@
+import ReachabilityCore
+
+extension ReachabilitySnapshot {
+    /// The snapshot the daemon publishes, from its properties as read with `GetAll` and updated
+    /// by `PropertiesChanged` (names are `ReachabilityProperty` raw values).
+    ///
+    /// A missing or mistyped property takes its `unknown` value. A `Status` string this client
+    /// does not know (a newer daemon) reads as `.reachableViaOther` when `Reachable` is true,
+    /// else `.unknown`.
+    init(busProperties properties: [String: PropertyValue]) {
+        func string(_ property: ReachabilityProperty) -> String {
+            if case .string(let text)? = properties[property.rawValue] { return text }
+            return ""
+        }
+        func flag(_ property: ReachabilityProperty) -> Bool {
+            if case .boolean(let value)? = properties[property.rawValue] { return value }
+            return false
+        }
+        let reachable = flag(.reachable)
+        self.init(
+            status: ReachabilityStatus(rawValue: string(.status)) ?? (reachable ? .reachableViaOther : .unknown),
+            isIPv4Reachable: flag(.ipv4Reachable),
+            isIPv6Reachable: flag(.ipv6Reachable),
+            interface: string(.interface),
+            transport: Transport(rawValue: string(.transport)),
+            isMetered: flag(.metered),
+            reason: string(.reason)
+        )
+    }
+
+    /// The snapshot when no daemon owns the bus name.
+    static let daemonAbsent = ReachabilitySnapshot(
+        status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
+        interface: "", transport: nil, isMetered: false, reason: "reachabilityd is not running"
+    )
+
+    /// The snapshot when the bus cannot be reached.
+    static func busUnavailable(_ why: String) -> ReachabilitySnapshot {
+        ReachabilitySnapshot(
+            status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
+            interface: "", transport: nil, isMetered: false, reason: why
+        )
+    }
+}
+
+/// One answer of `CheckAddress` for one address of a monitored destination.
+struct AddressAnswer: Sendable, Equatable {
+    /// The literal address asked about.
+    var address: String
+    /// The daemon's answer; `.notReachable` when it rejected the address.
+    var status: ReachabilityStatus
+    /// The interface that would carry traffic to it, "" when none.
+    var interface: String
+
+    /// The status's rank: reachable answers beat not-reachable ones, which beat unknown ones.
+    var rank: Int {
+        status.isReachable ? 2 : (status == .notReachable ? 1 : 0)
+    }
+
+    /// The best of `answers`: the highest rank, the earliest (in resolver order) among equals.
+    static func best(of answers: [AddressAnswer]) -> AddressAnswer? {
+        answers.enumerated().max { lhs, rhs in
+            lhs.element.rank != rhs.element.rank ? lhs.element.rank < rhs.element.rank : lhs.offset > rhs.offset
+        }?.element
+    }
+
+    /// The snapshot a manager for `destination` publishes when its addresses answered `answers`.
+    static func snapshot(destination: String, answers: [AddressAnswer]) -> ReachabilitySnapshot {
+        guard let best = best(of: answers) else {
+            return ReachabilitySnapshot(
+                status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                interface: "", transport: nil, isMetered: false, reason: "\(destination) has no address"
+            )
+        }
+        let transport: Transport? = switch best.status {
+        case .reachableViaWiFi: .wifi
+        case .reachableViaWWAN: .wwan
+        case .reachableViaEthernet: .ethernet
+        case .reachableViaOther: .other
+        case .unknown, .notReachable: nil
+        }
+        let reachable = answers.filter(\.status.isReachable)
+        let reason = best.status.isReachable
+            ? "\(best.address) is reachable via \(best.interface)"
+            : "no route to \(answers.map(\.address).joined(separator: ", "))"
+        return ReachabilitySnapshot(
+            status: best.status,
+            isIPv4Reachable: reachable.contains { !$0.address.contains(":") },
+            isIPv6Reachable: reachable.contains { $0.address.contains(":") },
+            interface: best.interface,
+            transport: transport,
+            isMetered: best.status == .reachableViaWWAN,
+            reason: reason
+        )
+    }
+}

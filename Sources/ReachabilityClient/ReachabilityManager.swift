@@ -1,0 +1,261 @@
+import Dispatch
+import Foundation
+import ReachabilityCore
+import Synchronization
+
+/// Follows the network reachability that `reachabilityd` publishes on the system bus: the
+/// machine's, or that of one address or host name. The Linux counterpart of AFNetworking's
+/// `AFNetworkReachabilityManager`.
+///
+/// ```swift
+/// let manager = ReachabilityManager.shared
+/// manager.setStatusChangeHandler(queue: .main) { status in
+///     print(status.localizedDescription)
+/// }
+/// manager.startMonitoring()
+/// ```
+///
+/// Nothing is known before ``startMonitoring()``: ``status`` is `.unknown` until the first
+/// answer from the daemon arrives, and again after ``stopMonitoring()``. While no process owns
+/// the daemon's bus name the status is `.unknown`; when the daemon (re)appears the manager reads
+/// its state again. No method blocks the caller: the bus is driven on a private serial queue.
+///
+/// Every observer (the handler, each ``statusUpdates`` sequence) gets the current status first,
+/// then only real changes, never the same status twice in a row. All members are thread-safe.
+public final class ReachabilityManager: Sendable {
+    /// Posted (on a private queue, with the manager as object) each time the status of a
+    /// monitoring manager changes. The new status is under ``statusUserInfoKey``.
+    public static let didChangeNotification = Notification.Name("org.reachabilityd.ReachabilityManager.didChange")
+
+    /// The key of the new ``ReachabilityStatus`` in ``didChangeNotification``'s `userInfo`.
+    public static let statusUserInfoKey = "org.reachabilityd.ReachabilityManager.status"
+
+    /// The manager for the machine's reachability, shared by the whole process.
+    public static let shared = ReachabilityManager()
+
+    private let queue: DispatchQueue
+    private let source: DaemonSource
+    private let state = Mutex(State())
+
+    /// A manager for the machine's reachability: the daemon's `Status` and properties.
+    public convenience init() {
+        self.init(target: .machine, endpoint: .system)
+    }
+
+    /// A manager for one literal IPv4 or IPv6 address (`"192.0.2.7"`, `"2001:db8::1"`): the
+    /// reachability the kernel's route lookup gives for it, asked of the daemon with
+    /// `CheckAddress`. An address the daemon rejects as malformed is `.notReachable`.
+    ///
+    /// - Parameter address: the literal address.
+    public convenience init(address: String) {
+        self.init(target: .address(address), endpoint: .system)
+    }
+
+    /// A manager for a host name: resolved in this process with the system resolver, each
+    /// address checked with the daemon's `CheckAddress`; the best answer wins (reachable beats
+    /// not reachable; among equals, the resolver's preferred address). A name that does not
+    /// resolve is `.notReachable`. The name is resolved and checked again whenever the daemon
+    /// publishes a change.
+    ///
+    /// - Parameter domain: a host name, e.g. `"example.org"`.
+    public convenience init(domain: String) {
+        self.init(target: .domain(domain), endpoint: .system)
+    }
+
+    /// A manager for `target` on `endpoint`; tests use it with a private bus.
+    init(target: MonitoredTarget, endpoint: BusEndpoint) {
+        let queue = DispatchQueue(label: "org.reachabilityd.client")
+        self.queue = queue
+        // The source reports to a weak box: the manager owns the source, not the other way round.
+        let box = WeakManager()
+        source = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, daemonAvailable in
+            box.manager?.receive(snapshot, daemonAvailable: daemonAvailable)
+        }
+        box.manager = self
+    }
+
+    deinit {
+        let source = source
+        queue.async { source.stop() }
+    }
+
+    // MARK: - The current state
+
+    /// The current status; `.unknown` before the first answer and while not monitoring.
+    public var status: ReachabilityStatus {
+        state.withLock { $0.snapshot.status }
+    }
+
+    /// Everything known about the current state: status, interface, transport, per-family
+    /// reachability, metering, and the daemon's reason.
+    public var snapshot: ReachabilitySnapshot {
+        state.withLock { $0.snapshot }
+    }
+
+    /// Whether reachabilityd answered the last time this manager looked: false before monitoring
+    /// has an answer, while the daemon's bus name has no owner, and while the bus is unreachable.
+    public var isDaemonAvailable: Bool {
+        state.withLock { $0.isDaemonAvailable }
+    }
+
+    /// Whether the status is one of the reachable ones.
+    public var isReachable: Bool { status.isReachable }
+
+    /// Whether the status is `.reachableViaWWAN`.
+    public var isReachableViaWWAN: Bool { status == .reachableViaWWAN }
+
+    /// Whether the status is `.reachableViaWiFi`.
+    public var isReachableViaWiFi: Bool { status == .reachableViaWiFi }
+
+    /// Whether the status is `.reachableViaEthernet`.
+    public var isReachableViaEthernet: Bool { status == .reachableViaEthernet }
+
+    /// The interface that carries the traffic ("eth0"), or nil when not reachable.
+    public var interfaceName: String? {
+        let name = snapshot.interface
+        return name.isEmpty ? nil : name
+    }
+
+    /// Whether the traffic is metered (a cellular link).
+    public var isMetered: Bool { snapshot.isMetered }
+
+    // MARK: - Monitoring
+
+    /// Starts following the daemon. Returns at once; observers get the first status when the
+    /// daemon has answered (or is found absent). Calling it again while monitoring does nothing.
+    public func startMonitoring() {
+        let starting = state.withLock { state -> Bool in
+            guard !state.isMonitoring else { return false }
+            state.isMonitoring = true
+            return true
+        }
+        guard starting else { return }
+        let source = source
+        queue.async { source.start() }
+    }
+
+    /// Stops following the daemon. The status reads `.unknown` until monitoring starts again;
+    /// observers are kept and hear nothing until then.
+    public func stopMonitoring() {
+        state.withLock { state in
+            state.isMonitoring = false
+            state.isResolved = false
+            state.isDaemonAvailable = false
+            state.snapshot = .unknown
+        }
+        let source = source
+        queue.async { source.stop() }
+    }
+
+    /// Sets the closure called with the status: the current status first (as soon as it is
+    /// known while monitoring), then each change. Replaces any previous handler; nil removes it.
+    ///
+    /// - Parameters:
+    ///   - queue: the queue the handler runs on.
+    ///   - handler: the closure, or nil.
+    public func setStatusChangeHandler(queue: DispatchQueue = .main, _ handler: (@Sendable (ReachabilityStatus) -> Void)?) {
+        state.withLock { state in
+            guard let handler else {
+                state.subscribers[State.handlerID] = nil
+                return
+            }
+            var subscriber = Subscriber(comparesStatusOnly: true) { snapshot in
+                queue.async { handler(snapshot.status) }
+            }
+            if state.isResolved { subscriber.offer(state.snapshot) }
+            state.subscribers[State.handlerID] = subscriber
+        }
+    }
+
+    /// The statuses as an asynchronous sequence: the current status first (as soon as it is
+    /// known while monitoring), then each change. Each access makes a new sequence; it ends
+    /// when the task iterating it is cancelled.
+    public var statusUpdates: AsyncStream<ReachabilityStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ReachabilityStatus.self)
+        subscribe(comparesStatusOnly: true, continuation: continuation) { continuation.yield($0.status) }
+        return stream
+    }
+
+    /// The snapshots as an asynchronous sequence: the current snapshot first, then each one
+    /// that differs from the last in any published value (interface, transport, reason…).
+    public var snapshotUpdates: AsyncStream<ReachabilitySnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ReachabilitySnapshot.self)
+        subscribe(comparesStatusOnly: false, continuation: continuation) { continuation.yield($0) }
+        return stream
+    }
+
+    private func subscribe<Element>(
+        comparesStatusOnly: Bool, continuation: AsyncStream<Element>.Continuation,
+        deliver: @escaping @Sendable (ReachabilitySnapshot) -> Void
+    ) {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            var subscriber = Subscriber(comparesStatusOnly: comparesStatusOnly, deliver: deliver)
+            if state.isResolved { subscriber.offer(state.snapshot) }
+            state.subscribers[state.nextID] = subscriber
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { $0.subscribers[id] = nil }
+        }
+    }
+
+    /// Takes a snapshot from the source (on the queue) and tells every observer that needs it.
+    private func receive(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
+        let changed = state.withLock { state -> ReachabilityStatus? in
+            guard state.isMonitoring else { return nil }
+            let previous = state.snapshot.status
+            state.snapshot = snapshot
+            state.isDaemonAvailable = daemonAvailable
+            state.isResolved = true
+            // Deliveries are enqueued under the lock, so they keep the order of the snapshots.
+            for id in state.subscribers.keys { state.subscribers[id]!.offer(snapshot) }
+            return previous != snapshot.status ? snapshot.status : nil
+        }
+        if let changed {
+            NotificationCenter.default.post(
+                name: Self.didChangeNotification, object: self, userInfo: [Self.statusUserInfoKey: changed]
+            )
+        }
+    }
+}
+
+/// The manager's mutable state, behind its lock.
+private struct State: Sendable {
+    /// The subscriber id of the status change handler.
+    static let handlerID: UInt64 = 0
+
+    var snapshot = ReachabilitySnapshot.unknown
+    var isMonitoring = false
+    var isDaemonAvailable = false
+    /// The first answer since monitoring started has arrived.
+    var isResolved = false
+    var subscribers: [UInt64: Subscriber] = [:]
+    var nextID: UInt64 = 0
+}
+
+/// One observer and what it was last told.
+private struct Subscriber: Sendable {
+    /// Tell only status changes (else any change of the snapshot).
+    let comparesStatusOnly: Bool
+    /// Hands a snapshot to the observer without blocking.
+    let deliver: @Sendable (ReachabilitySnapshot) -> Void
+    private var last: ReachabilitySnapshot?
+
+    init(comparesStatusOnly: Bool, deliver: @escaping @Sendable (ReachabilitySnapshot) -> Void) {
+        self.comparesStatusOnly = comparesStatusOnly
+        self.deliver = deliver
+    }
+
+    /// Delivers `snapshot` unless the observer was last told the same thing.
+    mutating func offer(_ snapshot: ReachabilitySnapshot) {
+        if let last, comparesStatusOnly ? last.status == snapshot.status : last == snapshot { return }
+        last = snapshot
+        deliver(snapshot)
+    }
+}
+
+/// A weak reference the source's callback holds.
+private final class WeakManager: @unchecked Sendable {
+    weak var manager: ReachabilityManager?
+}

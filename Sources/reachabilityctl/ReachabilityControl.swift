@@ -1,0 +1,352 @@
+import ArgumentParser
+import Foundation
+import ReachabilityClient
+
+/// The exit codes of `reachabilityctl`, documented in `--help` and README.
+enum ExitStatus {
+    /// The condition holds / the command did what was asked.
+    static let success: Int32 = 0
+    /// `wait` timed out; `check` found the destination not reachable.
+    static let conditionNotMet: Int32 = 1
+    /// Bad usage (swift-argument-parser's validation failure code).
+    static let usage: Int32 = 64
+    /// reachabilityd is not running (its bus name has no owner) or the system bus is unreachable.
+    static let daemonUnavailable: Int32 = 69
+
+    /// The text for `--help`.
+    static let help = """
+        Exit status: 0 success; 1 `wait` timed out or `check` found the destination not \
+        reachable; 64 usage error; 69 reachabilityd is not running or the system bus is \
+        unreachable.
+        """
+}
+
+/// `reachabilityctl`: query and wait for the reachability that reachabilityd publishes.
+@main
+struct ReachabilityControl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reachabilityctl",
+        abstract: "Query, watch and wait for network reachability as reachabilityd publishes it.",
+        discussion: """
+            Talks to reachabilityd on the D-Bus system bus ($DBUS_SYSTEM_BUS_ADDRESS when set).
+
+            \(ExitStatus.help)
+            """,
+        version: "0.1.0",
+        subcommands: [Status.self, Monitor.self, Wait.self, Check.self],
+        defaultSubcommand: Status.self
+    )
+}
+
+// MARK: - status
+
+/// `reachabilityctl status [--json]`.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason.",
+        discussion: ExitStatus.help
+    )
+
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
+    var answerTimeout: Double = 5
+
+    func run() async throws {
+        let manager = ReachabilityManager()
+        guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
+            throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
+        }
+        let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
+        if json {
+            Output.line(Output.json(StatusRecord(snapshot, daemonAvailable: available)))
+        } else {
+            Output.line(Output.text(snapshot))
+        }
+        if !available { throw ExitCode(ExitStatus.daemonUnavailable) }
+    }
+}
+
+// MARK: - monitor
+
+/// `reachabilityctl monitor [--json]`.
+struct Monitor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the current state, then one line per change, until interrupted.",
+        discussion: """
+            A line is printed whenever any published value changes (status, interface, transport, \
+            per-family reachability, metered, reason), and when the daemon stops or starts \
+            (status unknown). \(ExitStatus.help)
+            """
+    )
+
+    @Flag(name: .long, help: "Print one JSON object per line instead of text.")
+    var json = false
+
+    func run() async throws {
+        let manager = ReachabilityManager()
+        manager.startMonitoring()
+        for await snapshot in manager.snapshotUpdates {
+            let time = Date().formatted(.iso8601)
+            if json {
+                var record = StatusRecord(snapshot, daemonAvailable: manager.isDaemonAvailable)
+                record.time = time
+                Output.line(Output.json(record))
+            } else {
+                let interface = snapshot.interface.isEmpty ? "-" : snapshot.interface
+                Output.line("\(time) \(snapshot.status.rawValue) \(interface) (\(snapshot.reason))")
+            }
+        }
+    }
+}
+
+// MARK: - wait
+
+/// The transports `wait --transport` accepts.
+enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
+    case wifi, ethernet, wwan
+
+    /// The status that means reachable over this transport.
+    var status: ReachabilityStatus {
+        switch self {
+        case .wifi: .reachableViaWiFi
+        case .ethernet: .reachableViaEthernet
+        case .wwan: .reachableViaWWAN
+        }
+    }
+}
+
+/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--host NAME|ADDRESS]`.
+struct Wait: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Block until the network is reachable (for ExecStartPre=, like nm-online).",
+        discussion: """
+            Returns as soon as the condition holds: the machine (or --host) is reachable, over \
+            --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given. Fails at once \
+            with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
+            during the wait only delays the answer. \(ExitStatus.help)
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Give up after this many seconds (0: wait forever).", valueName: "seconds"))
+    var timeout: Double = 30
+
+    @Option(name: .long, help: ArgumentHelp("Require this transport: wifi, ethernet or wwan.", valueName: "transport"))
+    var transport: TransportChoice?
+
+    @Flag(name: .customLong("ipv4"), help: "Require IPv4 reachability.")
+    var ipv4 = false
+
+    @Flag(name: .customLong("ipv6"), help: "Require IPv6 reachability.")
+    var ipv6 = false
+
+    @Option(name: .long, help: ArgumentHelp("Wait for this host name or address instead of the machine.", valueName: "host"))
+    var host: String?
+
+    func validate() throws {
+        guard timeout >= 0 else { throw ValidationError("--timeout must not be negative.") }
+        guard !(ipv4 && ipv6) else { throw ValidationError("Give at most one of --ipv4 and --ipv6.") }
+    }
+
+    /// Whether `snapshot` satisfies the options.
+    func isSatisfied(by snapshot: ReachabilitySnapshot) -> Bool {
+        guard snapshot.status.isReachable else { return false }
+        if let transport, snapshot.status != transport.status { return false }
+        if ipv4 && !snapshot.isIPv4Reachable { return false }
+        if ipv6 && !snapshot.isIPv6Reachable { return false }
+        return true
+    }
+
+    func run() async throws {
+        let manager = host.map(ReachabilityManager.init(host:)) ?? ReachabilityManager()
+        manager.startMonitoring()
+        let outcome = await withTaskGroup(of: Int32.self) { group in
+            group.addTask {
+                var first = true
+                for await snapshot in manager.snapshotUpdates {
+                    if first && !manager.isDaemonAvailable { return ExitStatus.daemonUnavailable }
+                    first = false
+                    if isSatisfied(by: snapshot) { return ExitStatus.success }
+                }
+                return ExitStatus.conditionNotMet  // cancelled: the timeout won
+            }
+            if timeout > 0 {
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(timeout))
+                    return ExitStatus.conditionNotMet
+                }
+            }
+            let first = await group.next() ?? ExitStatus.conditionNotMet
+            group.cancelAll()
+            return first
+        }
+        let last = manager.snapshot
+        manager.stopMonitoring()
+        switch outcome {
+        case ExitStatus.success:
+            return
+        case ExitStatus.daemonUnavailable:
+            throw failure("reachabilityd is not running: \(last.reason).", code: outcome)
+        default:
+            throw failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
+        }
+    }
+}
+
+// MARK: - check
+
+/// `reachabilityctl check HOST|ADDRESS [--json]`.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show whether one host name or address is reachable, and through which interface.",
+        discussion: """
+            A literal address is checked with the daemon's CheckAddress; a host name is resolved \
+            here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
+            not. \(ExitStatus.help)
+            """
+    )
+
+    @Argument(help: ArgumentHelp("A host name or a literal IPv4/IPv6 address.", valueName: "host"))
+    var host: String
+
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
+    var answerTimeout: Double = 10
+
+    func run() async throws {
+        let manager = ReachabilityManager(host: host)
+        guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
+            throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
+        }
+        let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
+        if json {
+            var record = StatusRecord(snapshot, daemonAvailable: available)
+            record.host = host
+            Output.line(Output.json(record))
+        } else {
+            Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
+                + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)"))
+        }
+        if !available { throw ExitCode(ExitStatus.daemonUnavailable) }
+        if !snapshot.status.isReachable { throw ExitCode(ExitStatus.conditionNotMet) }
+    }
+}
+
+// MARK: - Helpers
+
+extension ReachabilityManager {
+    /// A manager for a literal address, or else for a host name.
+    convenience init(host: String) {
+        if IPAddressLiteral.isLiteral(host) {
+            self.init(address: host)
+        } else {
+            self.init(domain: host)
+        }
+    }
+}
+
+/// Recognises literal IPv4/IPv6 addresses.
+enum IPAddressLiteral {
+    /// Whether `text` is a literal IPv4 or IPv6 address.
+    /// The corresponding C function is `inet_pton`.
+    static func isLiteral(_ text: String) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
+    }
+}
+
+/// The first answer a manager got: its snapshot, and whether the daemon gave it.
+struct FirstAnswer: Sendable {
+    var snapshot: ReachabilitySnapshot
+    var daemonAvailable: Bool
+}
+
+/// Starts `manager`, returns its first answer (or nil when none arrives within `seconds`), and
+/// stops it.
+func firstAnswer(of manager: ReachabilityManager, within seconds: Double) async -> FirstAnswer? {
+    manager.startMonitoring()
+    defer { manager.stopMonitoring() }
+    return await withTaskGroup(of: FirstAnswer?.self) { group in
+        group.addTask {
+            for await snapshot in manager.snapshotUpdates {
+                return FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable)
+            }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+/// Prints `message` to stderr and returns the exit code to throw.
+func failure(_ message: String, code: Int32) -> ExitCode {
+    FileHandle.standardError.write(Data("reachabilityctl: \(message)\n".utf8))
+    return ExitCode(code)
+}
+
+/// The JSON form of a snapshot, shared by every `--json`.
+struct StatusRecord: Codable {
+    var time: String?
+    var host: String?
+    var status: String
+    var description: String
+    var reachable: Bool
+    var ipv4Reachable: Bool
+    var ipv6Reachable: Bool
+    var interface: String
+    var transport: String
+    var metered: Bool
+    var reason: String
+    var daemonAvailable: Bool
+
+    init(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
+        status = snapshot.status.rawValue
+        description = snapshot.status.localizedDescription(language: "en")
+        reachable = snapshot.isReachable
+        ipv4Reachable = snapshot.isIPv4Reachable
+        ipv6Reachable = snapshot.isIPv6Reachable
+        interface = snapshot.interface
+        transport = snapshot.transport?.rawValue ?? ""
+        metered = snapshot.isMetered
+        reason = snapshot.reason
+        self.daemonAvailable = daemonAvailable
+    }
+}
+
+/// Writing to stdout, one flushed line at a time (monitor output is read through pipes).
+enum Output {
+    /// Writes `text` and a newline to stdout at once.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Compact JSON with sorted keys.
+    static func json(_ record: StatusRecord) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// The human form of `status`, in the style of `networkctl status`.
+    static func text(_ snapshot: ReachabilitySnapshot) -> String {
+        func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
+        let rows: [(String, String)] = [
+            ("Status", "\(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"),
+            ("Interface", snapshot.interface.isEmpty ? "-" : snapshot.interface),
+            ("Transport", snapshot.transport?.rawValue ?? "-"),
+            ("IPv4", snapshot.isIPv4Reachable ? "reachable" : "not reachable"),
+            ("IPv6", snapshot.isIPv6Reachable ? "reachable" : "not reachable"),
+            ("Metered", yesNo(snapshot.isMetered)),
+            ("Reason", snapshot.reason),
+        ]
+        return rows.map { "\(String(repeating: " ", count: 9 - $0.0.count))\($0.0): \($0.1)" }.joined(separator: "\n")
+    }
+}
