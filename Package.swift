@@ -51,6 +51,8 @@ let package = Package(
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
+        // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.
+        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,158 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `reachabilityctl` against the real daemon on a private bus, in a test namespace.
+final class ReachabilityControlTests: DaemonTestCase {
+    /// The documented exit codes.
+    private enum Exit {
+        static let timeout: Int32 = 1
+        static let daemonAbsent: Int32 = 69
+    }
+
+    func testWaitReturnsZeroWhenADefaultRouteAppears() throws {
+        // Given a daemon with nothing reachable, and a waiting reachabilityctl
+        try startDaemon()
+        try configureIPv4Link()
+        let directory = try XCTUnwrap(directory)
+        let wait = try ChildProcess(
+            try ClientTestPaths.controlBinary(), ["wait", "--timeout", "20"], environment: try controlEnvironment(),
+            standardOutput: directory.file("wait.out"), standardError: directory.file("wait.err")
+        )
+        XCTAssertNil(wait.wait(timeout: .milliseconds(500)), "wait must block while nothing is reachable")
+
+        // When
+        try addIPv4DefaultRoute()
+
+        // Then
+        let ended = wait.wait(timeout: .seconds(5))
+        XCTAssertEqual(ended, .exited(0), (try? String(contentsOfFile: directory.file("wait.err"), encoding: .utf8)) ?? "")
+    }
+
+    func testWaitForATransportOrFamilyThatNeverComesTimesOut() throws {
+        // Given an Ethernet default route over IPv4 only
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When / Then
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5"]).termination, .exited(0))
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--transport", "ethernet", "--ipv4"]).termination, .exited(0))
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--host", "10.77.0.9"]).termination, .exited(0))
+        let start = ContinuousClock.now
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--transport", "wifi"]).termination, .exited(Exit.timeout))
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(3))
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--ipv6"]).termination, .exited(Exit.timeout))
+    }
+
+    func testWaitTimesOutWithoutADefaultRoute() throws {
+        // Given
+        try startDaemon()
+
+        // When
+        let result = try reachabilityctl(["wait", "--timeout", "1"])
+
+        // Then
+        XCTAssertEqual(result.termination, .exited(Exit.timeout), result.standardError)
+        XCTAssertTrue(result.standardError.contains("Timed out"), result.standardError)
+    }
+
+    func testWaitWithoutTheDaemonFailsWithItsOwnCode() throws {
+        // Given a bus without the daemon
+        // When
+        let result = try reachabilityctl(["wait", "--timeout", "5"])
+
+        // Then
+        XCTAssertEqual(result.termination, .exited(Exit.daemonAbsent), result.standardError)
+        XCTAssertEqual(try reachabilityctl(["status"]).termination, .exited(Exit.daemonAbsent))
+    }
+
+    func testStatusJSONParsesAndMatchesTheDaemon() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let published = try waitForStatus(.reachableViaEthernet)
+
+        // When
+        let result = try reachabilityctl(["status", "--json"]).check()
+
+        // Then
+        let object = try jsonObject(result.standardOutput)
+        XCTAssertEqual(object["status"] as? String, "reachable-via-ethernet")
+        XCTAssertEqual(object["interface"] as? String, "ra0")
+        XCTAssertEqual(object["transport"] as? String, "ethernet")
+        XCTAssertEqual(object["reachable"] as? Bool, true)
+        XCTAssertEqual(object["ipv4Reachable"] as? Bool, true)
+        XCTAssertEqual(object["ipv6Reachable"] as? Bool, false)
+        XCTAssertEqual(object["metered"] as? Bool, false)
+        XCTAssertEqual(object["reason"] as? String, published.string(.reason))
+        XCTAssertEqual(object["description"] as? String, "Reachable via Ethernet")
+
+        // And the text form names the same facts
+        let text = try reachabilityctl(["status"]).check().standardOutput
+        XCTAssertTrue(text.contains("reachable-via-ethernet"), text)
+        XCTAssertTrue(text.contains("ra0"), text)
+    }
+
+    func testCheckJSONParsesAndExitCodeFollowsReachability() throws {
+        // Given an on-link network and no default route
+        try startDaemon()
+        try configureIPv4Link()
+        try Poll.until("10.77.0.9 on-link", observe: { try busctl.checkAddress("10.77.0.9") }) {
+            $0 == .reply(status: "reachable-via-ethernet", interface: "ra0")
+        }
+
+        // When
+        let onLink = try reachabilityctl(["check", "10.77.0.9", "--json"])
+        let elsewhere = try reachabilityctl(["check", "198.51.100.7", "--json"])
+
+        // Then
+        XCTAssertEqual(onLink.termination, .exited(0), onLink.standardError)
+        let object = try jsonObject(onLink.standardOutput)
+        XCTAssertEqual(object["host"] as? String, "10.77.0.9")
+        XCTAssertEqual(object["status"] as? String, "reachable-via-ethernet")
+        XCTAssertEqual(object["interface"] as? String, "ra0")
+        XCTAssertEqual(elsewhere.termination, .exited(Exit.timeout), "not reachable exits 1")
+        XCTAssertEqual(try jsonObject(elsewhere.standardOutput)["status"] as? String, "not-reachable")
+    }
+
+    func testMonitorJSONPrintsOneParsableLinePerChange() throws {
+        // Given
+        try startDaemon()
+        let directory = try XCTUnwrap(directory)
+        let outputPath = directory.file("monitor.out")
+        let monitor = try ChildProcess(
+            try ClientTestPaths.controlBinary(), ["monitor", "--json"], environment: try controlEnvironment(),
+            standardOutput: outputPath, standardError: directory.file("monitor.err")
+        )
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        try Poll.until("the first line", observe: lines) { $0.count >= 1 }
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let printed = try Poll.until("a reachable line", observe: lines) { $0.last?.contains("reachable-via-ethernet") == true }
+        monitor.terminate()
+        let objects = try printed.map(jsonObject)
+        XCTAssertEqual(objects.first?["status"] as? String, "not-reachable")
+        XCTAssertEqual(objects.last?["status"] as? String, "reachable-via-ethernet")
+        XCTAssertTrue(objects.allSatisfy { $0["time"] is String })
+    }
+
+    func testEverySubcommandHasHelp() throws {
+        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"]] {
+            let result = try Command.run(try ClientTestPaths.controlBinary(), arguments)
+            XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
+            XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+@testable import ReachabilityClient
+import XCTest
+
+/// `ReachabilityManager` against the real daemon on a private bus, in a test namespace.
+///
+/// The scenario of the delivery tests: the daemon starts with no route (`not-reachable`); the
+/// link gets an address; a default route appears (`reachable-via-ethernet`); it moves to another
+/// gateway (the reason changes, the status does not); it goes away (`not-reachable`).
+final class ReachabilityManagerTests: DaemonTestCase {
+    private let deliveryQueue = DispatchQueue(label: "ReachabilityManagerTests.delivery")
+
+    /// Runs the scenario, checking `collected` after each step.
+    private func runScenario(_ collected: Collected<ReachabilityStatus>, expectingFirst first: [ReachabilityStatus] = [.notReachable]) throws {
+        try waitForDeliveries(collected, first)
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForDeliveries(collected, first + [.reachableViaEthernet])
+        // Another gateway: the daemon publishes a new Reason, the status stays.
+        try netns.ip("route", "replace", "default", "via", "10.77.0.254", "dev", "ra0")
+        try waitForProperties("Reason naming the new gateway") { $0.string(.reason)?.contains("10.77.0.254") == true }
+        try netns.ip("route", "del", "default")
+        try waitForDeliveries(collected, first + [.reachableViaEthernet, .notReachable])
+        // Each delivery matches one StatusChanged of the daemon, and nothing more arrives.
+        XCTAssertEqual(try signals.statusChanges, ["reachable-via-ethernet", "not-reachable"])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(collected.all, first + [.reachableViaEthernet, .notReachable])
+    }
+
+    func testHandlerGetsCurrentStatusFirstThenEachChangeOnce() throws {
+        // Given
+        try startDaemon()
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilityStatus>()
+        let queue = deliveryQueue
+        manager.setStatusChangeHandler(queue: queue) { status in
+            dispatchPrecondition(condition: .onQueue(queue))
+            delivered.append(status)
+        }
+
+        // When
+        manager.startMonitoring()
+
+        // Then
+        try runScenario(delivered)
+        XCTAssertEqual(manager.status, .notReachable)
+        manager.stopMonitoring()
+        XCTAssertEqual(manager.status, .unknown, "a stopped manager must not report a stale status")
+    }
+
+    func testHandlerSetAfterStartGetsCurrentStatusOnce() throws {
+        // Given a manager that already knows the status
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let manager = try makeManager()
+        manager.startMonitoring()
+        try waitForManager(manager, status: .reachableViaEthernet)
+        XCTAssertTrue(manager.isReachable)
+        XCTAssertTrue(manager.isReachableViaEthernet)
+        XCTAssertFalse(manager.isReachableViaWiFi)
+        XCTAssertFalse(manager.isReachableViaWWAN)
+        XCTAssertEqual(manager.interfaceName, "ra0")
+        XCTAssertFalse(manager.isMetered)
+
+        // When
+        let delivered = Collected<ReachabilityStatus>()
+        manager.setStatusChangeHandler(queue: deliveryQueue) { delivered.append($0) }
+
+        // Then
+        try waitForDeliveries(delivered, [.reachableViaEthernet])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(delivered.all, [.reachableViaEthernet])
+    }
+
+    func testStatusUpdatesYieldTheSameSequence() throws {
+        // Given
+        try startDaemon()
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilityStatus>()
+        let updates = manager.statusUpdates
+        let consumer = Task {
+            for await status in updates { delivered.append(status) }
+        }
+        defer { consumer.cancel() }
+
+        // When
+        manager.startMonitoring()
+
+        // Then
+        try runScenario(delivered)
+    }
+
+    func testNotificationIsPostedOnEveryChange() throws {
+        // Given
+        try startDaemon()
+        let manager = try makeManager()
+        let posted = Collected<ReachabilityStatus>()
+        let observer = NotificationCenter.default.addObserver(
+            forName: ReachabilityManager.didChangeNotification, object: manager, queue: nil
+        ) { notification in
+            if let status = notification.userInfo?[ReachabilityManager.statusUserInfoKey] as? ReachabilityStatus {
+                posted.append(status)
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        // When
+        manager.startMonitoring()
+
+        // Then: the first answer is a change from `.unknown`
+        try runScenario(posted)
+    }
+
+    func testStoppedDaemonIsUnknownWithinOneSecondAndRestartedDaemonIsReadAgain() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilityStatus>()
+        manager.setStatusChangeHandler(queue: deliveryQueue) { delivered.append($0) }
+        manager.startMonitoring()
+        try waitForManager(manager, status: .reachableViaEthernet)
+        XCTAssertTrue(manager.isDaemonAvailable)
+
+        // When the daemon stops
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+
+        // Then
+        let took = try waitForManager(manager, status: .unknown, timeout: .seconds(1))
+        print("status unknown \(took) after the daemon exited")
+        XCTAssertFalse(manager.isDaemonAvailable)
+        XCTAssertNil(manager.interfaceName)
+
+        // When it starts again
+        try startDaemon()
+
+        // Then
+        try waitForManager(manager, status: .reachableViaEthernet)
+        XCTAssertTrue(manager.isDaemonAvailable)
+        try waitForDeliveries(delivered, [.reachableViaEthernet, .unknown, .reachableViaEthernet])
+    }
+
+    func testNoDaemonIsUnknown() throws {
+        // Given a bus without the daemon
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilityStatus>()
+        manager.setStatusChangeHandler(queue: deliveryQueue) { delivered.append($0) }
+
+        // When
+        manager.startMonitoring()
+
+        // Then
+        try waitForDeliveries(delivered, [.unknown])
+        XCTAssertFalse(manager.isDaemonAvailable)
+
+        // And when the daemon starts, its status arrives
+        try startDaemon()
+        try waitForDeliveries(delivered, [.unknown, .notReachable])
+    }
+
+    func testAddressManagerFollowsTheRouteToItsAddress() throws {
+        // Given an on-link network and no default route: the machine is not reachable
+        try startDaemon()
+        let global = try makeManager()
+        let onLink = try makeManager(.address("10.77.0.9"))
+        let elsewhere = try makeManager(.address("198.51.100.7"))
+        let malformed = try makeManager(.address("not-an-address"))
+        for manager in [global, onLink, elsewhere, malformed] { manager.startMonitoring() }
+        try configureIPv4Link()
+
+        // Then the on-link address is reachable through ra0, the rest is not
+        try waitForManager(onLink, status: .reachableViaEthernet)
+        XCTAssertEqual(onLink.interfaceName, "ra0")
+        try waitForManager(global, status: .notReachable)
+        try waitForManager(elsewhere, status: .notReachable)
+        try waitForManager(malformed, status: .notReachable)
+
+        // When a default route appears, the other address follows
+        try addIPv4DefaultRoute()
+        try waitForManager(elsewhere, status: .reachableViaEthernet)
+        try waitForManager(global, status: .reachableViaEthernet)
+    }
+
+    func testDomainManagerChecksTheResolvedAddresses() throws {
+        // Given (the resolver runs in the test's own namespace: a literal resolves to itself,
+        // "localhost" to loopback, which the rule counts as not reachable)
+        try startDaemon()
+        try configureIPv4Link()
+        let literal = try makeManager(.domain("10.77.0.9"))
+        let loopback = try makeManager(.domain("localhost"))
+        let unresolvable = try makeManager(.domain("no-such-host.invalid"))
+        for manager in [literal, loopback, unresolvable] { manager.startMonitoring() }
+
+        // Then
+        try waitForManager(literal, status: .reachableViaEthernet)
+        XCTAssertEqual(literal.interfaceName, "ra0")
+        try waitForManager(loopback, status: .notReachable)
+        try waitForManager(unresolvable, status: .notReachable)
+        XCTAssertTrue(unresolvable.snapshot.reason.contains("cannot resolve"), unresolvable.snapshot.reason)
+    }
+}
