@@ -23,6 +23,8 @@ public enum IPAddressBytes {
     /// - Returns: the family and the address bytes, or nil when `text` is not a literal address.
     /// The corresponding C function is `inet_pton`.
     public static func parse(_ text: String) -> (family: UInt8, bytes: [UInt8])? {
+        // inet_pton would stop at an embedded NUL and accept "192.0.2.1\0anything".
+        guard !text.utf8.contains(0) else { return nil }
         for family in [ipv4Family, ipv6Family] {
             var bytes = [UInt8](repeating: 0, count: length(family: family)!)
             if bytes.withUnsafeMutableBytes({ inet_pton(Int32(family), text, $0.baseAddress) }) == 1 {

@@ -30,6 +30,7 @@ enum LinuxNetlink {
     static let request = UInt16(NLM_F_REQUEST)
     static let dump = UInt16(NLM_F_DUMP)
     static let multipart = UInt16(NLM_F_MULTI)
+    static let dumpInterrupted = UInt16(NLM_F_DUMP_INTR)
 
     // Fixed payload sizes.
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size

@@ -113,6 +113,8 @@ public enum NetlinkParseError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidAttributeLength(messageType: UInt16, attributeType: UInt16, length: Int, available: Int)
     /// An attribute has the wrong size for its type (e.g. a 3-byte interface index).
     case invalidAttributeValue(messageType: UInt16, attributeType: UInt16, length: Int)
+    /// An `NLMSG_ERROR` whose code is not 0 or a negative errno.
+    case invalidErrorCode(Int32)
 
     /// A sentence for the log.
     public var description: String {
@@ -127,6 +129,8 @@ public enum NetlinkParseError: Error, Sendable, Hashable, CustomStringConvertibl
             "netlink message type \(type): attribute \(attribute) has invalid length \(length) (\(available) bytes left)"
         case let .invalidAttributeValue(type, attribute, length):
             "netlink message type \(type): attribute \(attribute) has unexpected size \(length)"
+        case let .invalidErrorCode(code):
+            "netlink error message with invalid code \(code)"
         }
     }
 }
@@ -188,7 +192,10 @@ public enum NetlinkParser {
         case LinuxNetlink.overrun: return .overrun
         case LinuxNetlink.error:
             try requireLength(LinuxNetlink.errorLength, type: type, body: body)
-            return .error(errno: -body.loadUnaligned(as: Int32.self))
+            let code = body.loadUnaligned(as: Int32.self)
+            // The kernel sends 0 or a negative errno; anything else is forged or corrupt.
+            guard code <= 0, code > -4096 else { throw .invalidErrorCode(code) }
+            return .error(errno: -code)
         default: return .other(type: type)
         }
     }

@@ -68,17 +68,23 @@ final class DaemonProcess {
         }
     }
 
-    /// Stops the daemon with SIGTERM, killing it if it has not ended after `grace`.
+    /// Whether `stop` has been called.
+    private(set) var wasStopped = false
+
+    /// Stops the daemon with a signal, killing it if it has not ended after `grace`.
     ///
-    /// - Parameter grace: how long the daemon has to shut down.
+    /// - Parameters:
+    ///   - signal: `SIGTERM` or `SIGINT`.
+    ///   - grace: how long the daemon has to shut down.
     /// - Returns: how it ended within `grace`, or nil if it had to be killed.
-    func stop(grace: Duration = .seconds(1)) -> Termination? {
+    func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(1)) -> Termination? {
+        wasStopped = true
         defer {
             notifySocket.receive()
             notifySocket.close()
         }
         if let ended = process.poll() { return ended }
-        process.send(SIGTERM)
+        process.send(signal)
         if let ended = process.wait(timeout: grace) { return ended }
         process.terminate(grace: .zero)
         return nil

@@ -30,7 +30,7 @@ class DaemonTestCase: XCTestCase {
 
     override func tearDownWithError() throws {
         recorder?.stop()
-        if let daemon {
+        if let daemon, !daemon.wasStopped {
             if let ended = daemon.termination {
                 XCTFail("reachabilityd exited during the test (\(ended))")
                 _ = daemon.stop()

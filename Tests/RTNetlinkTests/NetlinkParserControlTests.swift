@@ -1,0 +1,227 @@
+import RTNetlink
+import XCTest
+
+/// Control messages, rules, unknown types, and datagrams holding several messages.
+final class NetlinkParserControlTests: XCTestCase {
+    func testThatDoneEndsADump() throws {
+        // Given
+        let datagram = Fixture.dumpDone
+
+        // When
+        let message = try parseSingleMessage(datagram)
+
+        // Then
+        XCTAssertEqual(message.payload, .done)
+        XCTAssertEqual(
+            HeaderFields(message.header),
+            HeaderFields(length: 20, type: ABI.MessageType.done, flags: ABI.HeaderFlag.multipart, sequence: 42, portID: 0)
+        )
+    }
+
+    func testThatAnErrorCarriesThePositiveErrno() throws {
+        // Given
+        let datagram = Fixture.networkUnreachable
+
+        // When
+        let message = try parseSingleMessage(datagram)
+
+        // Then
+        XCTAssertEqual(message.payload, .error(errno: ABI.Errno.networkUnreachable))
+        XCTAssertEqual(message.header.sequence, 10)
+    }
+
+    func testThatAnErrorOfZeroIsAnAcknowledgement() throws {
+        // Given
+        let datagram = Fixture.acknowledgement
+
+        // When
+        let message = try parseSingleMessage(datagram)
+
+        // Then
+        XCTAssertEqual(message.payload, .error(errno: 0))
+        XCTAssertEqual(message.header.sequence, 9)
+    }
+
+    func testThatErrorCodesAreNegated() throws {
+        let rows: [(code: Int32, errno: Int32, line: UInt)] = [
+            (0, 0, #line),
+            (-1, 1, #line),
+            (-ABI.Errno.ioError, ABI.Errno.ioError, #line),
+            (-ABI.Errno.invalidArgument, ABI.Errno.invalidArgument, #line),
+            (-ABI.Errno.networkUnreachable, ABI.Errno.networkUnreachable, #line),
+            (-4095, 4095, #line),  // -MAX_ERRNO, the largest the kernel can send
+        ]
+        for row in rows {
+            // Given: with and without the echoed request header (NLM_F_CAPPED acks carry it too)
+            for body in [Wire.errorBody(row.code, answering: Fixture.request(sequence: 3)), Wire.i32(row.code)] {
+                let datagram = Wire.message(type: ABI.MessageType.error, sequence: 3, body: body)
+
+                // When
+                let payload = try parseSingleMessage(datagram, line: row.line).payload
+
+                // Then
+                XCTAssertEqual(payload, .error(errno: row.errno), line: row.line)
+            }
+        }
+    }
+
+    func testThatAnErrorCodeTheKernelCannotSendIsRejected() {
+        let rows: [(name: String, code: Int32, line: UInt)] = [
+            ("positive", 1, #line),
+            ("positive errno", ABI.Errno.networkUnreachable, #line),
+            ("largest positive", Int32.max, #line),
+            ("beyond -MAX_ERRNO", -4096, #line),
+            ("smallest (its negation does not fit an Int32)", Int32.min, #line),
+        ]
+        for row in rows {
+            // Given: the error, then a valid NLMSG_DONE in the same datagram
+            let datagram = Wire.message(
+                type: ABI.MessageType.error, sequence: 3, body: Wire.errorBody(row.code, answering: Fixture.request(sequence: 3))
+            ) + Fixture.dumpDone
+
+            // When
+            let results = parseOutcomes(datagram)
+
+            // Then: a typed failure for that message only
+            XCTAssertEqual(results, [.failure(.invalidErrorCode(row.code)), .success(.done)], row.name, line: row.line)
+        }
+    }
+
+    func testThatRuleChangesAreReportedWithoutTheRule() throws {
+        let rows: [(name: String, datagram: [UInt8], line: UInt)] = [
+            ("RTM_NEWRULE", Fixture.ruleAdded, #line),
+            ("RTM_DELRULE", Fixture.ruleRemoved, #line),
+            ("RTM_NEWRULE without a body", Wire.message(type: ABI.MessageType.newRule, body: []), #line),
+        ]
+        for row in rows {
+            // Given, When
+            let payload = try parseSingleMessage(row.datagram, line: row.line).payload
+
+            // Then
+            XCTAssertEqual(payload, .ruleChanged, row.name, line: row.line)
+        }
+    }
+
+    func testThatOverrunIsReported() throws {
+        // Given
+        let datagram = Wire.message(type: ABI.MessageType.overrun, body: [])
+
+        // When
+        let payload = try parseSingleMessage(datagram).payload
+
+        // Then
+        XCTAssertEqual(payload, .overrun)
+    }
+
+    func testThatUninterpretedTypesAreOther() throws {
+        let rows: [(name: String, type: UInt16, line: UInt)] = [
+            ("NLMSG_NOOP", ABI.MessageType.noop, #line),
+            ("type 0", 0, #line),
+            ("RTM_GETLINK (an echoed request)", ABI.MessageType.getLink, #line),
+            ("RTM_GETROUTE", ABI.MessageType.getRoute, #line),
+            ("RTM_NEWNEIGH", ABI.MessageType.newNeighbour, #line),
+            ("a private type", 0x1234, #line),
+            ("the largest type", 0xffff, #line),
+        ]
+        for row in rows {
+            // Given: a body that would be a malformed link, address or route
+            let datagram = Wire.message(type: row.type, body: [1, 2, 3])
+
+            // When
+            let payload = try parseSingleMessage(datagram, line: row.line).payload
+
+            // Then
+            XCTAssertEqual(payload, .other(type: row.type), row.name, line: row.line)
+        }
+    }
+
+    func testThatEveryMessageOfADumpDatagramIsParsedInOrder() {
+        // Given
+        let datagram = Fixture.linkDumpDatagram
+
+        // When
+        let results = NetlinkParser.parse(datagram: datagram)
+
+        // Then
+        let messages = results.compactMap { try? $0.get() }
+        XCTAssertEqual(messages.count, 3, "results: \(results)")
+        XCTAssertEqual(messages.map(\.header.sequence), [42, 42, 42])
+        XCTAssertEqual(messages.map(\.header.flags), [ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart])
+        XCTAssertEqual(messages.map(\.payload.link?.name), ["lo", "eth0", nil])
+        XCTAssertEqual(messages.last?.payload, .done)
+    }
+
+    func testThatMessagesOfEveryKindFollowEachOtherInOneDatagram() {
+        // Given
+        let datagram = Fixture.ppp0Address + Fixture.ipv4DefaultRoute + Fixture.ruleAdded + Fixture.wg0Removed
+            + Fixture.networkUnreachable + Wire.message(type: ABI.MessageType.noop, body: []) + Fixture.acknowledgement
+
+        // When
+        let payloads = NetlinkParser.parse(datagram: datagram).map { result in
+            result.map { message -> String in
+                switch message.payload {
+                case .newAddress: "newAddress"
+                case .newRoute: "newRoute"
+                case .ruleChanged: "ruleChanged"
+                case .deleteLink: "deleteLink"
+                case let .error(errno): "error \(errno)"
+                case let .other(type): "other \(type)"
+                default: "unexpected \(message.payload)"
+                }
+            }
+        }
+
+        // Then
+        XCTAssertEqual(
+            payloads,
+            ["newAddress", "newRoute", "ruleChanged", "deleteLink", "error 101", "other 1", "error 0"].map { .success($0) }
+        )
+    }
+
+    func testThatTheNextMessageStartsAtTheAlignedEndOfAnUnalignedOne() throws {
+        // Given: nlmsg_len 41 (a link ending with "eth0\0"), 3 bytes of padding, then NLMSG_DONE at 44
+        let link = Wire.message(
+            type: ABI.MessageType.newLink,
+            body: Wire.linkInfo(hardwareType: ABI.HardwareType.ether, index: 2, flags: 0)
+                + Array(Wire.attribute(ABI.LinkAttribute.name, Wire.cString("eth0")).prefix(9))
+        )
+        XCTAssertEqual(Wire.readU32(link, at: 0), 41)
+        XCTAssertEqual(link.count, 44)
+
+        // When
+        let results = parseOutcomes(link + Fixture.dumpDone)
+
+        // Then
+        XCTAssertEqual(results.count, 2, "results: \(results)")
+        XCTAssertEqual(try results.first?.get().link?.name, "eth0")
+        XCTAssertEqual(results.last, .success(.done))
+    }
+
+    func testThatHeaderFieldsArePassedThrough() throws {
+        // Given: a reply to a request of port 4242 with flags NLM_F_MULTI | NLM_F_DUMP_INTR (0x10)
+        let datagram = Wire.message(
+            type: ABI.MessageType.done, flags: 0x12, sequence: 0xfedc_ba98, portID: 4242, body: Wire.i32(0)
+        )
+
+        // When
+        let header = try parseSingleMessage(datagram).header
+
+        // Then
+        XCTAssertEqual(HeaderFields(header), HeaderFields(length: 20, type: ABI.MessageType.done, flags: 0x12, sequence: 0xfedc_ba98, portID: 4242))
+    }
+
+    func testThatABufferAtAnUnalignedAddressParsesTheSame() {
+        // Given: the dump datagram at offset 1 of a larger buffer, as a slice of a receive buffer
+        let expected = NetlinkParser.parse(datagram: Fixture.linkDumpDatagram)
+        let buffer = [0xaa] + Fixture.linkDumpDatagram + [0xbb, 0xbb]
+
+        // When
+        let results = buffer.withUnsafeBytes { bytes in
+            NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: bytes[1..<(1 + Fixture.linkDumpDatagram.count)]))
+        }
+
+        // Then
+        XCTAssertEqual(results, expected)
+        XCTAssertEqual(results.count, 3)
+    }
+}
