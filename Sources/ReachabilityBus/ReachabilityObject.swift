@@ -82,6 +82,21 @@ public final class ReachabilityObject: @unchecked Sendable {
         connection.rearm()
     }
 
+    /// Emits `RoutesChanged` (no arguments). The caller limits the rate.
+    public func emitRoutesChanged() {
+        var message: OpaquePointer?
+        do throws(SystemError) {
+            try sdCall("create RoutesChanged signal") {
+                sd_bus_message_new_signal(connection.bus, &message, BusContract.objectPath, BusContract.interface, BusContract.routesChangedSignal)
+            }
+            defer { sd_bus_message_unref(message) }
+            try sdCall("send RoutesChanged signal") { sd_bus_send(connection.bus, message, nil) }
+        } catch {
+            Log.error("\(error)")
+        }
+        connection.rearm()
+    }
+
     private func emitPropertiesChanged(_ names: [String]) throws(SystemError) {
         var strings: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
         defer { strings.forEach { free($0) } }

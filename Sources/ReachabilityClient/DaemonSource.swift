@@ -26,10 +26,11 @@ enum BusEndpoint: Sendable, Equatable {
 
 /// Follows reachabilityd over D-Bus for one manager and reports snapshots.
 ///
-/// Confined to `queue`. While running it keeps a connection with two matches: `NameOwnerChanged`
-/// for the daemon's name (so a stopped daemon reads `.unknown` at once and a restarted one is
-/// re-read), and `PropertiesChanged` on the daemon's object (believed only from the name's
-/// current owner). A lost bus connection is retried every second. Every (re)connection starts a
+/// Confined to `queue`. While running it keeps a connection with matches for `NameOwnerChanged`
+/// of the daemon's name (so a stopped daemon reads `.unknown` at once and a restarted one is
+/// re-read), `PropertiesChanged` on the daemon's object and, for an address or a domain,
+/// `RoutesChanged` (which trigger a new `CheckAddress`); signals are believed only from the
+/// name's current owner. A lost bus connection is retried every second. Every (re)connection starts a
 /// new epoch; replies from an older epoch are dropped.
 final class DaemonSource: @unchecked Sendable {
     /// How long to wait before reconnecting to a bus that went away.
@@ -111,6 +112,11 @@ final class DaemonSource: @unchecked Sendable {
             matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
                 self?.propertiesChanged(message, epoch: current)
             })
+            if target != .machine {
+                matches.append(try connection.addMatch(Self.routesChangedRule) { [weak self] message in
+                    self?.routesChanged(message, epoch: current)
+                })
+            }
             try connection.startProcessing { [weak self] error in
                 // Not from inside the connection's own processing: tear down on the next turn.
                 guard let self else { return }
@@ -223,6 +229,13 @@ final class DaemonSource: @unchecked Sendable {
         daemonChanged()
     }
 
+    /// Routing changed somewhere: a monitored destination is checked again (the machine's
+    /// status arrives with `PropertiesChanged`).
+    private func routesChanged(_ message: BusMessage, epoch signalEpoch: Int) {
+        guard running, signalEpoch == epoch, let owner, message.sender == owner, properties != nil else { return }
+        checkDestination()
+    }
+
     /// The daemon published something new: report it, or re-check the monitored destination.
     private func daemonChanged() {
         guard let properties else { return }
@@ -331,6 +344,10 @@ final class DaemonSource: @unchecked Sendable {
     /// The bus driver's announcements of the daemon's name changing hands.
     static let nameOwnerChangedRule =
         "type='signal',sender='\(busDriver)',path='\(busDriverPath)',interface='\(busDriver)',member='NameOwnerChanged',arg0='\(BusContract.busName)'"
+
+    /// The daemon's announcements that routing changed; the sender is checked against the owner.
+    static let routesChangedRule =
+        "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
 
     /// Property changes of the daemon's object; the sender is checked against the current owner.
     static let propertiesChangedRule =

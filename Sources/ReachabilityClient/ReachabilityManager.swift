@@ -44,7 +44,8 @@ public final class ReachabilityManager: Sendable {
 
     /// A manager for one literal IPv4 or IPv6 address (`"192.0.2.7"`, `"2001:db8::1"`): the
     /// reachability the kernel's route lookup gives for it, asked of the daemon with
-    /// `CheckAddress`. An address the daemon rejects as malformed is `.notReachable`.
+    /// `CheckAddress`, and asked again whenever the daemon announces a routing change
+    /// (`RoutesChanged`). An address the daemon rejects as malformed is `.notReachable`.
     ///
     /// - Parameter address: the literal address.
     public convenience init(address: String) {
@@ -55,7 +56,7 @@ public final class ReachabilityManager: Sendable {
     /// address checked with the daemon's `CheckAddress`; the best answer wins (reachable beats
     /// not reachable; among equals, the resolver's preferred address). A name that does not
     /// resolve is `.notReachable`. The name is resolved and checked again whenever the daemon
-    /// publishes a change.
+    /// announces a routing change (`RoutesChanged`) or publishes a new state.
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {

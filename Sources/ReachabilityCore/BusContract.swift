@@ -8,6 +8,12 @@ public enum BusContract {
     public static let interface = "org.reachabilityd.Reachability1"
     /// The signal emitted once per change of `Status`.
     public static let statusChangedSignal = "StatusChanged"
+    /// The signal emitted (without arguments, at most once per ``routesChangedInterval``) after
+    /// kernel link, address, route or rule events: clients re-check the destinations they follow.
+    public static let routesChangedSignal = "RoutesChanged"
+    /// The shortest time between two `RoutesChanged` signals, in milliseconds: a burst of route
+    /// changes costs each client at most one re-check per interval.
+    public static let routesChangedIntervalMilliseconds = 100
     /// The method checking one literal address.
     public static let checkAddressMethod = "CheckAddress"
     /// The error returned for a malformed address.

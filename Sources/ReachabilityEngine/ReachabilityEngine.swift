@@ -50,6 +50,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
     private var loggedParseErrors: Set<NetlinkParseError> = []
 
+    /// Called on the queue after every batch of link, address, route or rule events (and after
+    /// a resynchronisation), once the batch has been evaluated, whether or not the snapshot
+    /// changed: routes to other destinations may have changed. Set before ``start(onChange:)``.
+    public var onRoutingEvents: () -> Void = {}
+
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
 
@@ -131,9 +136,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         guard relevant else { return }
         let next = evaluate()
-        guard next != snapshot else { return }
-        snapshot = next
-        onChange(next)
+        if next != snapshot {
+            snapshot = next
+            onChange(next)
+        }
+        onRoutingEvents()
     }
 
     /// Replaces the mirror with fresh dumps; on failure the old mirror stays.

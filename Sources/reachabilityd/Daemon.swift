@@ -18,6 +18,9 @@ final class Daemon: @unchecked Sendable {
     private var object: ReachabilityObject?
     private var signalSources: [DispatchSourceSignal] = []
     private var watchdog: DispatchSourceTimer?
+    /// When `RoutesChanged` was last emitted, and whether one is scheduled.
+    private var lastRoutesChanged = DispatchTime(uptimeNanoseconds: 0)
+    private var routesChangedScheduled = false
 
     init(sysfsRoot: String, receiveBufferBytes: Int32) {
         engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
@@ -32,6 +35,7 @@ final class Daemon: @unchecked Sendable {
     private func start() {
         do throws(SystemError) {
             installSignalHandlers()
+            engine.onRoutingEvents = { [weak self] in self?.routingEvents() }
             let first = try engine.start { [weak self] snapshot in self?.publish(snapshot) }
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
             let connection = try BusConnection.system(queue: queue)
@@ -62,6 +66,24 @@ final class Daemon: @unchecked Sendable {
         Log.info("Status: \(snapshot.status.rawValue) (\(snapshot.reason)).")
         object?.publish(snapshot)
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
+    }
+
+    /// Announces `RoutesChanged` at once, or, within the minimum interval of the last one, once
+    /// at the end of that interval: a burst of kernel events costs clients one re-check per interval.
+    private func routingEvents() {
+        guard object != nil, !routesChangedScheduled else { return }
+        let earliest = lastRoutesChanged + .milliseconds(BusContract.routesChangedIntervalMilliseconds)
+        guard DispatchTime.now() < earliest else { return emitRoutesChanged() }
+        routesChangedScheduled = true
+        queue.asyncAfter(deadline: earliest) { [weak self] in
+            self?.routesChangedScheduled = false
+            self?.emitRoutesChanged()
+        }
+    }
+
+    private func emitRoutesChanged() {
+        lastRoutesChanged = .now()
+        object?.emitRoutesChanged()
     }
 
     /// SIGTERM and SIGINT: release the name so clients see the service leave, flush, exit 0.
