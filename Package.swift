@@ -49,6 +49,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
         // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.

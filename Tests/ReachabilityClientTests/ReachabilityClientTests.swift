@@ -1,0 +1,148 @@
+import ReachabilityCore
+@testable import ReachabilityClient
+import XCTest
+
+final class LocalizedDescriptionTests: XCTestCase {
+    func testEnglishDescriptionsMatchAFNetworking() {
+        // Given / When / Then
+        let expected: [ReachabilityStatus: String] = [
+            .unknown: "Unknown",
+            .notReachable: "Not Reachable",
+            .reachableViaWWAN: "Reachable via WWAN",
+            .reachableViaWiFi: "Reachable via WiFi",
+            .reachableViaEthernet: "Reachable via Ethernet",
+            .reachableViaOther: "Reachable via Other Network",
+        ]
+        for status in ReachabilityStatus.allCases {
+            XCTAssertEqual(status.localizedDescription(language: "en"), expected[status], "\(status)")
+        }
+    }
+
+    func testSimplifiedChineseHasAllStatusesTranslated() {
+        for status in ReachabilityStatus.allCases {
+            let chinese = status.localizedDescription(language: "zh-Hans")
+            XCTAssertNotEqual(chinese, status.localizedDescription(language: "en"), "\(status)")
+            XCTAssertFalse(chinese.isEmpty)
+        }
+        XCTAssertEqual(ReachabilityStatus.notReachable.localizedDescription(language: "zh_CN.UTF-8"), "网络不可达")
+    }
+
+    func testLanguageTags() {
+        let table: [(String, StatusLanguage)] = [
+            ("en", .english), ("en_US.UTF-8", .english), ("C", .english), ("", .english), ("fr_FR", .english),
+            ("zh", .simplifiedChinese), ("zh-Hans", .simplifiedChinese), ("zh_CN.UTF-8", .simplifiedChinese),
+            ("zh_SG", .simplifiedChinese), ("zh-Hans-CN", .simplifiedChinese),
+            ("zh_TW.UTF-8", .english), ("zh-Hant", .english), ("zh_HK", .english),
+        ]
+        for (tag, expected) in table {
+            XCTAssertEqual(StatusLanguage(tag: tag), expected, tag)
+        }
+    }
+}
+
+final class PublishedPropertiesTests: XCTestCase {
+    func testSnapshotFromBusProperties() {
+        // Given
+        let properties: [String: PropertyValue] = [
+            "Status": .string("reachable-via-wwan"), "Reachable": .boolean(true), "IPv4Reachable": .boolean(false),
+            "IPv6Reachable": .boolean(true), "Interface": .string("wwan0"), "Transport": .string("wwan"),
+            "Metered": .boolean(true), "Reason": .string("IPv6 default route on wwan0"), "Generation": .unsignedInteger(7),
+        ]
+
+        // When
+        let snapshot = ReachabilitySnapshot(busProperties: properties)
+
+        // Then
+        XCTAssertEqual(snapshot, ReachabilitySnapshot(
+            status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true, interface: "wwan0",
+            transport: .wwan, isMetered: true, reason: "IPv6 default route on wwan0"
+        ))
+    }
+
+    func testUnknownStatusFromANewerDaemon() {
+        XCTAssertEqual(ReachabilitySnapshot(busProperties: ["Status": .string("reachable-via-satellite"), "Reachable": .boolean(true)]).status, .reachableViaOther)
+        XCTAssertEqual(ReachabilitySnapshot(busProperties: ["Status": .string("something-else")]).status, .unknown)
+        XCTAssertEqual(ReachabilitySnapshot(busProperties: [:]).transport, nil)
+    }
+}
+
+final class AddressAnswerTests: XCTestCase {
+    func testBestAnswerPrefersReachableThenResolverOrder() {
+        // Given
+        let v6Down = AddressAnswer(address: "2001:db8::1", status: .notReachable, interface: "")
+        let v4Up = AddressAnswer(address: "192.0.2.1", status: .reachableViaWiFi, interface: "wlan0")
+        let v4UpToo = AddressAnswer(address: "192.0.2.2", status: .reachableViaEthernet, interface: "eth0")
+        let unknown = AddressAnswer(address: "192.0.2.3", status: .unknown, interface: "")
+
+        // When / Then
+        XCTAssertEqual(AddressAnswer.best(of: [v6Down, v4Up, v4UpToo]), v4Up)
+        XCTAssertEqual(AddressAnswer.best(of: [unknown, v6Down]), v6Down)
+        XCTAssertNil(AddressAnswer.best(of: []))
+    }
+
+    func testSnapshotOfADestination() {
+        // Given
+        let answers = [
+            AddressAnswer(address: "2001:db8::1", status: .reachableViaWWAN, interface: "wwan0"),
+            AddressAnswer(address: "192.0.2.1", status: .notReachable, interface: ""),
+        ]
+
+        // When
+        let snapshot = AddressAnswer.snapshot(destination: "example.org", answers: answers)
+
+        // Then
+        XCTAssertEqual(snapshot.status, .reachableViaWWAN)
+        XCTAssertEqual(snapshot.interface, "wwan0")
+        XCTAssertEqual(snapshot.transport, .wwan)
+        XCTAssertTrue(snapshot.isMetered)
+        XCTAssertTrue(snapshot.isIPv6Reachable)
+        XCTAssertFalse(snapshot.isIPv4Reachable)
+        XCTAssertEqual(AddressAnswer.snapshot(destination: "example.org", answers: []).status, .notReachable)
+    }
+}
+
+final class HostResolverTests: XCTestCase {
+    func testLiteralsResolveToThemselves() {
+        XCTAssertEqual(HostResolver.resolve("192.0.2.7"), .addresses(["192.0.2.7"]))
+        XCTAssertEqual(HostResolver.resolve("2001:db8::7"), .addresses(["2001:db8::7"]))
+    }
+
+    func testUnresolvableNameFails() {
+        guard case .failed = HostResolver.resolve("no-such-host.invalid") else {
+            return XCTFail("no-such-host.invalid resolved")
+        }
+    }
+}
+
+final class ManagerWithoutMonitoringTests: XCTestCase {
+    func testNothingIsKnownBeforeMonitoring() {
+        // Given a manager on a bus address that does not exist
+        let manager = ReachabilityManager(target: .machine, endpoint: .address("unix:path=/nonexistent/bus"))
+
+        // Then
+        XCTAssertEqual(manager.status, .unknown)
+        XCTAssertFalse(manager.isReachable)
+        XCTAssertNil(manager.interfaceName)
+        XCTAssertFalse(manager.isDaemonAvailable)
+    }
+
+    func testUnreachableBusGivesUnknownWithoutBlocking() async {
+        // Given
+        let manager = ReachabilityManager(target: .machine, endpoint: .address("unix:path=/nonexistent/bus"))
+
+        // When
+        let start = ContinuousClock.now
+        manager.startMonitoring()
+        XCTAssertLessThan(ContinuousClock.now - start, .milliseconds(50), "startMonitoring must not block")
+        var first: ReachabilityStatus?
+        for await status in manager.statusUpdates {
+            first = status
+            break
+        }
+
+        // Then
+        XCTAssertEqual(first, .unknown)
+        XCTAssertFalse(manager.isDaemonAvailable)
+        manager.stopMonitoring()
+    }
+}
