@@ -1,6 +1,7 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
-#   make test   install what the tests need, build, run every test (unit + integration)
+#   make test   install what the tests need, build, run every test (unit + integration),
+#               build the Examples/ package
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
@@ -24,6 +25,7 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(SWIFT) build --package-path Examples
 
 clean:
-	rm -rf .build
+	rm -rf .build Examples/.build
