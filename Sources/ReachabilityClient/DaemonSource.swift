@@ -41,7 +41,9 @@ final class DaemonSource: @unchecked Sendable {
     private let queue: DispatchQueue
     private let target: MonitoredTarget
     private let endpoint: BusEndpoint
-    private let reportObservation: @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool) -> Void
+    private let reportObservation: @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool, _ session: UInt64) -> Void
+    /// The caller's token for the current run, passed back with every report.
+    private var session: UInt64 = 0
 
     private var running = false
     private var epoch = 0
@@ -61,11 +63,11 @@ final class DaemonSource: @unchecked Sendable {
     ///   - queue: the serial queue everything runs on.
     ///   - target: what to report on.
     ///   - endpoint: the bus.
-    ///   - report: called on the queue with every snapshot (possibly repeated) and whether the
-    ///     daemon answered.
+    ///   - report: called on the queue with every snapshot (possibly repeated), whether the
+    ///     daemon answered, and the session given to ``start(session:)``.
     init(
         queue: DispatchQueue, target: MonitoredTarget, endpoint: BusEndpoint,
-        report: @escaping @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool) -> Void
+        report: @escaping @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool, _ session: UInt64) -> Void
     ) {
         self.queue = queue
         self.target = target
@@ -75,12 +77,15 @@ final class DaemonSource: @unchecked Sendable {
 
     /// Reports a snapshot; it comes from the daemon exactly when the daemon's name has an owner.
     private func report(_ snapshot: ReachabilitySnapshot) {
-        reportObservation(snapshot, owner != nil)
+        reportObservation(snapshot, owner != nil, session)
     }
 
     /// Connects and starts following the daemon. Call on the queue.
-    func start() {
+    ///
+    /// - Parameter session: a token passed back with every report of this run.
+    func start(session: UInt64) {
         dispatchPrecondition(condition: .onQueue(queue))
+        self.session = session
         guard !running else { return }
         running = true
         connect()

@@ -69,8 +69,8 @@ public final class ReachabilityManager: Sendable {
         self.queue = queue
         // The source reports to a weak box: the manager owns the source, not the other way round.
         let box = WeakManager()
-        source = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, daemonAvailable in
-            box.manager?.receive(snapshot, daemonAvailable: daemonAvailable)
+        source = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, daemonAvailable, session in
+            box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
         }
         box.manager = self
     }
@@ -125,14 +125,15 @@ public final class ReachabilityManager: Sendable {
     /// Starts following the daemon. Returns at once; observers get the first status when the
     /// daemon has answered (or is found absent). Calling it again while monitoring does nothing.
     public func startMonitoring() {
-        let starting = state.withLock { state -> Bool in
-            guard !state.isMonitoring else { return false }
+        let session = state.withLock { state -> UInt64? in
+            guard !state.isMonitoring else { return nil }
             state.isMonitoring = true
-            return true
+            state.session += 1
+            return state.session
         }
-        guard starting else { return }
+        guard let session else { return }
         let source = source
-        queue.async { source.start() }
+        queue.async { source.start(session: session) }
     }
 
     /// Stops following the daemon. The status reads `.unknown` until monitoring starts again;
@@ -202,9 +203,10 @@ public final class ReachabilityManager: Sendable {
     }
 
     /// Takes a snapshot from the source (on the queue) and tells every observer that needs it.
-    private func receive(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
+    private func receive(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool, session: UInt64) {
         let changed = state.withLock { state -> ReachabilityStatus? in
-            guard state.isMonitoring else { return nil }
+            // A report of an earlier run (stop and start in quick succession) is stale.
+            guard state.isMonitoring, session == state.session else { return nil }
             let previous = state.snapshot.status
             state.snapshot = snapshot
             state.isDaemonAvailable = daemonAvailable
@@ -228,6 +230,8 @@ private struct State: Sendable {
 
     var snapshot = ReachabilitySnapshot.unknown
     var isMonitoring = false
+    /// Counts the runs of ``ReachabilityManager/startMonitoring()``.
+    var session: UInt64 = 0
     var isDaemonAvailable = false
     /// The first answer since monitoring started has arrived.
     var isResolved = false

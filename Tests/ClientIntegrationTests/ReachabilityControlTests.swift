@@ -121,6 +121,34 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(try jsonObject(elsewhere.standardOutput)["status"] as? String, "not-reachable")
     }
 
+    func testCheckResolvesANameFromTheTestsHostsFileAndTheBestAddressWins() throws {
+        // Given a hosts file naming one unreachable and one on-link address, seen only by
+        // reachabilityctl (bind-mounted over /etc/hosts in a private mount namespace)
+        try startDaemon()
+        try configureIPv4Link()
+        let directory = try XCTUnwrap(directory)
+        let hosts = directory.file("hosts")
+        try "198.51.100.7 reach-test.invalid\n10.77.0.9 reach-test.invalid\n".write(toFile: hosts, atomically: true, encoding: .utf8)
+        let control = try ClientTestPaths.controlBinary()
+        func check(_ host: String) throws -> CommandResult {
+            try Command.run("unshare", [
+                "--mount", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$0\" /etc/hosts && exec \"$1\" check \"$2\" --json", hosts, control, host,
+            ], environment: try controlEnvironment())
+        }
+
+        // When
+        let result = try Poll.until("reach-test.invalid reachable", observe: { try check("reach-test.invalid") }) {
+            $0.termination == .exited(0)
+        }
+
+        // Then
+        let object = try jsonObject(result.standardOutput)
+        XCTAssertEqual(object["status"] as? String, "reachable-via-ethernet")
+        XCTAssertEqual(object["interface"] as? String, "ra0")
+        XCTAssertEqual(try check("no-such-name.invalid").termination, .exited(Exit.timeout))
+    }
+
     func testMonitorJSONPrintsOneParsableLinePerChange() throws {
         // Given
         try startDaemon()
