@@ -38,8 +38,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The client library: ReachabilityManager over the daemon's D-Bus API.
-        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport"]),
+        // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "SystemSupport"]),
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",

@@ -33,13 +33,49 @@ public final class ReachabilityManager: Sendable {
     /// The manager for the machine's reachability, shared by the whole process.
     public static let shared = ReachabilityManager()
 
+    /// Where a manager gets its answers.
+    public enum Source: Sendable, Equatable {
+        /// From reachabilityd over the system bus; `.unknown` while the daemon is not running.
+        case daemon
+        /// From the daemon's engine run inside this process (rtnetlink and the same decision
+        /// rule), for machines without reachabilityd. ``isDaemonAvailable`` stays false.
+        case inProcess
+        /// From the daemon while its bus name has an owner, else in-process.
+        case automatic
+    }
+
     private let queue: DispatchQueue
-    private let source: DaemonSource
+    private let source: any SnapshotSource
     private let state = Mutex(State())
 
     /// A manager for the machine's reachability: the daemon's `Status` and properties.
     public convenience init() {
         self.init(target: .machine, endpoint: .system)
+    }
+
+    /// A manager for the machine's reachability, answered by `source`.
+    ///
+    /// - Parameter source: the daemon, the engine in this process, or whichever is available.
+    public convenience init(source: Source) {
+        self.init(target: .machine, endpoint: .system, source: source)
+    }
+
+    /// A manager for one literal address (see ``init(address:)``), answered by `source`.
+    ///
+    /// - Parameters:
+    ///   - address: the literal address.
+    ///   - source: the daemon, the engine in this process, or whichever is available.
+    public convenience init(address: String, source: Source) {
+        self.init(target: .address(address), endpoint: .system, source: source)
+    }
+
+    /// A manager for a host name (see ``init(domain:)``), answered by `source`.
+    ///
+    /// - Parameters:
+    ///   - domain: a host name.
+    ///   - source: the daemon, the engine in this process, or whichever is available.
+    public convenience init(domain: String, source: Source) {
+        self.init(target: .domain(domain), endpoint: .system, source: source)
     }
 
     /// A manager for one literal IPv4 or IPv6 address (`"192.0.2.7"`, `"2001:db8::1"`): the
@@ -63,14 +99,19 @@ public final class ReachabilityManager: Sendable {
         self.init(target: .domain(domain), endpoint: .system)
     }
 
-    /// A manager for `target` on `endpoint`; tests use it with a private bus.
-    init(target: MonitoredTarget, endpoint: BusEndpoint) {
+    /// A manager for `target` on `endpoint` answered by `source`; tests use it with a private bus.
+    init(target: MonitoredTarget, endpoint: BusEndpoint, source kind: Source = .daemon) {
         let queue = DispatchQueue(label: "org.reachabilityd.client")
         self.queue = queue
         // The source reports to a weak box: the manager owns the source, not the other way round.
         let box = WeakManager()
-        source = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, daemonAvailable, session in
+        let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
+        }
+        source = switch kind {
+        case .daemon: DaemonSource(queue: queue, target: target, endpoint: endpoint, report: report)
+        case .inProcess: InProcessSource(queue: queue, target: target, report: report)
+        case .automatic: AutomaticSource(queue: queue, target: target, endpoint: endpoint, report: report)
         }
         box.manager = self
     }

@@ -38,6 +38,39 @@ struct ReachabilityControl: AsyncParsableCommand {
     )
 }
 
+// MARK: - Where answers come from
+
+/// `--source daemon|in-process|automatic`, shared by every subcommand.
+struct SourceOptions: ParsableArguments {
+    /// The choices, as typed.
+    enum Choice: String, ExpressibleByArgument, CaseIterable {
+        case daemon
+        case inProcess = "in-process"
+        case automatic
+    }
+
+    @Option(name: .long, help: ArgumentHelp("""
+        Where answers come from: daemon (reachabilityd on the system bus), in-process (the same \
+        engine run in reachabilityctl), or automatic (the daemon when running, else in-process).
+        """, valueName: "source"))
+    var source: Choice = .daemon
+
+    /// The library's source.
+    var managerSource: ReachabilityManager.Source {
+        switch source {
+        case .daemon: .daemon
+        case .inProcess: .inProcess
+        case .automatic: .automatic
+        }
+    }
+
+    /// Whether an answer means "no one could answer": the daemon is absent (daemon source), or
+    /// the status is unknown (the engine could not start, for the other sources).
+    func isUnavailable(_ answer: FirstAnswer) -> Bool {
+        source == .daemon ? !answer.daemonAvailable : answer.snapshot.status == .unknown
+    }
+}
+
 // MARK: - status
 
 /// `reachabilityctl status [--json]`.
@@ -53,8 +86,10 @@ struct Status: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
     var answerTimeout: Double = 5
 
+    @OptionGroup var sourceOptions: SourceOptions
+
     func run() async throws {
-        let manager = ReachabilityManager()
+        let manager = ReachabilityManager(source: sourceOptions.managerSource)
         guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
             throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
         }
@@ -64,7 +99,7 @@ struct Status: AsyncParsableCommand {
         } else {
             Output.line(Output.text(snapshot))
         }
-        if !available { throw ExitCode(ExitStatus.daemonUnavailable) }
+        if sourceOptions.isUnavailable(answer) { throw ExitCode(ExitStatus.daemonUnavailable) }
     }
 }
 
@@ -84,8 +119,10 @@ struct Monitor: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON object per line instead of text.")
     var json = false
 
+    @OptionGroup var sourceOptions: SourceOptions
+
     func run() async throws {
-        let manager = ReachabilityManager()
+        let manager = ReachabilityManager(source: sourceOptions.managerSource)
         manager.startMonitoring()
         for await snapshot in manager.snapshotUpdates {
             let time = Date().formatted(.iso8601)
@@ -144,6 +181,8 @@ struct Wait: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Wait for this host name or address instead of the machine.", valueName: "host"))
     var host: String?
 
+    @OptionGroup var sourceOptions: SourceOptions
+
     func validate() throws {
         guard timeout >= 0 else { throw ValidationError("--timeout must not be negative.") }
         guard !(ipv4 && ipv6) else { throw ValidationError("Give at most one of --ipv4 and --ipv6.") }
@@ -159,13 +198,16 @@ struct Wait: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let manager = host.map(ReachabilityManager.init(host:)) ?? ReachabilityManager()
+        let source = sourceOptions.managerSource
+        let manager = host.map { ReachabilityManager(host: $0, source: source) } ?? ReachabilityManager(source: source)
+        let options = sourceOptions
         manager.startMonitoring()
         let outcome = await withTaskGroup(of: Int32.self) { group in
             group.addTask {
                 var first = true
                 for await snapshot in manager.snapshotUpdates {
-                    if first && !manager.isDaemonAvailable { return ExitStatus.daemonUnavailable }
+                    let answer = FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable)
+                    if first && options.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
                     first = false
                     if isSatisfied(by: snapshot) { return ExitStatus.success }
                 }
@@ -216,8 +258,10 @@ struct Check: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
     var answerTimeout: Double = 10
 
+    @OptionGroup var sourceOptions: SourceOptions
+
     func run() async throws {
-        let manager = ReachabilityManager(host: host)
+        let manager = ReachabilityManager(host: host, source: sourceOptions.managerSource)
         guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
             throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
         }
@@ -230,7 +274,7 @@ struct Check: AsyncParsableCommand {
             Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
                 + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)"))
         }
-        if !available { throw ExitCode(ExitStatus.daemonUnavailable) }
+        if sourceOptions.isUnavailable(answer) { throw ExitCode(ExitStatus.daemonUnavailable) }
         if !snapshot.status.isReachable { throw ExitCode(ExitStatus.conditionNotMet) }
     }
 }
@@ -239,11 +283,11 @@ struct Check: AsyncParsableCommand {
 
 extension ReachabilityManager {
     /// A manager for a literal address, or else for a host name.
-    convenience init(host: String) {
+    convenience init(host: String, source: Source) {
         if IPAddressLiteral.isLiteral(host) {
-            self.init(address: host)
+            self.init(address: host, source: source)
         } else {
-            self.init(domain: host)
+            self.init(domain: host, source: source)
         }
     }
 }

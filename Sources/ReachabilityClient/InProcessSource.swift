@@ -1,0 +1,194 @@
+import Dispatch
+import ReachabilityCore
+import ReachabilityEngine
+import SystemSupport
+
+/// What a manager needs from a source of snapshots. Both methods are called on the manager's
+/// queue; the source reports there with the session of the run.
+protocol SnapshotSource: AnyObject, Sendable {
+    /// Starts a run; reports carry `session`.
+    func start(session: UInt64)
+    /// Stops the run.
+    func stop()
+}
+
+/// How a source reports: the snapshot, whether the daemon gave it, and the run's session.
+typealias SnapshotReport = @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool, _ session: UInt64) -> Void
+
+extension DaemonSource: SnapshotSource {}
+
+/// Runs the daemon's own engine (rtnetlink and the decision rule) inside this process, for
+/// machines without reachabilityd. Confined to `queue`.
+///
+/// The machine's snapshot comes from the engine's evaluation; an address or domain is checked
+/// with the engine's route lookup after every batch of kernel routing events.
+final class InProcessSource: SnapshotSource, @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let target: MonitoredTarget
+    private let reportSnapshot: SnapshotReport
+    private var engine: ReachabilityEngine?
+    private var session: UInt64 = 0
+    private var epoch = 0
+    private var checkInFlight = false
+    private var checkPending = false
+
+    /// Creates a stopped source.
+    init(queue: DispatchQueue, target: MonitoredTarget, report: @escaping SnapshotReport) {
+        self.queue = queue
+        self.target = target
+        reportSnapshot = report
+    }
+
+    /// Opens the netlink sockets, evaluates and reports, then follows the kernel's events.
+    func start(session: UInt64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        self.session = session
+        guard engine == nil else { return }
+        epoch += 1
+        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
+        if target != .machine {
+            engine.onRoutingEvents = { [weak self] in self?.checkDestination() }
+        }
+        do throws(SystemError) {
+            let first = try engine.start { [weak self] snapshot in self?.engineChanged(snapshot) }
+            self.engine = engine
+            engineChanged(first)
+        } catch {
+            report(.busUnavailable("cannot follow the kernel's routing state: \(error)"))
+        }
+    }
+
+    /// Closes the netlink sockets.
+    func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        engine?.stop()
+        engine = nil
+        epoch += 1
+        checkInFlight = false
+        checkPending = false
+    }
+
+    private func report(_ snapshot: ReachabilitySnapshot) {
+        reportSnapshot(snapshot, false, session)
+    }
+
+    private func engineChanged(_ snapshot: ReachabilitySnapshot) {
+        if target == .machine {
+            report(snapshot)
+        } else {
+            checkDestination()
+        }
+    }
+
+    /// Checks the destination with the engine; a request during a resolution runs once after it.
+    private func checkDestination() {
+        guard engine != nil else { return }
+        guard !checkInFlight else {
+            checkPending = true
+            return
+        }
+        switch target {
+        case .machine:
+            return
+        case .address(let address):
+            report(checked([address], destination: address))
+        case .domain(let host):
+            checkInFlight = true
+            let current = epoch
+            DispatchQueue.global().async { [weak self] in
+                let outcome = HostResolver.resolve(host)
+                guard let self else { return }
+                self.queue.async {
+                    guard current == self.epoch else { return }
+                    self.checkInFlight = false
+                    switch outcome {
+                    case .addresses(let addresses):
+                        self.report(self.checked(addresses, destination: host))
+                    case .failed(let why):
+                        self.report(ReachabilitySnapshot(
+                            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                            interface: "", transport: nil, isMetered: false, reason: "cannot resolve \(host): \(why)"
+                        ))
+                    }
+                    if self.checkPending {
+                        self.checkPending = false
+                        self.checkDestination()
+                    }
+                }
+            }
+        }
+    }
+
+    /// The snapshot for `destination` from the engine's verdict on each of its addresses.
+    private func checked(_ addresses: [String], destination: String) -> ReachabilitySnapshot {
+        guard let engine else { return .unknown }
+        let answers = addresses.map { address -> AddressAnswer in
+            do throws(InvalidAddressError) {
+                let verdict = try engine.checkAddress(address)
+                return AddressAnswer(address: address, status: verdict.status, interface: verdict.link?.name ?? "")
+            } catch {
+                return AddressAnswer(address: address, status: .notReachable, interface: "")
+            }
+        }
+        return AddressAnswer.snapshot(destination: destination, answers: answers)
+    }
+}
+
+/// Uses the daemon while its bus name has an owner, and the in-process engine while it has not
+/// (or while there is no bus). Confined to `queue`.
+final class AutomaticSource: SnapshotSource, @unchecked Sendable {
+    private let queue: DispatchQueue
+    private var daemon: DaemonSource!
+    private var inProcess: InProcessSource!
+    private let reportSnapshot: SnapshotReport
+    private var usingInProcess = false
+    private var session: UInt64 = 0
+
+    /// Creates a stopped source.
+    init(queue: DispatchQueue, target: MonitoredTarget, endpoint: BusEndpoint, report: @escaping SnapshotReport) {
+        self.queue = queue
+        reportSnapshot = report
+        let box = WeakAutomaticSource()
+        daemon = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, available, session in
+            box.source?.daemonReported(snapshot, daemonAvailable: available, session: session)
+        }
+        inProcess = InProcessSource(queue: queue, target: target) { snapshot, _, session in
+            box.source?.inProcessReported(snapshot, session: session)
+        }
+        box.source = self
+    }
+
+    func start(session: UInt64) {
+        self.session = session
+        daemon.start(session: session)
+    }
+
+    func stop() {
+        daemon.stop()
+        inProcess.stop()
+        usingInProcess = false
+    }
+
+    private func daemonReported(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool, session: UInt64) {
+        if daemonAvailable {
+            if usingInProcess {
+                inProcess.stop()
+                usingInProcess = false
+            }
+            reportSnapshot(snapshot, true, session)
+        } else if !usingInProcess {
+            usingInProcess = true
+            inProcess.start(session: session)
+        }
+    }
+
+    private func inProcessReported(_ snapshot: ReachabilitySnapshot, session: UInt64) {
+        guard usingInProcess else { return }
+        reportSnapshot(snapshot, false, session)
+    }
+}
+
+/// A weak reference the inner sources' callbacks hold.
+private final class WeakAutomaticSource: @unchecked Sendable {
+    weak var source: AutomaticSource?
+}
