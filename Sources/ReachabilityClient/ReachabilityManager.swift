@@ -193,6 +193,9 @@ public final class ReachabilityManager: Sendable {
     /// Sets the closure called with the status: the current status first (as soon as it is
     /// known while monitoring), then each change. Replaces any previous handler; nil removes it.
     ///
+    /// The default queue, `.main`, runs only while the program runs a main loop (`dispatchMain()`,
+    /// `RunLoop.main.run()`, or an async `main`); a daemon without one passes its own queue.
+    ///
     /// - Parameters:
     ///   - queue: the queue the handler runs on.
     ///   - handler: the closure, or nil.
