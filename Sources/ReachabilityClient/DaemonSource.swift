@@ -56,6 +56,8 @@ final class DaemonSource: @unchecked Sendable {
     private var properties: [String: PropertyValue]?
     private var checkInFlight = false
     private var checkPending = false
+    /// The domain's addresses, reused for a while across re-checks.
+    private var resolved = ResolvedAddresses()
 
     /// Creates a stopped source.
     ///
@@ -268,12 +270,16 @@ final class DaemonSource: @unchecked Sendable {
         case .address(let address):
             checkAddresses([address], destination: address, epoch: current)
         case .domain(let host):
+            if let addresses = resolved.fresh() {
+                return checkAddresses(addresses, destination: host, epoch: current)
+            }
             // getaddrinfo blocks: resolve away from the bus queue, continue there.
             DispatchQueue.global().async { [weak self] in
                 let outcome = HostResolver.resolve(host)
                 guard let self else { return }
                 self.queue.async {
                     guard self.running, current == self.epoch else { return }
+                    self.resolved.remember(outcome)
                     switch outcome {
                     case .addresses(let addresses):
                         self.checkAddresses(addresses, destination: host, epoch: current)

@@ -40,3 +40,30 @@ enum HostResolver {
         return .addresses(addresses)
     }
 }
+
+/// A host's addresses from the last successful resolution, reused for ``lifetime`` so that a
+/// burst of routing changes re-checks the addresses without asking the resolver (DNS) each
+/// time. Failures are not remembered: the next check resolves again.
+struct ResolvedAddresses {
+    /// How long a successful resolution is reused.
+    static let lifetime: Duration = .seconds(30)
+
+    private var addresses: [String]?
+    private var resolvedAt = ContinuousClock.now
+
+    /// The remembered addresses, when resolved less than ``lifetime`` ago.
+    func fresh(now: ContinuousClock.Instant = .now) -> [String]? {
+        guard let addresses, now - resolvedAt < Self.lifetime else { return nil }
+        return addresses
+    }
+
+    /// Remembers a successful outcome; forgets on failure.
+    mutating func remember(_ outcome: HostResolver.Outcome, now: ContinuousClock.Instant = .now) {
+        if case .addresses(let resolved) = outcome {
+            addresses = resolved
+            resolvedAt = now
+        } else {
+            addresses = nil
+        }
+    }
+}

@@ -31,6 +31,8 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     private var epoch = 0
     private var checkInFlight = false
     private var checkPending = false
+    /// The domain's addresses, reused for a while across re-checks.
+    private var resolved = ResolvedAddresses()
 
     /// Creates a stopped source.
     init(queue: DispatchQueue, target: MonitoredTarget, report: @escaping SnapshotReport) {
@@ -93,6 +95,9 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         case .address(let address):
             report(checked([address], destination: address))
         case .domain(let host):
+            if let addresses = resolved.fresh() {
+                return report(checked(addresses, destination: host))
+            }
             checkInFlight = true
             let current = epoch
             DispatchQueue.global().async { [weak self] in
@@ -101,6 +106,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
                 self.queue.async {
                     guard current == self.epoch else { return }
                     self.checkInFlight = false
+                    self.resolved.remember(outcome)
                     switch outcome {
                     case .addresses(let addresses):
                         self.report(self.checked(addresses, destination: host))

@@ -91,8 +91,9 @@ public final class ReachabilityManager: Sendable {
     /// A manager for a host name: resolved in this process with the system resolver, each
     /// address checked with the daemon's `CheckAddress`; the best answer wins (reachable beats
     /// not reachable; among equals, the resolver's preferred address). A name that does not
-    /// resolve is `.notReachable`. The name is resolved and checked again whenever the daemon
-    /// announces a routing change (`RoutesChanged`) or publishes a new state.
+    /// resolve is `.notReachable`. The addresses are checked again whenever the daemon announces
+    /// a routing change (`RoutesChanged`) or publishes a new state; a successful resolution is
+    /// reused for 30 s, so route churn does not become DNS traffic.
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {

@@ -146,3 +146,21 @@ final class ManagerWithoutMonitoringTests: XCTestCase {
         manager.stopMonitoring()
     }
 }
+
+final class ResolvedAddressesTests: XCTestCase {
+    func testSuccessIsReusedForItsLifetimeAndFailureIsNot() {
+        // Given
+        let start = ContinuousClock.now
+        var cache = ResolvedAddresses()
+        XCTAssertNil(cache.fresh(now: start))
+
+        // When
+        cache.remember(.addresses(["192.0.2.1"]), now: start)
+
+        // Then
+        XCTAssertEqual(cache.fresh(now: start + .seconds(29)), ["192.0.2.1"])
+        XCTAssertNil(cache.fresh(now: start + ResolvedAddresses.lifetime))
+        cache.remember(.failed("Name or service not known"), now: start)
+        XCTAssertNil(cache.fresh(now: start))
+    }
+}
