@@ -198,7 +198,7 @@ public final class ReachabilityManager: Sendable {
     /// `RunLoop.main.run()`, or an async `main`); a daemon without one passes its own queue.
     ///
     /// - Parameters:
-    ///   - queue: the queue the handler runs on.
+    ///   - queue: the queue the handler runs on; a serial one keeps the deliveries in order.
     ///   - handler: the closure, or nil.
     public func setStatusChangeHandler(queue: DispatchQueue = .main, _ handler: (@Sendable (ReachabilityStatus) -> Void)?) {
         state.withLock { state in

@@ -182,5 +182,7 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
+        let usage = try Command.run(try ClientTestPaths.controlBinary(), ["wait", "--ipv4", "--ipv6"])
+        XCTAssertEqual(usage.termination, .exited(64), "a usage error exits 64")
     }
 }
