@@ -48,6 +48,39 @@ final class ReachabilityManagerTests: DaemonTestCase {
         XCTAssertEqual(manager.status, .unknown, "a stopped manager must not report a stale status")
     }
 
+    func testFlappingRouteGivesTheDaemonsSequenceWithoutRepeats() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilityStatus>()
+        manager.setStatusChangeHandler(queue: deliveryQueue) { delivered.append($0) }
+        manager.startMonitoring()
+        try waitForDeliveries(delivered, [.notReachable])
+
+        // When the default route comes and goes 30 times as fast as ip can do it
+        for _ in 0..<30 {
+            try addIPv4DefaultRoute()
+            try netns.ip("route", "del", "default")
+            // The harness reads the daemon's sd_notify socket only when asked; undrained, its
+            // queue (net.unix.max_dgram_qlen, 10 here) fills with STATUS= and sd_notify blocks
+            // the daemon, as a stalled service manager would.
+            _ = daemon?.notifications
+        }
+        try addIPv4DefaultRoute()
+
+        // Then the handler saw exactly the daemon's StatusChanged sequence, never a status twice
+        try waitForManager(manager, status: .reachableViaEthernet)
+        try waitForStatus(.reachableViaEthernet)
+        let daemonSequence = try Poll.until("the last StatusChanged", observe: { try signals.statusChanges }) {
+            $0.last == ReachabilityStatus.reachableViaEthernet.rawValue
+        }
+        try waitForDeliveries(delivered, [.notReachable] + daemonSequence.compactMap(ReachabilityStatus.init(rawValue:)))
+        let all = delivered.all
+        XCTAssertFalse(zip(all, all.dropFirst()).contains { $0 == $1 }, "a status delivered twice in a row: \(all)")
+        print("\(all.count) deliveries for 61 route changes")
+    }
+
     func testHandlerSetAfterStartGetsCurrentStatusOnce() throws {
         // Given a manager that already knows the status
         try startDaemon()
