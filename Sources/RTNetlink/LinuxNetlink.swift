@@ -45,6 +45,8 @@ enum LinuxNetlink {
     static let linkName = UInt16(IFLA_IFNAME)
     static let linkInfo = UInt16(IFLA_LINKINFO)
     static let linkInfoKind = UInt16(IFLA_INFO_KIND)
+    static let linkLower = UInt16(IFLA_LINK)
+    static let linkMaster = UInt16(IFLA_MASTER)
 
     // Address attributes.
     static let addressAddress = UInt16(IFA_ADDRESS)

@@ -1,4 +1,4 @@
-/// What the rule needs to know about one network link.
+/// What the rule needs to know about one network link, already classified.
 public struct LinkFacts: Sendable, Hashable {
     /// The kernel's interface index.
     public var index: Int32
@@ -12,14 +12,44 @@ public struct LinkFacts: Sendable, Hashable {
     public var isLoopback: Bool
     /// The link's medium.
     public var transport: Transport
+    /// Why the link has that transport ("DEVTYPE=wlan").
+    public var transportReason: String
+    /// Why the link is ignored (configuration or a container interface), nil when it is not.
+    public var ignoreReason: String?
+    /// For a tunnel: the physical link beneath it and that link's transport, when known.
+    public var underlying: UnderlyingLink?
+    /// Whether traffic over the link is metered.
+    public var isMetered: Bool
 
-    /// Creates link facts.
-    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport) {
+    /// Creates link facts; `isMetered` defaults to the effective transport's default.
+    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
+                transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil, isMetered: Bool? = nil) {
         self.index = index
         self.name = name
         self.isUp = isUp
         self.hasCarrier = hasCarrier
         self.isLoopback = isLoopback
+        self.transport = transport
+        self.transportReason = transportReason
+        self.ignoreReason = ignoreReason
+        self.underlying = underlying
+        self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
+    }
+
+    /// The medium traffic finally leaves on: the underlying link's for a tunnel, when known.
+    public var effectiveTransport: Transport { underlying?.transport ?? transport }
+}
+
+/// The physical link beneath a tunnel.
+public struct UnderlyingLink: Sendable, Hashable {
+    /// Its name.
+    public var name: String
+    /// Its transport.
+    public var transport: Transport
+
+    /// Creates an underlying-link description.
+    public init(name: String, transport: Transport) {
+        self.name = name
         self.transport = transport
     }
 }
