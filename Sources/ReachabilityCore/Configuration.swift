@@ -61,7 +61,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
         let metered = meteredInterfaces.map { "\($0.pattern):\($0.value ? "yes" : "no")" }
             + meteredTransports.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value ? "yes" : "no")" }
         if !metered.isEmpty { lines.append("Metered=\(metered.joined(separator: " "))") }
-        lines.append("DownDelaySec=\(downDelaySeconds)")
+        let whole = downDelaySeconds.rounded() == downDelaySeconds
+        lines.append("DownDelaySec=" + (whole ? String(Int(downDelaySeconds)) : "\(Int((downDelaySeconds * 1000).rounded()))ms"))
         return lines.joined(separator: "\n")
     }
 }

@@ -121,7 +121,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
                     + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
             }
-            lines.append("\(family.displayName) (route to \(probe)): \(route) → \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+            lines.append("\(family.displayName) (route to \(probe)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
         }
         lines.append("Links:")
         for index in table.links.keys.sorted() {
