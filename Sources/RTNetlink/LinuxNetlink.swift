@@ -26,6 +26,9 @@ enum LinuxNetlink {
     static let newRule = UInt16(RTM_NEWRULE)
     static let deleteRule = UInt16(RTM_DELRULE)
 
+    // Route lookup flags (rtm_flags).
+    static let fibMatch = UInt32(RTM_F_FIB_MATCH)
+
     // Header flags.
     static let request = UInt16(NLM_F_REQUEST)
     static let dump = UInt16(NLM_F_DUMP)

@@ -66,11 +66,12 @@ public enum ReachabilityRule {
         guard facts.outputLinkAddresses.contains(where: { $0.family == family && $0.isUsableGlobal }) else {
             return notReachable("\(link.name) has no usable global \(family.displayName) address")
         }
-        var reason = "default route"
+        var reason = route.matchedPrefix.map { "route \($0)" } ?? "default route"
         if let gateway = route.gateway { reason += " via \(gateway)" }
         reason += " on \(link.name) (\(link.transport.rawValue)"
         if let underlying = link.underlying { reason += " over \(underlying.name), \(underlying.transport.rawValue)" }
         reason += "), table \(tableName(route.table))"
+        if let metric = route.metric { reason += ", metric \(metric)" }
         return DestinationVerdict(family: family, link: link, reason: reason)
     }
 

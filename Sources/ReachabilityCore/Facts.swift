@@ -120,17 +120,25 @@ public struct RouteFacts: Sendable, Hashable {
     public var table: UInt32
     /// The kernel flagged the next hop `linkdown` (`RTNH_F_LINKDOWN`).
     public var isLinkDown: Bool
+    /// The matched entry's destination prefix as text ("0.0.0.0/1"); nil for a default route
+    /// or when unknown.
+    public var matchedPrefix: String?
+    /// The matched entry's metric (`RTA_PRIORITY`), when known.
+    public var metric: UInt32?
 
     /// The main table's number (`RT_TABLE_MAIN`).
     public static let mainTable: UInt32 = 254
 
     /// Creates route facts.
-    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable, isLinkDown: Bool = false) {
+    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable,
+                isLinkDown: Bool = false, matchedPrefix: String? = nil, metric: UInt32? = nil) {
         self.type = type
         self.outputInterfaceIndex = outputInterfaceIndex
         self.gateway = gateway
         self.table = table
         self.isLinkDown = isLinkDown
+        self.matchedPrefix = matchedPrefix
+        self.metric = metric
     }
 }
 

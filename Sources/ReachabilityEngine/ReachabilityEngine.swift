@@ -224,12 +224,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .error(let code):
                 lookup = .failed(errno: code)
             case .route(let route):
+                // The resolved answer names the next hop; the matched entry adds prefix and metric.
+                var matched: RouteMessage?
+                if case .route(let entry) = try query.lookupRoute(to: destination, family: family, matchedEntry: true) { matched = entry }
                 lookup = .route(RouteFacts(
                     type: Self.routeType(route.type),
                     outputInterfaceIndex: route.outputInterface,
                     gateway: route.gateway.map { IPAddressBytes.format($0, family: family) },
                     table: route.table,
-                    isLinkDown: route.flags & RouteFlag.linkDown != 0
+                    isLinkDown: route.flags & RouteFlag.linkDown != 0,
+                    matchedPrefix: matched.flatMap { entry in
+                        guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
+                        return "\(IPAddressBytes.format(prefix, family: family))/\(entry.destinationLength)"
+                    },
+                    metric: matched?.priority
                 ))
             }
         } catch {

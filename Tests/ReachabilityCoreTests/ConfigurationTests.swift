@@ -136,6 +136,24 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         XCTAssertEqual(snapshot.reason, "default route via 10.0.0.1 on wg0 (vpn over wwan0, wwan), table main")
     }
 
+    func testThatTheMatchedPrefixAndMetricAreInTheReason() {
+        // Given: an OpenVPN-style 0.0.0.0/1 route with a metric.
+        let tunnel = LinkFacts(index: 4, name: "tun0", isUp: true, hasCarrier: true, transport: .vpn)
+        let facts = DestinationFacts(
+            family: .ipv4,
+            lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 4, gateway: "10.8.0.1", table: 51820, matchedPrefix: "0.0.0.0/1", metric: 600)),
+            outputLink: tunnel,
+            outputLinkAddresses: [AddressFacts(family: .ipv4, isGlobalScope: true)]
+        )
+
+        // When
+        let verdict = ReachabilityRule.evaluate(facts)
+
+        // Then
+        XCTAssertEqual(verdict.reason, "route 0.0.0.0/1 via 10.8.0.1 on tun0 (vpn), table 51820, metric 600")
+        XCTAssertEqual(verdict.status, .reachableViaOther, "a tunnel with no known medium beneath")
+    }
+
     func testThatConfiguredMeteringIsPublished() {
         // Given
         let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, isMetered: true)
