@@ -98,13 +98,7 @@ final class ClassificationTests: DaemonTestCase {
         try sysfs.markWireless("ra0")
         try startDaemon(sysfsRoot: sysfs.root)
         try configureIPv4Link()
-        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
-        try netns.setIPv6(enabled: false, on: "tun0")
-        let tun = try TunAttachment(name: "tun0", in: try netns)
-        addTeardownBlock { tun.close() }
-        try netns.ip("link", "set", "tun0", "up")
-        try netns.waitForCarrier("tun0")
-        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        let tun = try attachedTun()
 
         // When the tunnel's endpoint is routed over ra0 and the default route over the tunnel
         try netns.ip("route", "add", "203.0.113.7", "via", "10.77.0.1", "dev", "ra0")
@@ -130,7 +124,68 @@ final class ClassificationTests: DaemonTestCase {
         )
     }
 
+    func testTunWithTwoPossibleMediaIsReachableViaOther() throws {
+        // Given two physical links with global addresses: ra0 (fake WiFi) and rb0 (Ethernet)
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
+        try netns.ip("link", "set", "rb1", "up")
+        try netns.ip("link", "set", "rb0", "up")
+
+        // When a tunnel not bound to either carries the default route
+        let tun = try attachedTun()
+        try netns.ip("route", "add", "default", "dev", "tun0")
+
+        // Then the medium beneath cannot be told: reachable-via-other, Transport vpn
+        let properties = try waitForStatus(.reachableViaOther)
+        XCTAssertEqual(properties.string(.interface), "tun0")
+        XCTAssertEqual(properties.string(.transport), Transport.vpn.rawValue)
+        tun.close()
+    }
+
+    func testTunnelMediumIsNotAContainerBridge() throws {
+        // Given ra0 (fake WiFi) and docker0, a container bridge with an address and carrier
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
+        try netns.ip("link", "add", "docker0", "type", "bridge")
+        try netns.setIPv6(enabled: false, on: "docker0")
+        try netns.ip("link", "set", "vethc0a1b2", "master", "docker0")
+        try netns.ip("link", "set", "ceth0", "up")
+        try netns.ip("link", "set", "vethc0a1b2", "up")
+        try netns.ip("link", "set", "docker0", "up")
+        try netns.waitForCarrier("docker0")
+        try netns.ip("addr", "add", "172.17.0.1/16", "dev", "docker0")
+
+        // When a tunnel carries the default route
+        let tun = try attachedTun()
+        try netns.ip("route", "add", "default", "dev", "tun0")
+
+        // Then ra0 is the only candidate medium
+        let properties = try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(properties.string(.interface), "tun0")
+        XCTAssertEqual(properties.string(.transport), Transport.vpn.rawValue)
+        tun.close()
+    }
+
     // MARK: Helpers
+
+    /// Makes tun0 with 10.99.0.2/24, attached by this test (so it has carrier) and up.
+    private func attachedTun() throws -> TunAttachment {
+        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
+        try netns.setIPv6(enabled: false, on: "tun0")
+        let tun = try TunAttachment(name: "tun0", in: try netns)
+        addTeardownBlock { tun.close() }
+        try netns.ip("link", "set", "tun0", "up")
+        try netns.waitForCarrier("tun0")
+        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        return tun
+    }
 
     /// A bridge named like a container network, whose only port is a container veth, carrying
     /// the default route: the host is not reachable, and the reason says the bridge is ignored.

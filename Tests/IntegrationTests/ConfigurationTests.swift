@@ -39,6 +39,19 @@ final class ConfigurationTests: DaemonTestCase {
         XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWWAN.rawValue])
     }
 
+    func testMeteredByTransport() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nMetered=ethernet:yes\n")
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.bool(.metered), true)
+    }
+
     func testDropInOverridesTheMainFile() throws {
         // Given the main file makes ra0 WWAN and a drop-in makes it unmetered
         let path = try configurationPath

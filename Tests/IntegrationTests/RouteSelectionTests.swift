@@ -25,6 +25,7 @@ final class RouteSelectionTests: DaemonTestCase {
         let first = try busctl.properties()
         XCTAssertEqual(first.status, ReachabilityStatus.reachableViaWiFi.rawValue)
         XCTAssertEqual(first.string(.interface), "rb0")
+        XCTAssertTrue(first.string(.reason)?.contains("on rb0 (wifi), table main, metric 100") == true, "Reason: \(first.string(.reason) ?? "nil")")
 
         // When rb0's route goes, ra0's is the best
         try netns.ip("route", "del", "default", "via", "10.78.0.1", "dev", "rb0", "metric", "100")
@@ -46,6 +47,33 @@ final class RouteSelectionTests: DaemonTestCase {
             ReachabilityStatus.reachableViaEthernet.rawValue,
             ReachabilityStatus.reachableViaWiFi.rawValue,
         ])
+    }
+
+    func testMultipathDefaultRouteFallsBackToTheLiveNextHop() throws {
+        // Given two Ethernet links with addresses
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon()
+        try configureIPv4Link()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
+        try netns.ip("link", "set", "rb1", "up")
+        try netns.ip("link", "set", "rb0", "up")
+
+        // When one default route has a next hop on each
+        try netns.ip("route", "add", "default", "nexthop", "via", "10.77.0.1", "dev", "ra0", "nexthop", "via", "10.78.0.1", "dev", "rb0")
+
+        // Then the kernel's pick for the probe destination is published
+        let properties = try waitForStatus(.reachableViaEthernet)
+        let first = try XCTUnwrap(properties.string(.interface))
+        XCTAssertTrue(["ra0", "rb0"].contains(first), "Interface \(first)")
+
+        // When the picked next hop's link goes down (the kernel marks that next hop dead)
+        let other = first == "ra0" ? "rb0" : "ra0"
+        try netns.ip("link", "set", first, "down")
+
+        // Then the other next hop carries the traffic, and the host stays reachable
+        let after = try waitForProperties("Interface \(other)") { $0.string(.interface) == other }
+        XCTAssertEqual(after.status, ReachabilityStatus.reachableViaEthernet.rawValue)
+        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaEthernet.rawValue])
     }
 
     func testIPv6TentativeAddressIsNotReachableUntilDADCompletes() throws {

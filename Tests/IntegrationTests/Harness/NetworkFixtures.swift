@@ -100,6 +100,32 @@ struct FakeSysfs {
     func markWireless(_ link: String) throws {
         try FileManager.default.createDirectory(atPath: "\(root)/class/net/\(link)/wireless", withIntermediateDirectories: true)
     }
+
+    /// Gives `link` a `uevent` file with `DEVTYPE=type`, as the kernel writes for WiFi (`wlan`),
+    /// modems (`wwan`), USB gadgets (`gadget`)...
+    ///
+    /// - Parameters:
+    ///   - type: the `DEVTYPE=` value.
+    ///   - link: the link's name.
+    /// - Throws: when the file cannot be written.
+    func setDeviceType(_ type: String, of link: String) throws {
+        let directory = "\(root)/class/net/\(link)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "INTERFACE=\(link)\nIFINDEX=99\nDEVTYPE=\(type)\n".write(toFile: "\(directory)/uevent", atomically: true, encoding: .utf8)
+    }
+
+    /// Makes `link`'s `device/driver` a symbolic link to a driver directory named `driver`, as
+    /// sysfs does for a device bound to a driver (the target need not exist: only its name is read).
+    ///
+    /// - Parameters:
+    ///   - driver: e.g. `qmi_wwan`.
+    ///   - link: the link's name.
+    /// - Throws: when the link cannot be made.
+    func setDriver(_ driver: String, of link: String) throws {
+        let device = "\(root)/class/net/\(link)/device"
+        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(device)/driver", withDestinationPath: "../../../../bus/usb/drivers/\(driver)")
+    }
 }
 
 extension Busctl {
