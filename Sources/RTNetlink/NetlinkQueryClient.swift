@@ -79,9 +79,12 @@ public final class NetlinkQueryClient {
     }
 
     /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
-    public func lookupRoute(to destination: [UInt8], family: UInt8) throws(SystemError) -> RouteAnswer {
+    ///
+    /// - Parameter matchedEntry: answer with the routing-table entry that matched (prefix,
+    ///   metric) rather than the resolved next hop (`RTM_F_FIB_MATCH`).
+    public func lookupRoute(to destination: [UInt8], family: UInt8, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
         let expected = nextSequence()
-        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, sequence: expected))
+        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, matchedEntry: matchedEntry, sequence: expected))
         while true {
             for parsed in try receiveReply(sequence: expected) {
                 guard case .success(let message) = parsed else { continue }
