@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "reachabilityctl",
             dependencies: [
-                "ReachabilityClient",
+                "ReachabilityClient", "ReachabilityBus", "ReachabilityCore", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -33,7 +33,7 @@ struct ReachabilityControl: AsyncParsableCommand {
             \(ExitStatus.help)
             """,
         version: "0.1.0",
-        subcommands: [Status.self, Monitor.self, Wait.self, Check.self],
+        subcommands: [Status.self, Monitor.self, Wait.self, Check.self, Explain.self],
         defaultSubcommand: Status.self
     )
 }

@@ -69,6 +69,23 @@ final class ReachabilityControlTests: DaemonTestCase {
         // Then
         XCTAssertEqual(result.termination, .exited(Exit.daemonAbsent), result.standardError)
         XCTAssertEqual(try reachabilityctl(["status"]).termination, .exited(Exit.daemonAbsent))
+        XCTAssertEqual(try reachabilityctl(["explain"]).termination, .exited(Exit.daemonAbsent))
+    }
+
+    func testExplainPrintsTheDaemonsReport() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When
+        let result = try reachabilityctl(["explain"])
+
+        // Then
+        XCTAssertEqual(result.termination, .exited(0), result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("ra0"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("10.77.0.1"), result.standardOutput)
     }
 
     func testStatusJSONParsesAndMatchesTheDaemon() throws {
@@ -177,7 +194,7 @@ final class ReachabilityControlTests: DaemonTestCase {
     }
 
     func testEverySubcommandHasHelp() throws {
-        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"]] {
+        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"]] {
             let result = try Command.run(try ClientTestPaths.controlBinary(), arguments)
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
