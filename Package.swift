@@ -3,6 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "reachabilityd",
+    defaultLocalization: "en",
     products: [
         .executable(name: "reachabilityd", targets: ["reachabilityd"]),
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
@@ -39,7 +40,11 @@ let package = Package(
             ]
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
-        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "SystemSupport"]),
+        .target(
+            name: "ReachabilityClient",
+            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "SystemSupport"],
+            resources: [.process("Resources")]
+        ),
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",

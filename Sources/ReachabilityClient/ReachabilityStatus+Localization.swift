@@ -1,24 +1,39 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import ReachabilityCore
+import Synchronization
 
 extension ReachabilityStatus {
     /// A short human description in the user's language: "Reachable via WiFi", "通过 Wi-Fi 连接".
     ///
     /// The language comes from the POSIX locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, then
-    /// the first entry of `LANGUAGE`): Simplified Chinese for `zh_CN`, `zh_SG` and `zh-Hans`,
-    /// English otherwise. Use ``localizedDescription(language:)`` to choose explicitly.
+    /// the first entry of `LANGUAGE`). Use ``localizedDescription(language:)`` to choose explicitly.
     public var localizedDescription: String {
-        localizedDescription(language: StatusLanguage.fromEnvironment().identifier)
+        localizedDescription(language: StatusLanguage.environmentTag())
     }
 
     /// A short human description in `language`.
+    ///
+    /// The translations are the package's resources (`Resources/<language>.lproj/Localizable.strings`,
+    /// keyed by the English text), read from the resource bundle SwiftPM puts beside the
+    /// executable, or from `/usr/share/reachabilityd/`. English and Simplified Chinese are also
+    /// compiled in, so they work without the bundle; other languages fall back to English.
     ///
     /// - Parameter language: a language tag or POSIX locale name: `"en"`, `"zh-Hans"`,
     ///   `"zh_CN.UTF-8"`… Languages without a translation get English.
     /// - Returns: the description, e.g. "Not Reachable".
     public func localizedDescription(language: String) -> String {
+        let key = englishDescription
+        for directory in StatusLanguage.localizationDirectories(for: language) {
+            if let text = LocalizationTables.table(directory)?[key] { return text }
+        }
+        return compiledDescription(language: language)
+    }
+
+    /// The compiled-in description: Simplified Chinese or English.
+    func compiledDescription(language: String) -> String {
         switch StatusLanguage(tag: language) {
         case .english: englishDescription
         case .simplifiedChinese: simplifiedChineseDescription
@@ -53,14 +68,6 @@ enum StatusLanguage: Equatable {
     case english
     case simplifiedChinese
 
-    /// The language's tag.
-    var identifier: String {
-        switch self {
-        case .english: "en"
-        case .simplifiedChinese: "zh-Hans"
-        }
-    }
-
     /// Maps a language tag or POSIX locale name to a translation: `zh`, `zh-Hans`, `zh-CN`,
     /// `zh_CN.UTF-8`, `zh_SG` are Simplified Chinese; `zh-Hant`, `zh_TW`, `zh_HK` and everything
     /// else English.
@@ -76,18 +83,118 @@ enum StatusLanguage: Equatable {
         self = parts.dropFirst().contains(where: traditional.contains) ? .english : .simplifiedChinese
     }
 
-    /// The language of the POSIX locale in the environment.
-    static func fromEnvironment() -> StatusLanguage {
+    /// The language of the POSIX locale in the environment, as written there ("en" for C/POSIX).
+    static func environmentTag() -> String {
         for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
             if let value = getenv(variable).map({ String(cString: $0) }), !value.isEmpty {
-                if value == "C" || value == "POSIX" { return .english }
-                return StatusLanguage(tag: value)
+                return value == "C" || value == "POSIX" || value.hasPrefix("C.") ? "en" : value
             }
         }
         if let list = getenv("LANGUAGE").map({ String(cString: $0) }), let first = list.split(separator: ":").first {
-            return StatusLanguage(tag: String(first))
+            return String(first)
         }
-        return .english
+        return "en"
+    }
+
+    /// The `.lproj` directory names (as SwiftPM writes them, lower case) to try for a tag, most
+    /// specific first: "fr_CA.UTF-8" → ["fr-ca", "fr"]; Chinese maps to its script,
+    /// "zh_CN" → ["zh-hans"], "zh_TW" → ["zh-hant"].
+    static func localizationDirectories(for tag: String) -> [String] {
+        let base = tag.split(separator: ".").first.map(String.init) ?? ""
+        let normalized = (base.split(separator: "@").first.map(String.init) ?? "").replacingUnderscores().lowercased()
+        let parts = normalized.split(separator: "-").map(String.init)
+        guard let language = parts.first, !language.isEmpty else { return [] }
+        if language == "zh" {
+            return [StatusLanguage(tag: tag) == .simplifiedChinese ? "zh-hans" : "zh-hant"]
+        }
+        return parts.count > 1 ? [normalized, language] : [language]
+    }
+}
+
+/// The translation tables of the resource bundle, loaded once per language on first use.
+/// Never traps: without the bundle (a binary installed on its own) every lookup is nil.
+enum LocalizationTables {
+    /// The bundle's name, `<package>_<target>.resources`, as SwiftPM names it.
+    static let bundleName = "reachabilityd_ReachabilityClient.resources"
+
+    private static let cache = Mutex<[String: [String: String]]>([:])
+
+    /// The bundle directory: beside the executable, else in `/usr/share/reachabilityd/`.
+    static let bundlePath: String? = {
+        var candidates: [String] = []
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(bundleName).path)
+        }
+        candidates.append("/usr/share/reachabilityd/\(bundleName)")
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }()
+
+    /// The table of `<directory>.lproj/Localizable.strings`, or nil when there is none.
+    static func table(_ directory: String) -> [String: String]? {
+        guard let bundlePath else { return nil }
+        if let cached = cache.withLock({ $0[directory] }) { return cached.isEmpty ? nil : cached }
+        let path = "\(bundlePath)/\(directory).lproj/Localizable.strings"
+        let table = (try? String(contentsOfFile: path, encoding: .utf8)).map(StringsFile.parse) ?? [:]
+        cache.withLock { $0[directory] = table }
+        return table.isEmpty ? nil : table
+    }
+}
+
+/// The `.strings` format: `"key" = "value";` pairs, `/* */` and `//` comments, backslash escapes.
+enum StringsFile {
+    /// Parses `text`; malformed parts end the parse with what was read so far.
+    static func parse(_ text: String) -> [String: String] {
+        var table: [String: String] = [:]
+        var scalars = Array(text.unicodeScalars)[...]
+        func skipSpaceAndComments() {
+            while let first = scalars.first {
+                if first.properties.isWhitespace {
+                    scalars = scalars.dropFirst()
+                } else if scalars.starts(with: "/*".unicodeScalars) {
+                    guard let end = scalars.indices.first(where: { scalars[$0...].starts(with: "*/".unicodeScalars) }) else {
+                        scalars = []
+                        return
+                    }
+                    scalars = scalars[(end + 2)...]
+                } else if scalars.starts(with: "//".unicodeScalars) {
+                    scalars = scalars.drop { $0 != "\n" }
+                } else {
+                    return
+                }
+            }
+        }
+        func quoted() -> String? {
+            guard scalars.first == "\"" else { return nil }
+            scalars = scalars.dropFirst()
+            var result = String.UnicodeScalarView()
+            while let scalar = scalars.first {
+                scalars = scalars.dropFirst()
+                switch scalar {
+                case "\"":
+                    return String(result)
+                case "\\":
+                    guard let escaped = scalars.first else { return nil }
+                    scalars = scalars.dropFirst()
+                    result.append(escaped == "n" ? "\n" : escaped == "t" ? "\t" : escaped)
+                default:
+                    result.append(scalar)
+                }
+            }
+            return nil
+        }
+        while true {
+            skipSpaceAndComments()
+            guard let key = quoted() else { return table }
+            skipSpaceAndComments()
+            guard scalars.first == "=" else { return table }
+            scalars = scalars.dropFirst()
+            skipSpaceAndComments()
+            guard let value = quoted() else { return table }
+            skipSpaceAndComments()
+            guard scalars.first == ";" else { return table }
+            scalars = scalars.dropFirst()
+            table[key] = value
+        }
     }
 }
 

@@ -164,3 +164,50 @@ final class ResolvedAddressesTests: XCTestCase {
         XCTAssertNil(cache.fresh(now: start))
     }
 }
+
+final class LocalizationResourceTests: XCTestCase {
+    func testTheResourceBundleIsFoundBesideTheTestExecutable() throws {
+        XCTAssertNotNil(LocalizationTables.bundlePath, "SwiftPM puts \(LocalizationTables.bundleName) beside the executable")
+    }
+
+    func testResourcesAndCompiledTablesAgree() throws {
+        // Given the package's resources / When each status is looked up / Then the compiled-in
+        // fallback says the same (edit both, or this fails)
+        try XCTSkipIf(LocalizationTables.bundlePath == nil, "no resource bundle beside the test executable")
+        for (directory, language) in [("en", "en"), ("zh-hans", "zh-Hans")] {
+            let table = try XCTUnwrap(LocalizationTables.table(directory), directory)
+            for status in ReachabilityStatus.allCases {
+                let key = status.compiledDescription(language: "en")
+                XCTAssertEqual(table[key], status.compiledDescription(language: language), "\(directory): \(key)")
+            }
+            XCTAssertEqual(table.count, ReachabilityStatus.allCases.count, "\(directory) has extra or missing keys")
+        }
+    }
+
+    func testUntranslatedLanguagesFallBackToEnglish() {
+        XCTAssertEqual(ReachabilityStatus.reachableViaWiFi.localizedDescription(language: "fr_FR.UTF-8"), "Reachable via WiFi")
+        XCTAssertEqual(ReachabilityStatus.reachableViaWiFi.localizedDescription(language: "zh_TW"), "Reachable via WiFi")
+        XCTAssertEqual(ReachabilityStatus.reachableViaWiFi.localizedDescription(language: "zh_CN.UTF-8"), "通过 Wi-Fi 连接")
+    }
+
+    func testLocalizationDirectories() {
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: "fr_CA.UTF-8"), ["fr-ca", "fr"])
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: "de_DE@euro"), ["de-de", "de"])
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: "en"), ["en"])
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: "zh_CN.UTF-8"), ["zh-hans"])
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: "zh-Hant-TW"), ["zh-hant"])
+        XCTAssertEqual(StatusLanguage.localizationDirectories(for: ""), [])
+    }
+
+    func testStringsFileParsing() {
+        let text = """
+            /* A comment "with quotes" = "no"; */
+            "Unknown" = "未知";
+            // a line comment
+            "A \\"quoted\\" key" = "line\\nbreak";
+            "Broken" = 
+            """
+        XCTAssertEqual(StringsFile.parse(text), ["Unknown": "未知", "A \"quoted\" key": "line\nbreak"])
+        XCTAssertEqual(StringsFile.parse(""), [:])
+    }
+}
