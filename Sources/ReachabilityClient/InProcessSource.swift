@@ -150,12 +150,12 @@ final class AutomaticSource: SnapshotSource, @unchecked Sendable {
     private var usingInProcess = false
     private var session: UInt64 = 0
 
-    /// Creates a stopped source.
-    init(queue: DispatchQueue, target: MonitoredTarget, endpoint: BusEndpoint, report: @escaping SnapshotReport) {
-        self.queue = queue
+    /// Creates a stopped source on the hub's queue.
+    init(hub: BusHub, target: MonitoredTarget, report: @escaping SnapshotReport) {
+        queue = hub.queue
         reportSnapshot = report
         let box = WeakAutomaticSource()
-        daemon = DaemonSource(queue: queue, target: target, endpoint: endpoint) { snapshot, available, session in
+        daemon = DaemonSource(hub: hub, target: target) { snapshot, available, session in
             box.source?.daemonReported(snapshot, daemonAvailable: available, session: session)
         }
         inProcess = InProcessSource(queue: queue, target: target) { snapshot, _, session in

@@ -101,18 +101,27 @@ public final class ReachabilityManager: Sendable {
     }
 
     /// A manager for `target` on `endpoint` answered by `source`; tests use it with a private bus.
+    ///
+    /// Managers that use the daemon share the bus's one connection and its queue (see
+    /// ``BusHub``); an in-process manager has a queue of its own.
     init(target: MonitoredTarget, endpoint: BusEndpoint, source kind: Source = .daemon) {
-        let queue = DispatchQueue(label: "org.reachabilityd.client")
-        self.queue = queue
         // The source reports to a weak box: the manager owns the source, not the other way round.
         let box = WeakManager()
         let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
         }
-        source = switch kind {
-        case .daemon: DaemonSource(queue: queue, target: target, endpoint: endpoint, report: report)
-        case .inProcess: InProcessSource(queue: queue, target: target, report: report)
-        case .automatic: AutomaticSource(queue: queue, target: target, endpoint: endpoint, report: report)
+        switch kind {
+        case .daemon:
+            let hub = BusHub.hub(for: endpoint)
+            queue = hub.queue
+            source = DaemonSource(hub: hub, target: target, report: report)
+        case .inProcess:
+            queue = DispatchQueue(label: "org.reachabilityd.client.in-process")
+            source = InProcessSource(queue: queue, target: target, report: report)
+        case .automatic:
+            let hub = BusHub.hub(for: endpoint)
+            queue = hub.queue
+            source = AutomaticSource(hub: hub, target: target, report: report)
         }
         box.manager = self
     }

@@ -81,6 +81,25 @@ final class ReachabilityManagerTests: DaemonTestCase {
         print("\(all.count) deliveries for 61 route changes")
     }
 
+    func testManagersOfOneProcessShareOneBusConnection() throws {
+        // Given
+        try startDaemon()
+        func connections() throws -> Int {
+            try busctl.run(["list", "--unique", "--no-legend"]).check().standardOutput.split(separator: "\n").count
+        }
+        let before = try connections()
+
+        // When 20 managers monitor (machine and addresses)
+        let managers = try (0..<20).map { try makeManager($0 % 2 == 0 ? .machine : .address("10.77.0.\($0)")) }
+        managers.forEach { $0.startMonitoring() }
+        for manager in managers { try waitForManager(manager, status: .notReachable) }
+
+        // Then one connection serves them all, and it closes when the last one stops
+        XCTAssertEqual(try connections(), before + 1)
+        managers.forEach { $0.stopMonitoring() }
+        try Poll.until("the shared connection to close") { try connections() == before }
+    }
+
     func testHandlerSetAfterStartGetsCurrentStatusOnce() throws {
         // Given a manager that already knows the status
         try startDaemon()

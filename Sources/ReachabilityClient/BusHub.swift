@@ -1,0 +1,314 @@
+import Dispatch
+import ReachabilityBus
+import ReachabilityCore
+import Synchronization
+import SystemSupport
+
+/// Which bus a manager talks to.
+enum BusEndpoint: Sendable, Hashable {
+    /// The system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
+    case system
+    /// A bus at an explicit address, e.g. a test's private bus.
+    case address(String)
+}
+
+/// What a hub knows about the daemon, as it tells its listeners.
+enum DaemonState: Sendable, Equatable {
+    /// The bus cannot be reached; the text says why.
+    case busUnavailable(String)
+    /// Nobody owns the daemon's name.
+    case absent
+    /// The daemon runs as `owner` and publishes `properties` (as read with `GetAll` and
+    /// updated by `PropertiesChanged`).
+    case running(owner: String, properties: [String: PropertyValue])
+}
+
+/// Something following the daemon through a hub. Called on the hub's queue.
+protocol BusHubListener: AnyObject {
+    /// The daemon's state changed (or the listener just attached and the state is known).
+    func hub(_ hub: BusHub, daemonState: DaemonState)
+    /// The daemon announced `RoutesChanged`.
+    func hubRoutesChanged(_ hub: BusHub)
+}
+
+/// One bus connection per bus, shared by every manager of the process that talks to it.
+///
+/// Confined to `queue`, which the managers of that bus share. While at least one listener is
+/// attached the hub keeps a connection with matches for `NameOwnerChanged` of the daemon's name
+/// (so a stopped daemon reads `.absent` at once and a restarted one is re-read),
+/// `PropertiesChanged` on the daemon's object and, once a listener asks, `RoutesChanged`;
+/// signals are believed only from the name's current owner. A lost bus connection is retried
+/// every second. Every (re)connection starts a new epoch; replies from an older one are dropped.
+/// The last listener to detach closes the connection.
+final class BusHub: @unchecked Sendable {
+    /// How long to wait before reconnecting to a bus that went away.
+    static let reconnectDelay: DispatchTimeInterval = .seconds(1)
+
+    private static let hubs = Mutex<[BusEndpoint: BusHub]>([:])
+
+    /// The hub of `endpoint`, made on first use and kept for the life of the process.
+    static func hub(for endpoint: BusEndpoint) -> BusHub {
+        hubs.withLock { hubs in
+            if let hub = hubs[endpoint] { return hub }
+            let hub = BusHub(endpoint: endpoint)
+            hubs[endpoint] = hub
+            return hub
+        }
+    }
+
+    /// The queue the hub, its listeners and their managers run on.
+    let queue = DispatchQueue(label: "org.reachabilityd.client.bus")
+    private let endpoint: BusEndpoint
+    private var listeners: [ObjectIdentifier: WeakListener] = [:]
+    private var routesListeners: Set<ObjectIdentifier> = []
+
+    private var epoch = 0
+    private var connection: BusConnection?
+    private var matches: [BusSlot] = []
+    private var routesMatch: BusSlot?
+    private var reconnectTimer: DispatchSourceTimer?
+    /// What is known; nil until the first answer after (re)connecting.
+    private(set) var state: DaemonState?
+
+    private init(endpoint: BusEndpoint) {
+        self.endpoint = endpoint
+    }
+
+    // MARK: - Listeners
+
+    /// Adds `listener`; connects when it is the first. A known state is told at once.
+    ///
+    /// - Parameters:
+    ///   - listener: the listener, held weakly.
+    ///   - wantsRoutesChanged: whether it needs `RoutesChanged`.
+    func attach(_ listener: BusHubListener, wantsRoutesChanged: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let id = ObjectIdentifier(listener)
+        listeners[id] = WeakListener(listener)
+        if wantsRoutesChanged {
+            routesListeners.insert(id)
+            addRoutesMatchIfNeeded()
+        }
+        if connection == nil && reconnectTimer == nil {
+            connect()
+        } else if let state {
+            listener.hub(self, daemonState: state)
+        }
+    }
+
+    /// Removes `listener`; the last one out closes the connection.
+    func detach(_ listener: BusHubListener) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let id = ObjectIdentifier(listener)
+        listeners[id] = nil
+        routesListeners.remove(id)
+        listeners = listeners.filter { $0.value.listener != nil }
+        guard listeners.isEmpty else { return }
+        tearDown()
+        reconnectTimer?.cancel()
+        reconnectTimer = nil
+    }
+
+    private func tell(_ body: (BusHubListener) -> Void) {
+        for entry in listeners.values {
+            if let listener = entry.listener { body(listener) }
+        }
+    }
+
+    private func setState(_ next: DaemonState) {
+        state = next
+        tell { $0.hub(self, daemonState: next) }
+    }
+
+    // MARK: - Calls
+
+    /// Calls a method of the daemon's object with string arguments; `reply` gets nil when the
+    /// connection goes (or went) away before the answer.
+    func callDaemon(member: String, arguments: [String], timeoutMicroseconds: UInt64, reply: @escaping (BusMessage?) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let connection else { return reply(nil) }
+        let current = epoch
+        do throws(SystemError) {
+            try connection.call(
+                destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
+                member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds
+            ) { [weak self] message in
+                reply(self?.epoch == current ? message : nil)
+            }
+        } catch {
+            reply(nil)
+        }
+    }
+
+    // MARK: - Connection
+
+    private func connect() {
+        tearDown()
+        let current = epoch
+        do throws(SystemError) {
+            let connection = switch endpoint {
+            case .system: try BusConnection.system(queue: queue)
+            case .address(let address): try BusConnection.open(address: address, queue: queue)
+            }
+            self.connection = connection
+            matches.append(try connection.addMatch(Self.nameOwnerChangedRule) { [weak self] message in
+                self?.nameOwnerChanged(message, epoch: current)
+            })
+            matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
+                self?.propertiesChanged(message, epoch: current)
+            })
+            addRoutesMatchIfNeeded()
+            try connection.startProcessing { [weak self] error in
+                // Not from inside the connection's own processing: tear down on the next turn.
+                guard let self else { return }
+                self.queue.async { self.connectionLost(error, epoch: current) }
+            }
+            try connection.call(
+                destination: Self.busDriver, path: Self.busDriverPath, interface: Self.busDriver, member: "GetNameOwner",
+                arguments: [BusContract.busName]
+            ) { [weak self] reply in
+                self?.nameOwnerReply(reply, epoch: current)
+            }
+        } catch {
+            connectionLost(error, epoch: current)
+        }
+    }
+
+    private func addRoutesMatchIfNeeded() {
+        guard routesMatch == nil, !routesListeners.isEmpty, let connection else { return }
+        let current = epoch
+        do throws(SystemError) {
+            routesMatch = try connection.addMatch(Self.routesChangedRule) { [weak self] message in
+                self?.routesChanged(message, epoch: current)
+            }
+        } catch {
+            Log.debug("\(error), ignoring.")
+        }
+    }
+
+    private func connectionLost(_ error: SystemError, epoch lostEpoch: Int) {
+        guard lostEpoch == epoch, !listeners.isEmpty else { return }
+        tearDown()
+        setState(.busUnavailable("no system bus (\(error.errnoDescription))"))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + Self.reconnectDelay)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.reconnectTimer = nil
+            if !self.listeners.isEmpty { self.connect() }
+        }
+        reconnectTimer?.cancel()
+        reconnectTimer = timer
+        timer.activate()
+    }
+
+    /// Forgets the connection and everything learnt through it; starts a new epoch.
+    private func tearDown() {
+        epoch += 1
+        state = nil
+        routesMatch = nil
+        matches = []  // removes the matches while the connection can still send RemoveMatch
+        connection?.close()
+        connection = nil
+    }
+
+    // MARK: - The daemon's name and properties
+
+    private var owner: String? {
+        if case .running(let owner, _)? = state { return owner }
+        return nil
+    }
+
+    private func nameOwnerReply(_ reply: BusMessage, epoch replyEpoch: Int) {
+        guard replyEpoch == epoch else { return }
+        // NameHasNoOwner: not running now; NameOwnerChanged tells when it starts.
+        guard reply.error == nil, let unique = try? reply.readString() else { return setState(.absent) }
+        daemonAppeared(unique)
+    }
+
+    private func nameOwnerChanged(_ message: BusMessage, epoch signalEpoch: Int) {
+        guard signalEpoch == epoch, message.sender == Self.busDriver || message.sender == nil,
+              let name = try? message.readString(), name == BusContract.busName,
+              (try? message.readString()) != nil, let newOwner = try? message.readString()
+        else { return }
+        if newOwner.isEmpty {
+            setState(.absent)
+        } else {
+            daemonAppeared(newOwner)
+        }
+    }
+
+    /// Reads every property of the new owner. Until the answer the state is unknown (nil).
+    private func daemonAppeared(_ unique: String) {
+        state = nil
+        pendingOwner = unique
+        let current = epoch
+        do throws(SystemError) {
+            try connection?.call(
+                destination: BusContract.busName, path: BusContract.objectPath, interface: Self.propertiesInterface,
+                member: "GetAll", arguments: [BusContract.interface]
+            ) { [weak self] reply in
+                self?.allProperties(reply, owner: unique, epoch: current)
+            }
+        } catch {
+            Log.debug("\(error)")
+        }
+    }
+
+    /// The owner whose `GetAll` is outstanding.
+    private var pendingOwner: String?
+
+    private func allProperties(_ reply: BusMessage, owner replyOwner: String, epoch replyEpoch: Int) {
+        guard replyEpoch == epoch, replyOwner == pendingOwner else { return }
+        pendingOwner = nil
+        guard reply.error == nil, let values = try? reply.readPropertyDictionary() else {
+            // The daemon went away between the two calls; NameOwnerChanged follows.
+            return setState(.absent)
+        }
+        setState(.running(owner: replyOwner, properties: values))
+    }
+
+    private func propertiesChanged(_ message: BusMessage, epoch signalEpoch: Int) {
+        // Signals that arrive before the GetAll reply are older than it: ignore them.
+        guard signalEpoch == epoch, case .running(let owner, var known)? = state, message.sender == owner,
+              (try? message.readString()) == BusContract.interface,
+              let changed = try? message.readPropertyDictionary()
+        else { return }
+        known.merge(changed) { _, new in new }
+        setState(.running(owner: owner, properties: known))
+    }
+
+    private func routesChanged(_ message: BusMessage, epoch signalEpoch: Int) {
+        guard signalEpoch == epoch, let owner, message.sender == owner else { return }
+        for id in routesListeners {
+            if let listener = listeners[id]?.listener { listener.hubRoutesChanged(self) }
+        }
+    }
+
+    // MARK: - Names
+
+    static let busDriver = "org.freedesktop.DBus"
+    static let busDriverPath = "/org/freedesktop/DBus"
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    /// The bus driver's announcements of the daemon's name changing hands.
+    static let nameOwnerChangedRule =
+        "type='signal',sender='\(busDriver)',path='\(busDriverPath)',interface='\(busDriver)',member='NameOwnerChanged',arg0='\(BusContract.busName)'"
+
+    /// The daemon's announcements that routing changed; the sender is checked against the owner.
+    static let routesChangedRule =
+        "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
+
+    /// Property changes of the daemon's object; the sender is checked against the current owner.
+    static let propertiesChangedRule =
+        "type='signal',path='\(BusContract.objectPath)',interface='\(propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
+}
+
+/// A weak reference to a listener.
+private struct WeakListener {
+    weak var listener: BusHubListener?
+
+    init(_ listener: BusHubListener) {
+        self.listener = listener
+    }
+}
