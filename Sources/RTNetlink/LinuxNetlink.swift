@@ -28,6 +28,7 @@ enum LinuxNetlink {
 
     // Route lookup flags (rtm_flags).
     static let fibMatch = UInt32(RTM_F_FIB_MATCH)
+    static let lookupTable = UInt32(RTM_F_LOOKUP_TABLE)
 
     // Header flags.
     static let request = UInt16(NLM_F_REQUEST)

@@ -23,9 +23,9 @@ public enum NetlinkRequest {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength)
         payload[0] = family
         payload[1] = UInt8(destination.count * 8)
-        if matchedEntry {
-            withUnsafeBytes(of: LinuxNetlink.fibMatch) { payload.replaceSubrange(8..<12, with: $0) }
-        }
+        // RTM_F_LOOKUP_TABLE: report the table the lookup used (IPv4 says "main" otherwise).
+        let flags = LinuxNetlink.lookupTable | (matchedEntry ? LinuxNetlink.fibMatch : 0)
+        withUnsafeBytes(of: flags) { payload.replaceSubrange(8..<12, with: $0) }
         payload += attribute(type: LinuxNetlink.routeDestination, value: destination)
         return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
     }

@@ -60,6 +60,7 @@ public enum ReachabilityRule {
             return notReachable("default route uses unknown interface \(index)")
         }
         if link.isLoopback { return notReachable("default route leads to loopback \(link.name) only") }
+        if link.isStrandedTunnel { return notReachable("\(link.name) is a tunnel with no usable physical link beneath it") }
         if let ignored = link.ignoreReason { return notReachable("default route on \(link.name), which is ignored (\(ignored))") }
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }

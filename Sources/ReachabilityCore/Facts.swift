@@ -18,12 +18,16 @@ public struct LinkFacts: Sendable, Hashable {
     public var ignoreReason: String?
     /// For a tunnel: the physical link beneath it and that link's transport, when known.
     public var underlying: UnderlyingLink?
+    /// For a tunnel: no physical link at all is up with carrier and a usable global address,
+    /// so nothing can carry the tunnel's packets.
+    public var isStrandedTunnel: Bool
     /// Whether traffic over the link is metered.
     public var isMetered: Bool
 
     /// Creates link facts; `isMetered` defaults to the effective transport's default.
     public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
-                transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil, isMetered: Bool? = nil) {
+                transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
+                isStrandedTunnel: Bool = false, isMetered: Bool? = nil) {
         self.index = index
         self.name = name
         self.isUp = isUp
@@ -33,6 +37,7 @@ public struct LinkFacts: Sendable, Hashable {
         self.transportReason = transportReason
         self.ignoreReason = ignoreReason
         self.underlying = underlying
+        self.isStrandedTunnel = isStrandedTunnel
         self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
     }
 
@@ -64,17 +69,21 @@ public struct AddressFacts: Sendable, Hashable {
     public var isTentative: Bool
     /// IPv6 duplicate address detection failed (`IFA_F_DADFAILED`).
     public var isDuplicateAddressDetectionFailed: Bool
+    /// IPv6 optimistic DAD (`IFA_F_OPTIMISTIC`, RFC 4429): usable while still tentative.
+    public var isOptimistic: Bool
 
     /// Creates address facts.
-    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false) {
+    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
         self.family = family
         self.isGlobalScope = isGlobalScope
         self.isTentative = isTentative
         self.isDuplicateAddressDetectionFailed = isDuplicateAddressDetectionFailed
+        self.isOptimistic = isOptimistic
     }
 
-    /// Usable as a source for global traffic: global scope and, for IPv6, DAD finished and passed.
-    public var isUsableGlobal: Bool { isGlobalScope && !isTentative && !isDuplicateAddressDetectionFailed }
+    /// Usable as a source for global traffic: global scope and, for IPv6, DAD passed (or still
+    /// running optimistically, which the kernel already uses as a source).
+    public var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
 }
 
 /// The kind of route the kernel's lookup resolved to (`rtm_type`).

@@ -190,13 +190,19 @@ public enum TransportClassifier {
             let verdict = classify(lower, in: links, configuration: configuration)
             if verdict.transport != .vpn { return (link, verdict) }
         }
-        let physical = candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
+        let physical = physicalLinks(besides: index, in: links, candidates: candidates, configuration: configuration)
+        return physical.count == 1 ? physical[0] : nil
+    }
+
+    /// The non-tunnel, non-ignored, non-loopback links among `candidates` (links with a usable
+    /// global address) that are up with carrier: what could carry a tunnel's packets.
+    public static func physicalLinks(besides index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
+        candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
             guard candidate != index, let link = links[candidate], link.isUp, link.hasCarrier, !link.isLoopback,
                   ignoreReason(for: link, configuration: configuration) == nil else { return nil }
             let verdict = classify(candidate, in: links, configuration: configuration)
             return verdict.transport == .vpn ? nil : (link, verdict)
         }
-        return physical.count == 1 ? physical[0] : nil
     }
 
     /// Why link `link` is ignored (never makes the host reachable by itself), or nil.

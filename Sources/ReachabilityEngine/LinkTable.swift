@@ -60,7 +60,8 @@ struct LinkTable {
                 family: family,
                 isGlobalScope: message.scope == Scope.universe,
                 isTentative: message.flags & AddressFlag.tentative != 0,
-                isDuplicateAddressDetectionFailed: message.flags & AddressFlag.duplicateAddressDetectionFailed != 0
+                isDuplicateAddressDetectionFailed: message.flags & AddressFlag.duplicateAddressDetectionFailed != 0,
+                isOptimistic: message.flags & AddressFlag.optimistic != 0
             )
         case .deleteAddress(let message):
             if let address = Self.address(message) { addresses[address] = nil }
@@ -85,9 +86,15 @@ struct LinkTable {
         guard let link = links[index] else { return nil }
         let verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
         var underlying: UnderlyingLink?
-        if verdict.transport == .vpn,
-           let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: linksWithUsableGlobalAddress, configuration: configuration) {
-            underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
+        var isStrandedTunnel = false
+        if verdict.transport == .vpn {
+            let candidates = linksWithUsableGlobalAddress
+            if let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: candidates, configuration: configuration) {
+                underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
+                isStrandedTunnel = !beneath.link.isUp || !beneath.link.hasCarrier
+            } else {
+                isStrandedTunnel = TransportClassifier.physicalLinks(besides: index, in: links, candidates: candidates, configuration: configuration).isEmpty
+            }
         }
         return LinkFacts(
             index: index,
@@ -99,6 +106,7 @@ struct LinkTable {
             transportReason: verdict.reason,
             ignoreReason: TransportClassifier.ignoreReason(for: link, configuration: configuration),
             underlying: underlying,
+            isStrandedTunnel: isStrandedTunnel,
             isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport)
         )
     }

@@ -60,7 +60,7 @@ final class Daemon: @unchecked Sendable {
                         return .invalidAddress(message: error.description)
                     }
                 },
-                explain: { [engine] in engine.explain() }
+                explain: { [weak self] in self?.explain() ?? "" }
             ))
             try connection.requestName(BusContract.busName)
             try connection.startProcessing { error in
@@ -123,11 +123,26 @@ final class Daemon: @unchecked Sendable {
         object?.emitRoutesChanged()
     }
 
+    /// The engine's report, and what the bus shows while a loss is held.
+    private func explain() -> String {
+        var report = engine.explain()
+        if heldLoss != nil {
+            report += "Held by DownDelaySec=: the bus still shows \(published.status.rawValue) (\(published.reason)).\n"
+        }
+        return report
+    }
+
     /// SIGHUP: re-read the configuration; on any problem keep the one in force.
     private func reload() {
         ServiceManager.notify("RELOADING=1")
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
+            // A loss held under the old DownDelaySec= is judged again under the new one.
+            if heldLoss != nil {
+                heldLoss?.cancel()
+                heldLoss = nil
+                engineChanged(engine.snapshot)
+            }
             Log.info("Reloaded the configuration.")
         } else {
             Log.warning("Keeping the previous configuration.")

@@ -89,7 +89,63 @@ final class ClassificationTests: DaemonTestCase {
         XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWiFi.rawValue])
     }
 
+    func testBridgePrefersAnEthernetPortAndSkipsContainerPorts() throws {
+        // Given br0 with two ports that have carrier: ra0 (fake WiFi) and a container veth
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try netns.ip("link", "add", "br0", "type", "bridge")
+        try netns.setIPv6(enabled: false, on: "br0")
+        for port in ["ra0", "vethc0a1b2"] { try netns.ip("link", "set", port, "master", "br0") }
+        for link in ["ra1", "ra0", "ceth0", "vethc0a1b2", "br0"] { try netns.ip("link", "set", link, "up") }
+        try netns.waitForCarrier("br0")
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "br0")
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "br0")
+
+        // Then the container veth (an Ethernet device too) does not count
+        let wifi = try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(wifi.string(.interface), "br0")
+
+        // When an Ethernet port joins
+        try netns.ip("link", "set", "rb0", "master", "br0")
+        try netns.ip("link", "set", "rb1", "up")
+        try netns.ip("link", "set", "rb0", "up")
+
+        // Then it is preferred
+        let ethernet = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(ethernet.string(.interface), "br0")
+        XCTAssertEqual(ethernet.string(.transport), Transport.ethernet.rawValue)
+    }
+
     // MARK: Tunnels
+
+    func testVXLANCarryingTheDefaultRouteReportsTheWiFiBeneath() throws {
+        // Given ra0, a fake WiFi link, and vx0, a VXLAN over it
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        if let problem = try netns.linkKindUnavailable(["probe0", "type", "vxlan", "id", "4000", "dstport", "4789"]) {
+            throw XCTSkip("this kernel cannot make vxlan links: \(problem)")
+        }
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try netns.ip("link", "add", "vx0", "type", "vxlan", "id", "42", "dstport", "4789", "remote", "10.77.0.1", "dev", "ra0")
+        try netns.setIPv6(enabled: false, on: "vx0")
+        try netns.ip("link", "set", "vx0", "up")
+        try netns.waitForCarrier("vx0")
+        try netns.ip("addr", "add", "10.98.0.2/24", "dev", "vx0")
+
+        // When it carries the default route
+        try netns.ip("route", "add", "default", "via", "10.98.0.1", "dev", "vx0")
+
+        // Then
+        let properties = try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(properties.string(.interface), "vx0")
+        XCTAssertEqual(properties.string(.transport), Transport.vpn.rawValue)
+        let reason = try XCTUnwrap(properties.string(.reason))
+        XCTAssertTrue(reason.contains("on vx0 (vpn over ra0, wifi)"), "Reason: \(reason)")
+    }
 
     func testTunCarryingTheDefaultRouteReportsTheWiFiBeneath() throws {
         // Given ra0, a fake WiFi link with the only other global address, and tun0, a tun device
@@ -122,6 +178,65 @@ final class ClassificationTests: DaemonTestCase {
             try signals.waitForStatusChanged(count: 2),
             [ReachabilityStatus.reachableViaWiFi.rawValue, ReachabilityStatus.notReachable.rawValue]
         )
+    }
+
+    func testWireGuardStylePolicyRoutingOverTunReportsTheWiFiBeneath() throws {
+        // Given ra0 (fake WiFi) with the main table's default route, and tun0 standing in for a
+        // WireGuard link (this kernel has no wireguard kind) with a default route in table 51820
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWiFi)
+        let tun = try attachedTun()
+        try netns.ip("route", "add", "default", "dev", "tun0", "table", "51820")
+
+        // When the rules wg-quick adds send everything unmarked through table 51820
+        try netns.ip("rule", "add", "not", "fwmark", "51820", "table", "51820")
+        try netns.ip("rule", "add", "table", "main", "suppress_prefixlength", "0")
+
+        // Then the tunnel carries the traffic, over the WiFi beneath
+        let tunnelled = try waitForProperties("Interface tun0") { $0.string(.interface) == "tun0" }
+        XCTAssertEqual(tunnelled.status, ReachabilityStatus.reachableViaWiFi.rawValue)
+        XCTAssertEqual(tunnelled.string(.transport), Transport.vpn.rawValue)
+        let reason = try XCTUnwrap(tunnelled.string(.reason))
+        XCTAssertTrue(reason.contains("on tun0 (vpn over ra0, wifi)"), "Reason: \(reason)")
+
+        // When the tunnel is taken down the way wg-quick does (rules first)
+        try netns.ip("rule", "del", "table", "main", "suppress_prefixlength", "0")
+        try netns.ip("rule", "del", "not", "fwmark", "51820", "table", "51820")
+
+        // Then ra0 itself carries it, and the status never changed
+        let direct = try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+        XCTAssertEqual(direct.string(.transport), Transport.wifi.rawValue)
+        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaWiFi.rawValue])
+        tun.close()
+    }
+
+    func testOpenVPNStyleHalfDefaultRoutesOverTunReportTheWiFiBeneath() throws {
+        // Given ra0 (fake WiFi) with the main default route
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWiFi)
+        let tun = try attachedTun()
+
+        // When the tunnel takes the traffic the way OpenVPN's redirect-gateway def1 does: two
+        // half-default routes, more specific than the default route, which stays
+        try netns.ip("route", "add", "0.0.0.0/1", "dev", "tun0")
+        try netns.ip("route", "add", "128.0.0.0/1", "dev", "tun0")
+
+        // Then
+        let tunnelled = try waitForProperties("Interface tun0") { $0.string(.interface) == "tun0" }
+        XCTAssertEqual(tunnelled.status, ReachabilityStatus.reachableViaWiFi.rawValue)
+        XCTAssertEqual(tunnelled.string(.transport), Transport.vpn.rawValue)
+        let reason = try XCTUnwrap(tunnelled.string(.reason))
+        XCTAssertTrue(reason.contains("/1") && reason.contains("on tun0 (vpn over ra0, wifi)"), "Reason: \(reason)")
+        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaWiFi.rawValue])
+        tun.close()
     }
 
     func testTunWithTwoPossibleMediaIsReachableViaOther() throws {

@@ -49,6 +49,20 @@ final class RouteSelectionTests: DaemonTestCase {
         ])
     }
 
+    func testDefaultRouteViaLoopbackIsNotReachable() throws {
+        // Given lo with a global address as well (so only being loopback is against it)
+        try startDaemon()
+        try netns.ip("addr", "add", "192.0.2.9/32", "dev", "lo")
+
+        // When
+        try netns.ip("route", "add", "default", "dev", "lo")
+
+        // Then
+        let properties = try waitForProperties("Reason naming loopback") { $0.string(.reason)?.contains("loopback") == true }
+        XCTAssertEqual(properties.status, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertEqual(try signals.statusChanges, [])
+    }
+
     func testMultipathDefaultRouteFallsBackToTheLiveNextHop() throws {
         // Given two Ethernet links with addresses
         try netns.addQuietVethPair("rb0", peer: "rb1")

@@ -154,6 +154,25 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         XCTAssertEqual(verdict.status, .reachableViaOther, "a tunnel with no known medium beneath")
     }
 
+    func testThatAStrandedTunnelIsNotReachable() {
+        // Given: tun0 is up, but no physical link could carry its packets.
+        let tunnel = LinkFacts(index: 4, name: "tun0", isUp: true, hasCarrier: true, transport: .vpn, isStrandedTunnel: true)
+
+        // When
+        let verdict = ReachabilityRule.evaluate(facts(tunnel))
+
+        // Then
+        XCTAssertFalse(verdict.isReachable)
+        XCTAssertEqual(verdict.reason, "tun0 is a tunnel with no usable physical link beneath it")
+    }
+
+    func testThatAnOptimisticAddressIsUsableWhileTentative() {
+        // Given, When, Then
+        XCTAssertTrue(AddressFacts(family: .ipv6, isGlobalScope: true, isTentative: true, isOptimistic: true).isUsableGlobal)
+        XCTAssertFalse(AddressFacts(family: .ipv6, isGlobalScope: true, isTentative: true).isUsableGlobal)
+        XCTAssertFalse(AddressFacts(family: .ipv6, isGlobalScope: true, isDuplicateAddressDetectionFailed: true, isOptimistic: true).isUsableGlobal)
+    }
+
     func testThatConfiguredMeteringIsPublished() {
         // Given
         let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, isMetered: true)
