@@ -27,10 +27,16 @@ started=$(date +%s)
 
 passed=0
 failed=0
+nspawn_pid=
+leader=   # the container's PID 1, once booted
 log() { printf 'e2e [%3ds] %s\n' "$(($(date +%s) - started))" "$*"; }
 pass() { passed=$((passed + 1)); log "PASS $1"; }
 fail() { failed=$((failed + 1)); log "FAIL $1${2:+: $2}"; }
 finish() {
+    if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
+        log "the container's journal for reachabilityd and dbus:"
+        in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service 2>&1 | tail -40
+    fi
     log "took $(($(date +%s) - started)) s"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
@@ -71,8 +77,6 @@ flock 9
 
 # --- The package -------------------------------------------------------------------------------
 work=$(mktemp -d /var/tmp/reachabilityd-e2e.XXXXXX)
-nspawn_pid=
-leader=
 cleanup() {
     if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
         kill -TERM "$nspawn_pid" 2>/dev/null   # nspawn asks the container's systemd to power off
@@ -212,10 +216,10 @@ check "root cannot own the name either" \
 
 # --- A route change reaches a listener ----------------------------------------------------------
 monitor_pid=$(in_container sh -c "busctl monitor --match \"type='signal',sender='$bus_name'\" > /run/e2e-monitor.log 2>&1 & echo \$!")
-sleep 1   # let the monitor subscribe
+monitor_saw() { in_container grep -q "$1" /run/e2e-monitor.log; }
+eventually 10 monitor_saw 'Monitoring bus message stream' || log "busctl monitor did not say it started"
 in_container sh -c 'ip link add e2e0 type veth peer name e2e1 && ip link set e2e1 up &&
     ip link set e2e0 up && ip addr add 192.0.2.2/24 dev e2e0 && ip route add default via 192.0.2.1'
-monitor_saw() { in_container grep -q "$1" /run/e2e-monitor.log; }
 check "a default route reaches a busctl monitor listener as StatusChanged" \
     eventually 10 monitor_saw 'Member=StatusChanged'
 check "the listener saw PropertiesChanged" eventually 5 monitor_saw 'Member=PropertiesChanged'
