@@ -32,7 +32,9 @@ leader=   # the container's PID 1, once booted
 log() { printf 'e2e [%3ds] %s\n' "$(($(date +%s) - started))" "$*"; }
 pass() { passed=$((passed + 1)); log "PASS $1"; }
 fail() { failed=$((failed + 1)); log "FAIL $1${2:+: $2}"; }
+finishing=
 finish() {
+    finishing=1
     if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
         log "the container's journal for reachabilityd and dbus:"
         in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service 2>&1 | tail -40
@@ -44,6 +46,12 @@ finish() {
 }
 # A step the rest depends on: on failure, count it and stop.
 require() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; finish; fi; }
+# Polls "$@" until it succeeds, for up to $timeout seconds.
+eventually() {
+    local timeout=$1; shift
+    local deadline=$((SECONDS + timeout))
+    until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
+}
 
 [ "$(id -u)" -eq 0 ] || { fail "needs root (debootstrap, systemd-nspawn)"; finish; }
 
@@ -91,7 +99,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-trap 'fail "interrupted"; finish' INT TERM
+trap '[ -n "$finishing" ] || { fail "interrupted"; finish; }' INT TERM
 
 build_deb() {
     "$repo/scripts/build-deb.sh" "$work/out" > "$work/deb-path" 2> "$work/build.log" ||
@@ -147,6 +155,8 @@ boot() {
     done
     [ -n "$leader" ] || { tail -20 "$work/console.log"; return 1; }
     # "degraded" is fine: some units of a full boot do not apply to a container.
+    # systemctl needs the manager's socket: before it exists it answers nothing at all.
+    eventually 30 in_container test -S /run/systemd/private || { tail -20 "$work/console.log"; return 1; }
     local state
     state=$(in_container timeout 60 systemctl is-system-running --wait 2>/dev/null)
     log "container PID 1 is $leader, system $state"
@@ -164,12 +174,6 @@ require "container boots (systemd-nspawn --boot --private-network)" boot
 # --- Helpers for the checks ------------------------------------------------------------------
 status() { "$@" busctl get-property "$bus_name" "$object" "$bus_name" Status 2>&1; }
 main_pid() { in_container systemctl show -p MainPID --value reachabilityd.service; }
-# Polls "$@" until it succeeds, for up to $timeout seconds.
-eventually() {
-    local timeout=$1; shift
-    local deadline=$((SECONDS + timeout))
-    until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
-}
 is_active() { [ "$(in_container systemctl is-active reachabilityd.service)" = active ]; }
 answers() { status in_container | grep -q '^s "'; }
 check() {
