@@ -20,35 +20,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-{
-  cat <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$runtime/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <!-- make run starts the daemon as $(id -un), not as user reachabilityd. -->
-  <policy user="$(id -un)"><allow own="org.reachabilityd.Reachability1"/></policy>
-CONF
-  for conf in "$repo"/dbus/*.conf; do echo "  <include>$conf</include>"; done
-  echo "</busconfig>"
-} > "$runtime/bus.conf"
+includes=$(for conf in "$repo"/dbus/*.conf; do printf '  <include>%s</include>\\n' "$conf"; done)
+sed -e "s|@SOCKET_PATH@|$runtime/system_bus_socket|" -e "s|@OWNER_USER@|$(id -un)|" \
+    -e "s|@INCLUDES@|$includes|" "$repo/scripts/private-system-bus.conf.in" > "$runtime/bus.conf"
 
 dbus-daemon --config-file="$runtime/bus.conf" --nofork --print-address=1 > "$runtime/address" 2> "$runtime/bus.log" &
 bus_pid=$!

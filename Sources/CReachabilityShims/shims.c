@@ -50,6 +50,9 @@ static const sd_bus_vtable creach_reachability_vtable[] = {
     SD_BUS_METHOD_WITH_NAMES("CheckAddress", "s", SD_BUS_PARAM(address),
                              "ss", SD_BUS_PARAM(status) SD_BUS_PARAM(interface),
                              creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Explain", "", "",
+                             "s", SD_BUS_PARAM(report),
+                             creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_NAMES("StatusChanged", "s", SD_BUS_PARAM(status), 0),
     SD_BUS_VTABLE_END
 };

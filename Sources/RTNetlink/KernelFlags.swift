@@ -14,6 +14,8 @@ public enum LinkFlag {
 public enum AddressFlag {
     /// `IFA_F_TENTATIVE`: IPv6 duplicate address detection still running.
     public static let tentative = UInt32(IFA_F_TENTATIVE)
+    /// `IFA_F_OPTIMISTIC`: optimistic DAD; the address is usable while tentative.
+    public static let optimistic = UInt32(IFA_F_OPTIMISTIC)
     /// `IFA_F_DADFAILED`: duplicate address detection failed.
     public static let duplicateAddressDetectionFailed = UInt32(IFA_F_DADFAILED)
 }

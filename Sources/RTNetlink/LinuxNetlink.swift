@@ -26,10 +26,15 @@ enum LinuxNetlink {
     static let newRule = UInt16(RTM_NEWRULE)
     static let deleteRule = UInt16(RTM_DELRULE)
 
+    // Route lookup flags (rtm_flags).
+    static let fibMatch = UInt32(RTM_F_FIB_MATCH)
+    static let lookupTable = UInt32(RTM_F_LOOKUP_TABLE)
+
     // Header flags.
     static let request = UInt16(NLM_F_REQUEST)
     static let dump = UInt16(NLM_F_DUMP)
     static let multipart = UInt16(NLM_F_MULTI)
+    static let dumpInterrupted = UInt16(NLM_F_DUMP_INTR)
 
     // Fixed payload sizes.
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size
@@ -44,6 +49,8 @@ enum LinuxNetlink {
     static let linkName = UInt16(IFLA_IFNAME)
     static let linkInfo = UInt16(IFLA_LINKINFO)
     static let linkInfoKind = UInt16(IFLA_INFO_KIND)
+    static let linkLower = UInt16(IFLA_LINK)
+    static let linkMaster = UInt16(IFLA_MASTER)
 
     // Address attributes.
     static let addressAddress = UInt16(IFA_ADDRESS)

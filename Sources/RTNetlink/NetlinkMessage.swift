@@ -24,6 +24,10 @@ public struct LinkMessage: Sendable, Hashable {
     public var name: String?
     /// `IFLA_LINKINFO` / `IFLA_INFO_KIND`, e.g. "veth", "wireguard".
     public var kind: String?
+    /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device).
+    public var lowerIndex: Int32?
+    /// `IFLA_MASTER`: the bridge or bond this link is a port of.
+    public var masterIndex: Int32?
 }
 
 /// An address (`RTM_NEWADDR` / `RTM_DELADDR`, `struct ifaddrmsg` plus attributes).
@@ -215,6 +219,10 @@ public enum NetlinkParser {
             switch attribute {
             case LinuxNetlink.linkName:
                 link.name = string(value)
+            case LinuxNetlink.linkLower:
+                link.lowerIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.linkMaster:
+                link.masterIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
             case LinuxNetlink.linkInfo:
                 try forEachAttribute(in: value, from: 0, messageType: type) { (nested, nestedValue) throws(NetlinkParseError) in
                     if nested == LinuxNetlink.linkInfoKind { link.kind = string(nestedValue) }

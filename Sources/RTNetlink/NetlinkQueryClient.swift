@@ -37,18 +37,31 @@ public final class NetlinkQueryClient {
     }
 
     /// Runs a dump request built by `request` (given the sequence number) and collects the answer.
-    public func dump(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+    ///
+    /// A dump the kernel flags as interrupted (`NLM_F_DUMP_INTR`: the table changed while it was
+    /// being read) is run again, up to `attempts` times in all.
+    public func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+        for _ in 1..<max(attempts, 1) {
+            let result = try dumpOnce(request)
+            if !result.interrupted { return result.dump }
+        }
+        return try dumpOnce(request).dump
+    }
+
+    private func dumpOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
         let expected = nextSequence()
         try socket.send(request(expected))
         var result = DumpResult(messages: [], parseErrors: [])
+        var interrupted = false
         while true {
             for parsed in try receiveReply(sequence: expected) {
                 switch parsed {
                 case .failure(let error):
                     result.parseErrors.append(error)
                 case .success(let message):
+                    interrupted = interrupted || message.header.flags & LinuxNetlink.dumpInterrupted != 0
                     switch message.payload {
-                    case .done: return result
+                    case .done: return (result, interrupted)
                     case .error(let code) where code != 0: throw SystemError(action: "dump rtnetlink objects", errno: code)
                     default: result.messages.append(message)
                     }
@@ -66,9 +79,12 @@ public final class NetlinkQueryClient {
     }
 
     /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
-    public func lookupRoute(to destination: [UInt8], family: UInt8) throws(SystemError) -> RouteAnswer {
+    ///
+    /// - Parameter matchedEntry: answer with the routing-table entry that matched (prefix,
+    ///   metric) rather than the resolved next hop (`RTM_F_FIB_MATCH`).
+    public func lookupRoute(to destination: [UInt8], family: UInt8, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
         let expected = nextSequence()
-        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, sequence: expected))
+        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, matchedEntry: matchedEntry, sequence: expected))
         while true {
             for parsed in try receiveReply(sequence: expected) {
                 guard case .success(let message) = parsed else { continue }

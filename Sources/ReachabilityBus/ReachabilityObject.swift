@@ -14,13 +14,27 @@ public enum AddressCheckAnswer: Sendable, Equatable {
     case invalidAddress(message: String)
 }
 
+/// What the exported object's methods do; each runs on the connection's queue.
+public struct ReachabilityMethods {
+    /// Answers `CheckAddress(s)`.
+    public var checkAddress: (String) -> AddressCheckAnswer
+    /// Answers `Explain()`.
+    public var explain: () -> String
+
+    /// Creates the method table.
+    public init(checkAddress: @escaping (String) -> AddressCheckAnswer, explain: @escaping () -> String) {
+        self.checkAddress = checkAddress
+        self.explain = explain
+    }
+}
+
 /// The exported object `/org/reachabilityd/Reachability1`: serves the properties and
 /// `CheckAddress`, and announces changes with `PropertiesChanged` and `StatusChanged`.
 ///
 /// Confined to the connection's queue.
 public final class ReachabilityObject: @unchecked Sendable {
     private let connection: BusConnection
-    private let checkAddress: (String) -> AddressCheckAnswer
+    private let methods: ReachabilityMethods
     private var snapshot: ReachabilitySnapshot
     private var generation: UInt64 = 0
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
@@ -31,12 +45,12 @@ public final class ReachabilityObject: @unchecked Sendable {
     /// - Parameters:
     ///   - connection: the bus connection (its queue is this object's queue).
     ///   - snapshot: the first evaluation.
-    ///   - checkAddress: answers `CheckAddress` calls, on the queue.
+    ///   - methods: answers the method calls, on the queue.
     /// The corresponding C function is `sd_bus_add_object_vtable`.
-    public init(connection: BusConnection, snapshot: ReachabilitySnapshot, checkAddress: @escaping (String) -> AddressCheckAnswer) throws(SystemError) {
+    public init(connection: BusConnection, snapshot: ReachabilitySnapshot, methods: ReachabilityMethods) throws(SystemError) {
         self.connection = connection
         self.snapshot = snapshot
-        self.checkAddress = checkAddress
+        self.methods = methods
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: CReach_BusHandlers(context: nil, get_property: { context, property, reply, _ in
             guard let context, let property, let reply else { return -EINVAL }
@@ -106,23 +120,35 @@ public final class ReachabilityObject: @unchecked Sendable {
     }
 
     private func callMethod(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
-        guard member == BusContract.checkAddressMethod else { return -EOPNOTSUPP }
-        var text: UnsafePointer<CChar>?
-        let read = sd_bus_message_read_basic(message, Self.signature("s"), &text)
-        guard read > 0, let text else { return read < 0 ? read : -EINVAL }
-        switch checkAddress(String(cString: text)) {
-        case .invalidAddress(let explanation):
-            return sd_bus_error_set(error, BusContract.invalidAddressError, explanation)
-        case .answer(let status, let interface):
-            var reply: OpaquePointer?
-            var result = sd_bus_message_new_method_return(message, &reply)
-            guard result >= 0 else { return result }
-            defer { sd_bus_message_unref(reply) }
-            result = Self.append(.string(status.rawValue), to: reply!)
-            if result >= 0 { result = Self.append(.string(interface), to: reply!) }
-            if result >= 0 { result = sd_bus_send(nil, reply, nil) }
-            return result
+        switch member {
+        case BusContract.checkAddressMethod:
+            var text: UnsafePointer<CChar>?
+            let read = sd_bus_message_read_basic(message, Self.signature("s"), &text)
+            guard read > 0, let text else { return read < 0 ? read : -EINVAL }
+            switch methods.checkAddress(String(cString: text)) {
+            case .invalidAddress(let explanation):
+                return sd_bus_error_set(error, BusContract.invalidAddressError, explanation)
+            case .answer(let status, let interface):
+                return reply(to: message, with: [.string(status.rawValue), .string(interface)])
+            }
+        case BusContract.explainMethod:
+            return reply(to: message, with: [.string(methods.explain())])
+        default:
+            return -EOPNOTSUPP
         }
+    }
+
+    /// Sends a method return carrying `values`.
+    /// The corresponding C functions are `sd_bus_message_new_method_return` and `sd_bus_send`.
+    private func reply(to message: OpaquePointer, with values: [PropertyValue]) -> Int32 {
+        var reply: OpaquePointer?
+        var result = sd_bus_message_new_method_return(message, &reply)
+        guard result >= 0, let reply else { return result }
+        defer { sd_bus_message_unref(reply) }
+        for value in values where result >= 0 {
+            result = Self.append(value, to: reply)
+        }
+        return result < 0 ? result : sd_bus_send(nil, reply, nil)
     }
 
     /// Appends one basic value. A D-Bus boolean is a C `int`.

@@ -10,6 +10,8 @@ public enum BusContract {
     public static let statusChangedSignal = "StatusChanged"
     /// The method checking one literal address.
     public static let checkAddressMethod = "CheckAddress"
+    /// The method returning the multi-line explanation report.
+    public static let explainMethod = "Explain"
     /// The error returned for a malformed address.
     public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
 }

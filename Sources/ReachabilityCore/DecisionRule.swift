@@ -14,9 +14,9 @@ public struct DestinationVerdict: Sendable, Hashable {
     /// Whether the destination is reachable.
     public var isReachable: Bool { link != nil }
 
-    /// The status a caller asking about this destination sees.
+    /// The status a caller asking about this destination sees: for a tunnel, the medium beneath.
     public var status: ReachabilityStatus {
-        link.map { ReachabilityStatus(reachableVia: $0.transport) } ?? .notReachable
+        link.map { ReachabilityStatus(reachableVia: $0.effectiveTransport) } ?? .notReachable
     }
 }
 
@@ -60,15 +60,19 @@ public enum ReachabilityRule {
             return notReachable("default route uses unknown interface \(index)")
         }
         if link.isLoopback { return notReachable("default route leads to loopback \(link.name) only") }
+        if link.isStrandedTunnel { return notReachable("\(link.name) is a tunnel with no usable physical link beneath it") }
+        if let ignored = link.ignoreReason { return notReachable("default route on \(link.name), which is ignored (\(ignored))") }
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
         guard facts.outputLinkAddresses.contains(where: { $0.family == family && $0.isUsableGlobal }) else {
             return notReachable("\(link.name) has no usable global \(family.displayName) address")
         }
-        var reason = "default route"
+        var reason = route.matchedPrefix.map { "route \($0)" } ?? "default route"
         if let gateway = route.gateway { reason += " via \(gateway)" }
-        reason += " on \(link.name)"
-        if route.table != RouteFacts.mainTable { reason += " (table \(route.table))" }
+        reason += " on \(link.name) (\(link.transport.rawValue)"
+        if let underlying = link.underlying { reason += " over \(underlying.name), \(underlying.transport.rawValue)" }
+        reason += "), table \(tableName(route.table))"
+        if let metric = route.metric { reason += ", metric \(metric)" }
         return DestinationVerdict(family: family, link: link, reason: reason)
     }
 
@@ -97,16 +101,25 @@ public enum ReachabilityRule {
         case (nil, false):
             reason = "IPv4: \(v4.reason); IPv6: \(v6.reason)"
         }
-        let transport = chosen?.link?.transport
         return ReachabilitySnapshot(
             status: chosen?.status ?? .notReachable,
             isIPv4Reachable: v4.isReachable,
             isIPv6Reachable: v6.isReachable,
             interface: chosen?.link?.name ?? "",
-            transport: transport,
-            isMetered: transport?.isMeteredByDefault ?? false,
+            transport: chosen?.link?.transport,
+            isMetered: chosen?.link?.isMetered ?? false,
             reason: reason
         )
+    }
+
+    /// A routing table's name as `ip route` prints it: main, default, local, or the number.
+    public static func tableName(_ table: UInt32) -> String {
+        switch table {
+        case RouteFacts.mainTable: "main"
+        case 253: "default"
+        case 255: "local"
+        default: String(table)
+        }
     }
 
     /// The reason given when the kernel has no route at all for a family. When only one family

@@ -1,4 +1,4 @@
-/// What the rule needs to know about one network link.
+/// What the rule needs to know about one network link, already classified.
 public struct LinkFacts: Sendable, Hashable {
     /// The kernel's interface index.
     public var index: Int32
@@ -12,14 +12,49 @@ public struct LinkFacts: Sendable, Hashable {
     public var isLoopback: Bool
     /// The link's medium.
     public var transport: Transport
+    /// Why the link has that transport ("DEVTYPE=wlan").
+    public var transportReason: String
+    /// Why the link is ignored (configuration or a container interface), nil when it is not.
+    public var ignoreReason: String?
+    /// For a tunnel: the physical link beneath it and that link's transport, when known.
+    public var underlying: UnderlyingLink?
+    /// For a tunnel: no physical link at all is up with carrier and a usable global address,
+    /// so nothing can carry the tunnel's packets.
+    public var isStrandedTunnel: Bool
+    /// Whether traffic over the link is metered.
+    public var isMetered: Bool
 
-    /// Creates link facts.
-    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport) {
+    /// Creates link facts; `isMetered` defaults to the effective transport's default.
+    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
+                transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
+                isStrandedTunnel: Bool = false, isMetered: Bool? = nil) {
         self.index = index
         self.name = name
         self.isUp = isUp
         self.hasCarrier = hasCarrier
         self.isLoopback = isLoopback
+        self.transport = transport
+        self.transportReason = transportReason
+        self.ignoreReason = ignoreReason
+        self.underlying = underlying
+        self.isStrandedTunnel = isStrandedTunnel
+        self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
+    }
+
+    /// The medium traffic finally leaves on: the underlying link's for a tunnel, when known.
+    public var effectiveTransport: Transport { underlying?.transport ?? transport }
+}
+
+/// The physical link beneath a tunnel.
+public struct UnderlyingLink: Sendable, Hashable {
+    /// Its name.
+    public var name: String
+    /// Its transport.
+    public var transport: Transport
+
+    /// Creates an underlying-link description.
+    public init(name: String, transport: Transport) {
+        self.name = name
         self.transport = transport
     }
 }
@@ -34,17 +69,21 @@ public struct AddressFacts: Sendable, Hashable {
     public var isTentative: Bool
     /// IPv6 duplicate address detection failed (`IFA_F_DADFAILED`).
     public var isDuplicateAddressDetectionFailed: Bool
+    /// IPv6 optimistic DAD (`IFA_F_OPTIMISTIC`, RFC 4429): usable while still tentative.
+    public var isOptimistic: Bool
 
     /// Creates address facts.
-    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false) {
+    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
         self.family = family
         self.isGlobalScope = isGlobalScope
         self.isTentative = isTentative
         self.isDuplicateAddressDetectionFailed = isDuplicateAddressDetectionFailed
+        self.isOptimistic = isOptimistic
     }
 
-    /// Usable as a source for global traffic: global scope and, for IPv6, DAD finished and passed.
-    public var isUsableGlobal: Bool { isGlobalScope && !isTentative && !isDuplicateAddressDetectionFailed }
+    /// Usable as a source for global traffic: global scope and, for IPv6, DAD passed (or still
+    /// running optimistically, which the kernel already uses as a source).
+    public var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
 }
 
 /// The kind of route the kernel's lookup resolved to (`rtm_type`).
@@ -90,17 +129,25 @@ public struct RouteFacts: Sendable, Hashable {
     public var table: UInt32
     /// The kernel flagged the next hop `linkdown` (`RTNH_F_LINKDOWN`).
     public var isLinkDown: Bool
+    /// The matched entry's destination prefix as text ("0.0.0.0/1"); nil for a default route
+    /// or when unknown.
+    public var matchedPrefix: String?
+    /// The matched entry's metric (`RTA_PRIORITY`), when known.
+    public var metric: UInt32?
 
     /// The main table's number (`RT_TABLE_MAIN`).
     public static let mainTable: UInt32 = 254
 
     /// Creates route facts.
-    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable, isLinkDown: Bool = false) {
+    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable,
+                isLinkDown: Bool = false, matchedPrefix: String? = nil, metric: UInt32? = nil) {
         self.type = type
         self.outputInterfaceIndex = outputInterfaceIndex
         self.gateway = gateway
         self.table = table
         self.isLinkDown = isLinkDown
+        self.matchedPrefix = matchedPrefix
+        self.metric = metric
     }
 }
 

@@ -24,8 +24,8 @@ public enum ReachabilityStatus: String, Sendable, CaseIterable, Hashable {
         }
     }
 
-    /// The reachable status for a route whose output link has `transport`.
-    /// A VPN reports `reachable-via-other` until the link beneath it can be resolved.
+    /// The reachable status for traffic leaving on `transport`. A VPN whose underlying link is
+    /// unknown reports `reachable-via-other`.
     public init(reachableVia transport: Transport) {
         switch transport {
         case .wifi: self = .reachableViaWiFi

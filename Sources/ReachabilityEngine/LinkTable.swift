@@ -4,15 +4,16 @@ import ReachabilityCore
 /// The daemon's mirror of the kernel's links and addresses, kept from dumps and events.
 /// Routes are not mirrored: the kernel is asked for the route it would use.
 struct LinkTable {
-    private struct AddressKey: Hashable {
+    /// One configured address.
+    struct Address: Hashable {
         var index: Int32
         var family: UInt8
-        var address: [UInt8]
+        var bytes: [UInt8]
         var prefixLength: UInt8
     }
 
-    private(set) var links: [Int32: LinkFacts] = [:]
-    private var addresses: [AddressKey: AddressFacts] = [:]
+    private(set) var links: [Int32: LinkDescription] = [:]
+    private(set) var addresses: [Address: AddressFacts] = [:]
     private let inspector: SysfsLinkInspector
 
     init(inspector: SysfsLinkInspector) {
@@ -30,30 +31,40 @@ struct LinkTable {
     mutating func apply(_ payload: RouteNetlinkPayload) -> Bool {
         switch payload {
         case .newLink(let link):
-            let name = link.name ?? links[link.index]?.name ?? "if\(link.index)"
-            let isLoopback = link.flags & LinkFlag.loopback != 0 || link.hardwareType == HardwareType.loopback
-            let classification = inspector.classificationFacts(name: name, kind: link.kind, hardwareType: link.hardwareType)
-            links[link.index] = LinkFacts(
+            let previous = links[link.index]
+            let name = link.name ?? previous?.name ?? "if\(link.index)"
+            // sysfs is read when a link appears or is renamed, not on every flag change.
+            let attributes = previous?.name == name
+                ? SysfsLinkInspector.LinkAttributes(deviceType: previous?.deviceType, hasWirelessDirectory: previous?.hasWirelessDirectory ?? false, driver: previous?.driver)
+                : inspector.attributes(ofLink: name)
+            links[link.index] = LinkDescription(
                 index: link.index,
                 name: name,
+                kind: link.kind ?? previous?.kind,
+                hardwareType: link.hardwareType,
+                deviceType: attributes.deviceType,
+                hasWirelessDirectory: attributes.hasWirelessDirectory,
+                driver: attributes.driver,
+                lowerIndex: link.lowerIndex,
+                masterIndex: link.masterIndex,
                 isUp: link.flags & LinkFlag.up != 0,
                 hasCarrier: link.flags & LinkFlag.lowerUp != 0,
-                isLoopback: isLoopback,
-                transport: TransportClassifier.classify(classification)
+                isLoopback: link.flags & LinkFlag.loopback != 0 || link.hardwareType == HardwareType.loopback
             )
         case .deleteLink(let link):
             links[link.index] = nil
             addresses = addresses.filter { $0.key.index != link.index }
-        case .newAddress(let address):
-            guard let key = Self.key(address), let family = Self.family(address.family) else { return true }
-            addresses[key] = AddressFacts(
+        case .newAddress(let message):
+            guard let address = Self.address(message), let family = Self.family(message.family) else { return true }
+            addresses[address] = AddressFacts(
                 family: family,
-                isGlobalScope: address.scope == Scope.universe,
-                isTentative: address.flags & AddressFlag.tentative != 0,
-                isDuplicateAddressDetectionFailed: address.flags & AddressFlag.duplicateAddressDetectionFailed != 0
+                isGlobalScope: message.scope == Scope.universe,
+                isTentative: message.flags & AddressFlag.tentative != 0,
+                isDuplicateAddressDetectionFailed: message.flags & AddressFlag.duplicateAddressDetectionFailed != 0,
+                isOptimistic: message.flags & AddressFlag.optimistic != 0
             )
-        case .deleteAddress(let address):
-            if let key = Self.key(address) { addresses[key] = nil }
+        case .deleteAddress(let message):
+            if let address = Self.address(message) { addresses[address] = nil }
         default:
             return false
         }
@@ -65,6 +76,41 @@ struct LinkTable {
         addresses.compactMap { $0.key.index == index ? $0.value : nil }
     }
 
+    /// Indices of links with at least one usable global address.
+    var linksWithUsableGlobalAddress: Set<Int32> {
+        Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })
+    }
+
+    /// The classified facts of link `index` under `configuration`.
+    func facts(forLink index: Int32, configuration: DaemonConfiguration) -> LinkFacts? {
+        guard let link = links[index] else { return nil }
+        let verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
+        var underlying: UnderlyingLink?
+        var isStrandedTunnel = false
+        if verdict.transport == .vpn {
+            let candidates = linksWithUsableGlobalAddress
+            if let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: candidates, configuration: configuration) {
+                underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
+                isStrandedTunnel = !beneath.link.isUp || !beneath.link.hasCarrier
+            } else {
+                isStrandedTunnel = TransportClassifier.physicalLinks(besides: index, in: links, candidates: candidates, configuration: configuration).isEmpty
+            }
+        }
+        return LinkFacts(
+            index: index,
+            name: link.name,
+            isUp: link.isUp,
+            hasCarrier: link.hasCarrier,
+            isLoopback: link.isLoopback,
+            transport: verdict.transport,
+            transportReason: verdict.reason,
+            ignoreReason: TransportClassifier.ignoreReason(for: link, configuration: configuration),
+            underlying: underlying,
+            isStrandedTunnel: isStrandedTunnel,
+            isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport)
+        )
+    }
+
     static func family(_ number: UInt8) -> AddressFamily? {
         switch number {
         case IPAddressBytes.ipv4Family: .ipv4
@@ -73,8 +119,8 @@ struct LinkTable {
         }
     }
 
-    private static func key(_ address: AddressMessage) -> AddressKey? {
-        guard let bytes = address.address else { return nil }
-        return AddressKey(index: address.index, family: address.family, address: bytes, prefixLength: address.prefixLength)
+    private static func address(_ message: AddressMessage) -> Address? {
+        guard let bytes = message.address else { return nil }
+        return Address(index: message.index, family: message.family, bytes: bytes, prefixLength: message.prefixLength)
     }
 }

@@ -49,6 +49,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var events: NetlinkEventSource?
     private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
     private var loggedParseErrors: Set<NetlinkParseError> = []
+    private var settings = DaemonConfiguration.default
 
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
@@ -93,6 +94,56 @@ public final class ReachabilityEngine: @unchecked Sendable {
         query = nil
     }
 
+    /// The configuration in force.
+    public var daemonConfiguration: DaemonConfiguration { settings }
+
+    /// Replaces the configuration and re-evaluates; reports a changed snapshot like an event would.
+    public func apply(_ configuration: DaemonConfiguration) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        settings = configuration
+        guard query != nil else { return }
+        reevaluate()
+    }
+
+    /// A multi-line report for admins: per family the route the kernel picked and the verdict,
+    /// then every link (state, transport and why, addresses, ignored and why), then the settings.
+    public func explain() -> String {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var lines = ["Status: \(snapshot.status.rawValue)", "Reason: \(snapshot.reason)"]
+        for (family, probe) in [(AddressFamily.ipv4, EngineConfiguration.ipv4ProbeDestination), (.ipv6, EngineConfiguration.ipv6ProbeDestination)] {
+            let parsed = IPAddressBytes.parse(probe)!
+            let facts = destinationFacts(parsed.bytes, family: parsed.family)
+            let verdict = ReachabilityRule.evaluate(facts)
+            let route: String
+            switch facts.lookup {
+            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code))"
+            case .route(let found):
+                route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
+                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
+            }
+            lines.append("\(family.displayName) (route to \(probe)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+        }
+        lines.append("Links:")
+        for index in table.links.keys.sorted() {
+            guard let facts = table.facts(forLink: index, configuration: settings) else { continue }
+            var state = [facts.isUp ? "up" : "down", facts.hasCarrier ? "carrier" : "no carrier"]
+            if facts.isLoopback { state.append("loopback") }
+            var line = "  \(facts.name) (index \(index)): \(state.joined(separator: ", ")); transport \(facts.transport.rawValue) (\(facts.transportReason))"
+            if let underlying = facts.underlying { line += " over \(underlying.name) (\(underlying.transport.rawValue))" }
+            if facts.isMetered { line += "; metered" }
+            if let ignored = facts.ignoreReason { line += "; ignored: \(ignored)" }
+            lines.append(line)
+            let addresses = table.addresses
+                .filter { $0.key.index == index }
+                .map { "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)" + ($0.value.isUsableGlobal ? "" : " (not usable: \($0.value.isGlobalScope ? "tentative or DAD failed" : "not global scope"))") }
+                .sorted()
+            lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
+        }
+        lines.append("Configuration:")
+        lines += settings.summary.split(separator: "\n").map { "  \($0)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Decides reachability of one literal address with the kernel's route lookup for it.
     ///
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
@@ -130,6 +181,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
         }
         guard relevant else { return }
+        reevaluate()
+    }
+
+    private func reevaluate() {
         let next = evaluate()
         guard next != snapshot else { return }
         snapshot = next
@@ -169,12 +224,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .error(let code):
                 lookup = .failed(errno: code)
             case .route(let route):
+                // The resolved answer names the next hop; the matched entry adds prefix and metric.
+                var matched: RouteMessage?
+                if case .route(let entry) = try query.lookupRoute(to: destination, family: family, matchedEntry: true) { matched = entry }
                 lookup = .route(RouteFacts(
                     type: Self.routeType(route.type),
                     outputInterfaceIndex: route.outputInterface,
                     gateway: route.gateway.map { IPAddressBytes.format($0, family: family) },
                     table: route.table,
-                    isLinkDown: route.flags & RouteFlag.linkDown != 0
+                    isLinkDown: route.flags & RouteFlag.linkDown != 0,
+                    matchedPrefix: matched.flatMap { entry in
+                        guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
+                        return "\(IPAddressBytes.format(prefix, family: family))/\(entry.destinationLength)"
+                    },
+                    metric: matched?.priority
                 ))
             }
         } catch {
@@ -187,7 +250,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return DestinationFacts(
             family: addressFamily,
             lookup: lookup,
-            outputLink: table.links[index],
+            outputLink: table.facts(forLink: index, configuration: settings),
             outputLinkAddresses: table.addresses(onLink: index)
         )
     }

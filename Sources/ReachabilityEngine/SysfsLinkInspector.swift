@@ -3,8 +3,8 @@ import Glibc
 #endif
 import ReachabilityCore
 
-/// Reads what sysfs says about a link's medium: `DEVTYPE=` from `class/net/IF/uevent` and
-/// whether `class/net/IF/wireless` or `class/net/IF/phy80211` exist.
+/// Reads what sysfs says about a link's medium: `DEVTYPE=` from `class/net/IF/uevent`,
+/// whether `class/net/IF/wireless` or `class/net/IF/phy80211` exist, and the driver.
 ///
 /// The root is injectable so tests can fake a WiFi or WWAN link.
 public struct SysfsLinkInspector: Sendable {
@@ -16,16 +16,31 @@ public struct SysfsLinkInspector: Sendable {
         self.root = root
     }
 
-    /// The classification facts of link `name`, combining sysfs with netlink's `kind` and
-    /// hardware type. Missing files simply contribute nothing.
-    public func classificationFacts(name: String, kind: String?, hardwareType: UInt16) -> LinkClassificationFacts {
+    /// What sysfs says about link `name`.
+    public struct LinkAttributes: Sendable, Hashable {
+        /// `DEVTYPE=` from uevent.
+        public var deviceType: String?
+        /// `wireless` or `phy80211` exists.
+        public var hasWirelessDirectory: Bool
+        /// The driver's name (basename of the `device/driver` link).
+        public var driver: String?
+    }
+
+    /// Reads the attributes of link `name`; missing files simply contribute nothing.
+    public func attributes(ofLink name: String) -> LinkAttributes {
         let directory = "\(root)/class/net/\(name)"
-        return LinkClassificationFacts(
-            kind: kind,
-            hardwareType: hardwareType,
+        return LinkAttributes(
             deviceType: deviceType(in: directory),
-            hasWirelessDirectory: exists("\(directory)/wireless") || exists("\(directory)/phy80211")
+            hasWirelessDirectory: exists("\(directory)/wireless") || exists("\(directory)/phy80211"),
+            driver: linkTarget("\(directory)/device/driver").map { String($0.split(separator: "/").last ?? "") }
         )
+    }
+
+    private func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func deviceType(in directory: String) -> String? {

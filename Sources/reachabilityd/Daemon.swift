@@ -18,8 +18,13 @@ final class Daemon: @unchecked Sendable {
     private var object: ReachabilityObject?
     private var signalSources: [DispatchSourceSignal] = []
     private var watchdog: DispatchSourceTimer?
+    private let configurationFiles: ConfigurationFiles
+    /// What the bus currently shows (it lags the engine while a loss is held by DownDelaySec=).
+    private var published = ReachabilitySnapshot.unknown
+    private var heldLoss: DispatchWorkItem?
 
-    init(sysfsRoot: String, receiveBufferBytes: Int32) {
+    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32) {
+        self.configurationFiles = configurationFiles
         engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
     }
 
@@ -32,18 +37,27 @@ final class Daemon: @unchecked Sendable {
     private func start() {
         do throws(SystemError) {
             installSignalHandlers()
-            let first = try engine.start { [weak self] snapshot in self?.publish(snapshot) }
+            if let configuration = configurationFiles.load() {
+                engine.apply(configuration)
+            } else {
+                Log.warning("Using the built-in defaults until the configuration is fixed (SIGHUP reloads it).")
+            }
+            let first = try engine.start { [weak self] snapshot in self?.engineChanged(snapshot) }
+            published = first
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
             let connection = try BusConnection.system(queue: queue)
             self.connection = connection
-            object = try ReachabilityObject(connection: connection, snapshot: first) { [engine] text in
-                do throws(InvalidAddressError) {
-                    let verdict = try engine.checkAddress(text)
-                    return .answer(status: verdict.status, interface: verdict.link?.name ?? "")
-                } catch {
-                    return .invalidAddress(message: error.description)
-                }
-            }
+            object = try ReachabilityObject(connection: connection, snapshot: first, methods: ReachabilityMethods(
+                checkAddress: { [engine] text in
+                    do throws(InvalidAddressError) {
+                        let verdict = try engine.checkAddress(text)
+                        return .answer(status: verdict.status, interface: verdict.link?.name ?? "")
+                    } catch {
+                        return .invalidAddress(message: error.description)
+                    }
+                },
+                explain: { [weak self] in self?.explain() ?? "" }
+            ))
             try connection.requestName(BusContract.busName)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
@@ -58,14 +72,71 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// A new evaluation: published at once, except a loss of reachability while
+    /// `DownDelaySec=` is set, which is held that long and dropped if reachability returns.
+    private func engineChanged(_ snapshot: ReachabilitySnapshot) {
+        let delay = engine.daemonConfiguration.downDelaySeconds
+        if FlapDamping.holdsTransition(from: published, to: snapshot, delaySeconds: delay) {
+            guard heldLoss == nil else { return }
+            Log.info("Holding \(snapshot.status.rawValue) (\(snapshot.reason)) for DownDelaySec=\(delay).")
+            let release = DispatchWorkItem { [weak self] in
+                guard let self else { return }
+                heldLoss = nil
+                publish(engine.snapshot)
+            }
+            heldLoss = release
+            queue.asyncAfter(deadline: .now() + delay, execute: release)
+            return
+        }
+        heldLoss?.cancel()
+        heldLoss = nil
+        publish(snapshot)
+    }
+
     private func publish(_ snapshot: ReachabilitySnapshot) {
+        guard snapshot != published else { return }
+        published = snapshot
         Log.info("Status: \(snapshot.status.rawValue) (\(snapshot.reason)).")
         object?.publish(snapshot)
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
 
+    /// The engine's report, and what the bus shows while a loss is held.
+    private func explain() -> String {
+        var report = engine.explain()
+        if heldLoss != nil {
+            report += "Held by DownDelaySec=: the bus still shows \(published.status.rawValue) (\(published.reason)).\n"
+        }
+        return report
+    }
+
+    /// SIGHUP: re-read the configuration; on any problem keep the one in force.
+    private func reload() {
+        ServiceManager.notify("RELOADING=1")
+        if let configuration = configurationFiles.load() {
+            engine.apply(configuration)
+            // A loss held under the old DownDelaySec= is judged again under the new one.
+            if heldLoss != nil {
+                heldLoss?.cancel()
+                heldLoss = nil
+                engineChanged(engine.snapshot)
+            }
+            Log.info("Reloaded the configuration.")
+        } else {
+            Log.warning("Keeping the previous configuration.")
+        }
+        ServiceManager.notify("READY=1")
+    }
+
     /// SIGTERM and SIGINT: release the name so clients see the service leave, flush, exit 0.
+    /// SIGHUP: reload the configuration. SIGPIPE: ignored (a closed peer is an errno, not a death).
     private func installSignalHandlers() {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hangup.setEventHandler { [weak self] in self?.reload() }
+        hangup.activate()
+        signalSources.append(hangup)
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

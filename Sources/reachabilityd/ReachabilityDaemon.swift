@@ -20,6 +20,9 @@ struct ReachabilityDaemonCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Most verbose level logged: error, warning, notice, info or debug.", valueName: "level"))
     var logLevel: String = "info"
 
+    @Option(name: .long, help: ArgumentHelp("The configuration file; drop-ins are read from <path>.d/*.conf. Reloaded on SIGHUP.", valueName: "path"))
+    var config: String = "/etc/reachabilityd/reachabilityd.conf"
+
     @Option(name: .long, help: ArgumentHelp("Where sysfs is mounted; tests point this at a fake tree.", valueName: "path"))
     var sysfsRoot: String = "/sys"
 
@@ -35,7 +38,7 @@ struct ReachabilityDaemonCommand: ParsableCommand {
 
     func run() throws {
         Log.maximumLevel = LogLevel(name: logLevel)!
-        Daemon(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBuffer).run()
+        Daemon(configurationFiles: ConfigurationFiles(mainFile: config), sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBuffer).run()
     }
 }
 

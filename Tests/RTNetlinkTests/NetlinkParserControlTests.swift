@@ -49,7 +49,7 @@ final class NetlinkParserControlTests: XCTestCase {
             (-ABI.Errno.ioError, ABI.Errno.ioError, #line),
             (-ABI.Errno.invalidArgument, ABI.Errno.invalidArgument, #line),
             (-ABI.Errno.networkUnreachable, ABI.Errno.networkUnreachable, #line),
-            (-Int32.max, Int32.max, #line),
+            (-4095, 4095, #line),  // -MAX_ERRNO, the largest the kernel can send
         ]
         for row in rows {
             // Given: with and without the echoed request header (NLM_F_CAPPED acks carry it too)
@@ -62,6 +62,28 @@ final class NetlinkParserControlTests: XCTestCase {
                 // Then
                 XCTAssertEqual(payload, .error(errno: row.errno), line: row.line)
             }
+        }
+    }
+
+    func testThatAnErrorCodeTheKernelCannotSendIsRejected() {
+        let rows: [(name: String, code: Int32, line: UInt)] = [
+            ("positive", 1, #line),
+            ("positive errno", ABI.Errno.networkUnreachable, #line),
+            ("largest positive", Int32.max, #line),
+            ("beyond -MAX_ERRNO", -4096, #line),
+            ("smallest (its negation does not fit an Int32)", Int32.min, #line),
+        ]
+        for row in rows {
+            // Given: the error, then a valid NLMSG_DONE in the same datagram
+            let datagram = Wire.message(
+                type: ABI.MessageType.error, sequence: 3, body: Wire.errorBody(row.code, answering: Fixture.request(sequence: 3))
+            ) + Fixture.dumpDone
+
+            // When
+            let results = parseOutcomes(datagram)
+
+            // Then: a typed failure for that message only
+            XCTAssertEqual(results, [.failure(.invalidErrorCode(row.code)), .success(.done)], row.name, line: row.line)
         }
     }
 

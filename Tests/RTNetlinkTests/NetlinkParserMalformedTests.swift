@@ -215,6 +215,7 @@ final class NetlinkParserMalformedTests: XCTestCase {
              "netlink message type 24: attribute 5 has invalid length 2 (8 bytes left)", #line),
             (.invalidAttributeValue(messageType: 24, attributeType: 4, length: 3),
              "netlink message type 24: attribute 4 has unexpected size 3", #line),
+            (.invalidErrorCode(101), "netlink error message with invalid code 101", #line),
         ]
         for row in rows {
             // Given, When, Then

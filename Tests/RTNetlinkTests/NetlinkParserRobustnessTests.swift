@@ -81,13 +81,16 @@ final class NetlinkParserRobustnessTests: XCTestCase {
         )
         XCTAssertEqual(Array(datagram[16..<20]), [0x00, 0x00, 0x00, 0x80])
 
-        // When: parsed in a child, so that a trap fails this test only
+        // When: parsed in a child first, so that a trap (as the negation once did) fails this test only
         let outcome = ChildProcess.run {
             NetlinkParser.parse(datagram: datagram).count == 1 ? 0 : 1
         }
-
-        // Then: any typed answer will do (a failure, or an errno that fits), but no trap
         XCTAssertEqual(outcome, .exited(status: 0), "NetlinkParser on \(Wire.hex(datagram))")
+        guard outcome == .exited(status: 0) else { return }
+        let results = NetlinkParser.parse(datagram: datagram)
+
+        // Then
+        XCTAssertEqual(results, [.failure(.invalidErrorCode(Int32.min))])
     }
 
     private static let maximumRecorded = 64
@@ -100,7 +103,7 @@ final class NetlinkParserRobustnessTests: XCTestCase {
         static let firstKind = 3
         static let kindNames = [
             "success", "truncatedHeader", "invalidMessageLength", "truncatedPayload", "invalidAttributeLength",
-            "invalidAttributeValue",
+            "invalidAttributeValue", "invalidErrorCode",
         ]
         static let inconsistentIndices = firstKind + kindNames.count
 
@@ -112,6 +115,7 @@ final class NetlinkParserRobustnessTests: XCTestCase {
             case .failure(.truncatedPayload): firstKind + 3
             case .failure(.invalidAttributeLength): firstKind + 4
             case .failure(.invalidAttributeValue): firstKind + 5
+            case .failure(.invalidErrorCode): firstKind + 6
             }
         }
     }

@@ -56,7 +56,7 @@ final class NetlinkRequestTests: XCTestCase {
             // struct rtmsg
             0x02, 0x20, 0x00, 0x00,  // rtm_family = AF_INET, rtm_dst_len = 32, rtm_src_len, rtm_tos
             0x00, 0x00, 0x00, 0x00,  // rtm_table, rtm_protocol, rtm_scope, rtm_type
-            0x00, 0x00, 0x00, 0x00,  // rtm_flags
+            0x00, 0x10, 0x00, 0x00,  // rtm_flags = RTM_F_LOOKUP_TABLE (0x1000)
             // RTA_DST
             0x08, 0x00, 0x01, 0x00,  // rta_len = 8, rta_type = RTA_DST (1)
             0x08, 0x08, 0x08, 0x08,  // 8.8.8.8
@@ -81,7 +81,7 @@ final class NetlinkRequestTests: XCTestCase {
             // struct rtmsg
             0x0a, 0x80, 0x00, 0x00,  // rtm_family = AF_INET6, rtm_dst_len = 128, rtm_src_len, rtm_tos
             0x00, 0x00, 0x00, 0x00,  // rtm_table, rtm_protocol, rtm_scope, rtm_type
-            0x00, 0x00, 0x00, 0x00,  // rtm_flags
+            0x00, 0x10, 0x00, 0x00,  // rtm_flags = RTM_F_LOOKUP_TABLE (0x1000)
             // RTA_DST
             0x14, 0x00, 0x01, 0x00,  // rta_len = 20, rta_type = RTA_DST (1)
         ] + destination)
@@ -130,7 +130,7 @@ final class NetlinkRequestTests: XCTestCase {
                 route,
                 RouteFields(
                     family: row.family, destinationLength: UInt8(row.destination.count * 8), table: 0, type: 0,
-                    scope: 0, flags: 0, destination: row.destination
+                    scope: 0, flags: 0x1000, destination: row.destination
                 ),
                 line: row.line
             )

@@ -126,8 +126,8 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
     static let reachableRows: [Row] = {
         let eth0 = Fixture.eth0
         return [
-            Row("Ethernet with gateway", Fixture.routed(.ipv4, via: eth0), .reachableViaEthernet, "default route via 10.0.0.1 on eth0"),
-            Row("IPv6 Ethernet with gateway", Fixture.routed(.ipv6, via: eth0), .reachableViaEthernet, "default route via fe80::1 on eth0"),
+            Row("Ethernet with gateway", Fixture.routed(.ipv4, via: eth0), .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (ethernet), table main"),
+            Row("IPv6 Ethernet with gateway", Fixture.routed(.ipv6, via: eth0), .reachableViaEthernet, "default route via fe80::1 on eth0 (ethernet), table main"),
             Row(
                 "Ethernet without gateway",
                 DestinationFacts(
@@ -136,12 +136,12 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     outputLink: eth0,
                     outputLinkAddresses: [Fixture.globalIPv4]
                 ),
-                .reachableViaEthernet, "default route on eth0"
+                .reachableViaEthernet, "default route on eth0 (ethernet), table main"
             ),
             Row(
                 "route from a table other than main",
                 Fixture.routed(.ipv4, via: eth0, table: 100),
-                .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (table 100)"
+                .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (ethernet), table 100"
             ),
             Row(
                 "usable address among unusable ones",
@@ -149,12 +149,12 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     .ipv6, via: eth0,
                     addresses: [Fixture.linkScopeIPv6, Fixture.tentativeIPv6, Fixture.dadFailedIPv6, Fixture.globalIPv4, Fixture.globalIPv6]
                 ),
-                .reachableViaEthernet, "default route via fe80::1 on eth0"
+                .reachableViaEthernet, "default route via fe80::1 on eth0 (ethernet), table main"
             ),
-            Row("WiFi", Fixture.routed(.ipv4, via: Fixture.wlan0), .reachableViaWiFi, "default route via 10.0.0.1 on wlan0"),
-            Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0"),
-            Row("VPN", Fixture.routed(.ipv6, via: Fixture.wg0), .reachableViaOther, "default route via fe80::1 on wg0"),
-            Row("other transport", Fixture.routed(.ipv4, via: Fixture.br0), .reachableViaOther, "default route via 10.0.0.1 on br0"),
+            Row("WiFi", Fixture.routed(.ipv4, via: Fixture.wlan0), .reachableViaWiFi, "default route via 10.0.0.1 on wlan0 (wifi), table main"),
+            Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0 (wwan), table main"),
+            Row("VPN", Fixture.routed(.ipv6, via: Fixture.wg0), .reachableViaOther, "default route via fe80::1 on wg0 (vpn), table main"),
+            Row("other transport", Fixture.routed(.ipv4, via: Fixture.br0), .reachableViaOther, "default route via 10.0.0.1 on br0 (other), table main"),
         ]
     }()
 
@@ -224,7 +224,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true,
                     interface: "eth0", transport: .ethernet, isMetered: false,
-                    reason: "default route via 10.0.0.1 on eth0"
+                    reason: "default route via 10.0.0.1 on eth0 (ethernet), table main"
                 )
             ),
             Row(
@@ -234,7 +234,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaWWAN, isIPv4Reachable: true, isIPv6Reachable: true,
                     interface: "wwan0", transport: .wwan, isMetered: true,
-                    reason: "default route via 10.0.0.1 on wwan0"
+                    reason: "default route via 10.0.0.1 on wwan0 (wwan), table main"
                 )
             ),
             Row(
@@ -244,7 +244,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaWiFi, isIPv4Reachable: true, isIPv6Reachable: false,
                     interface: "wlan0", transport: .wifi, isMetered: false,
-                    reason: "default route via 10.0.0.1 on wlan0"
+                    reason: "default route via 10.0.0.1 on wlan0 (wifi), table main"
                 )
             ),
             Row(
@@ -254,7 +254,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaEthernet, isIPv4Reachable: false, isIPv6Reachable: true,
                     interface: "eth0", transport: .ethernet, isMetered: false,
-                    reason: "IPv6 default route via fe80::1 on eth0"
+                    reason: "IPv6 default route via fe80::1 on eth0 (ethernet), table main"
                 )
             ),
             Row(
@@ -264,7 +264,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true,
                     interface: "wwan0", transport: .wwan, isMetered: true,
-                    reason: "IPv6 default route via fe80::1 on wwan0"
+                    reason: "IPv6 default route via fe80::1 on wwan0 (wwan), table main"
                 )
             ),
             Row(
@@ -274,7 +274,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaOther, isIPv4Reachable: false, isIPv6Reachable: true,
                     interface: "wg0", transport: .vpn, isMetered: false,
-                    reason: "IPv6 default route via fe80::1 on wg0"
+                    reason: "IPv6 default route via fe80::1 on wg0 (vpn), table main"
                 )
             ),
             Row(

@@ -6,63 +6,174 @@ final class TransportClassifierTests: XCTestCase {
     /// One row of the table: a link's raw facts and the transport they must classify as.
     struct Row {
         var name: String
-        var facts: LinkClassificationFacts
+        var link: LinkDescription
         var transport: Transport
         var line: UInt
 
-        init(_ name: String, _ facts: LinkClassificationFacts, _ transport: Transport, line: UInt = #line) {
+        init(_ name: String, _ link: LinkDescription, _ transport: Transport, line: UInt = #line) {
             self.name = name
-            self.facts = facts
+            self.link = link
             self.transport = transport
             self.line = line
         }
     }
 
+    /// A link with index 2 named `name` (other facts as given).
+    static func link(_ name: String = "if2", kind: String? = nil, type: UInt16 = HardwareType.ethernet, devtype: String? = nil,
+                     wireless: Bool = false, driver: String? = nil) -> LinkDescription {
+        LinkDescription(index: 2, name: name, kind: kind, hardwareType: type, deviceType: devtype, hasWirelessDirectory: wireless, driver: driver)
+    }
+
     static let rows: [Row] = [
-        // WiFi and WWAN, from sysfs.
-        Row("wireless directory", LinkClassificationFacts(hardwareType: HardwareType.ethernet, hasWirelessDirectory: true), .wifi),
-        Row("DEVTYPE wlan", LinkClassificationFacts(hardwareType: HardwareType.ethernet, deviceType: "wlan"), .wifi),
-        Row("DEVTYPE wwan", LinkClassificationFacts(hardwareType: HardwareType.ethernet, deviceType: "wwan"), .wwan),
-        Row("DEVTYPE wwan, raw IP", LinkClassificationFacts(hardwareType: HardwareType.none, deviceType: "wwan"), .wwan),
+        // WiFi and WWAN, from sysfs, drivers and names.
+        Row("wireless directory", link(wireless: true), .wifi),
+        Row("wireless directory on a veth (test fake)", link(kind: "veth", wireless: true), .wifi),
+        Row("DEVTYPE wlan", link(devtype: "wlan"), .wifi),
+        Row("ARPHRD_IEEE80211", link(type: HardwareType.ieee80211), .wifi),
+        Row("DEVTYPE wwan", link(devtype: "wwan"), .wwan),
+        Row("DEVTYPE wwan, raw IP", link(type: HardwareType.none, devtype: "wwan"), .wwan),
+        Row("driver qmi_wwan", link(driver: "qmi_wwan"), .wwan),
+        Row("driver cdc_mbim", link(driver: "cdc_mbim"), .wwan),
+        Row("name rmnet_data0", link("rmnet_data0"), .wwan),
+        Row("name wwan0", link("wwan0", type: HardwareType.none), .wwan),
+        Row("raw-IP hardware type", link(type: HardwareType.rawIP), .wwan),
+        Row("DEVTYPE gadget", link("usb0", devtype: "gadget"), .other),
 
         // Tunnels, by link kind.
-        Row("kind wireguard", LinkClassificationFacts(kind: "wireguard", hardwareType: HardwareType.none), .vpn),
-        Row("kind tun", LinkClassificationFacts(kind: "tun", hardwareType: HardwareType.none), .vpn),
-        Row("kind tap", LinkClassificationFacts(kind: "tap", hardwareType: HardwareType.ethernet), .vpn),
-        Row("kind ppp", LinkClassificationFacts(kind: "ppp", hardwareType: HardwareType.ppp), .vpn),
-        Row("kind ipip", LinkClassificationFacts(kind: "ipip", hardwareType: HardwareType.ipip), .vpn),
-        Row("kind sit", LinkClassificationFacts(kind: "sit", hardwareType: HardwareType.sit), .vpn),
-        Row("kind gre", LinkClassificationFacts(kind: "gre", hardwareType: HardwareType.gre), .vpn),
+        Row("kind wireguard", link(kind: "wireguard", type: HardwareType.none), .vpn),
+        Row("kind tun", link(kind: "tun", type: HardwareType.none), .vpn),
+        Row("kind tap", link(kind: "tap"), .vpn),
+        Row("kind ppp", link(kind: "ppp", type: HardwareType.ppp), .vpn),
+        Row("kind ipip", link(kind: "ipip", type: HardwareType.ipip), .vpn),
+        Row("kind sit", link(kind: "sit", type: HardwareType.sit), .vpn),
+        Row("kind gre", link(kind: "gre", type: HardwareType.gre), .vpn),
+        Row("kind vti", link(kind: "vti", type: HardwareType.none), .vpn),
+        Row("kind wireguard wins over a wireless directory", link(kind: "wireguard", type: HardwareType.none, wireless: true), .vpn),
 
         // Tunnels, by hardware type alone.
-        Row("ARPHRD_PPP", LinkClassificationFacts(hardwareType: HardwareType.ppp), .vpn),
-        Row("ARPHRD_TUNNEL", LinkClassificationFacts(hardwareType: HardwareType.ipip), .vpn),
-        Row("ARPHRD_TUNNEL6", LinkClassificationFacts(hardwareType: HardwareType.ip6ip6), .vpn),
-        Row("ARPHRD_SIT", LinkClassificationFacts(hardwareType: HardwareType.sit), .vpn),
-        Row("ARPHRD_IPGRE", LinkClassificationFacts(hardwareType: HardwareType.gre), .vpn),
+        Row("ARPHRD_PPP", link(type: HardwareType.ppp), .vpn),
+        Row("ARPHRD_TUNNEL", link(type: HardwareType.ipip), .vpn),
+        Row("ARPHRD_TUNNEL6", link(type: HardwareType.ip6ip6), .vpn),
+        Row("ARPHRD_SIT", link(type: HardwareType.sit), .vpn),
+        Row("ARPHRD_IPGRE", link(type: HardwareType.gre), .vpn),
 
-        // Ethernet, and Ethernet-framed links that are something else.
-        Row("ARPHRD_ETHER without DEVTYPE", LinkClassificationFacts(hardwareType: HardwareType.ethernet), .ethernet),
-        Row("ARPHRD_ETHER veth", LinkClassificationFacts(kind: "veth", hardwareType: HardwareType.ethernet), .ethernet),
-        Row("ARPHRD_ETHER DEVTYPE bridge", LinkClassificationFacts(kind: "bridge", hardwareType: HardwareType.ethernet, deviceType: "bridge"), .other),
-        Row("ARPHRD_ETHER DEVTYPE vlan", LinkClassificationFacts(kind: "vlan", hardwareType: HardwareType.ethernet, deviceType: "vlan"), .other),
+        // Ethernet.
+        Row("ARPHRD_ETHER without DEVTYPE", link(), .ethernet),
+        Row("ARPHRD_ETHER veth", link(kind: "veth"), .ethernet),
+        Row("ARPHRD_ETHER with an unknown DEVTYPE", link(devtype: "dsa"), .ethernet),
 
-        // Everything else.
-        Row("loopback", LinkClassificationFacts(hardwareType: HardwareType.loopback), .other),
-        Row("ARPHRD_NONE without kind", LinkClassificationFacts(hardwareType: HardwareType.none), .other),
+        // Stacked links with nothing beneath, and everything else.
+        Row("bridge without ports", link(kind: "bridge", devtype: "bridge"), .other),
+        Row("vlan without parent", link(kind: "vlan", devtype: "vlan"), .other),
+        Row("loopback", link(type: HardwareType.loopback), .other),
+        Row("ARPHRD_NONE without kind", link(type: HardwareType.none), .other),
     ]
 
     func testThatClassifyReturnsTheTransportTheTableSays() {
         for row in Self.rows {
             // Given
-            let facts = row.facts
+            let links = [row.link.index: row.link]
 
             // When
-            let transport = TransportClassifier.classify(facts)
+            let verdict = TransportClassifier.classify(row.link.index, in: links)
 
             // Then
-            XCTAssertEqual(transport, row.transport, row.name, line: row.line)
+            XCTAssertEqual(verdict.transport, row.transport, "\(row.name): \(verdict.reason)", line: row.line)
+            XCTAssertFalse(verdict.reason.isEmpty, row.name, line: row.line)
         }
+    }
+
+    func testThatStackedLinksResolveToThePhysicalMedium() {
+        // Given: vlan 10 on bond0 on eth1 (ethernet); br0 bridging wlan0 and a container veth.
+        let links: [Int32: LinkDescription] = [
+            3: LinkDescription(index: 3, name: "eth1", masterIndex: 4),
+            4: LinkDescription(index: 4, name: "bond0", kind: "bond", deviceType: "bond"),
+            5: LinkDescription(index: 5, name: "bond0.10", kind: "vlan", deviceType: "vlan", lowerIndex: 4),
+            6: LinkDescription(index: 6, name: "wlan0", deviceType: "wlan", masterIndex: 7),
+            7: LinkDescription(index: 7, name: "br0", kind: "bridge", deviceType: "bridge"),
+            8: LinkDescription(index: 8, name: "veth1234", kind: "veth", masterIndex: 7),
+        ]
+
+        // When
+        let vlan = TransportClassifier.classify(5, in: links)
+        let bridge = TransportClassifier.classify(7, in: links)
+
+        // Then
+        XCTAssertEqual(vlan.transport, .ethernet, vlan.reason)
+        XCTAssertEqual(vlan.reason, "vlan on bond0: bond with port eth1: ARPHRD_ETHER")
+        XCTAssertEqual(bridge.transport, .wifi, bridge.reason)
+    }
+
+    func testThatAStackingLoopDoesNotRecurseForever() {
+        // Given: two vlans claiming each other as parent.
+        let links: [Int32: LinkDescription] = [
+            2: LinkDescription(index: 2, name: "a", kind: "vlan", lowerIndex: 3),
+            3: LinkDescription(index: 3, name: "b", kind: "vlan", lowerIndex: 2),
+        ]
+
+        // When
+        let verdict = TransportClassifier.classify(2, in: links)
+
+        // Then
+        XCTAssertEqual(verdict.transport, .other)
+    }
+
+    func testThatConfigurationOverridesWin() {
+        // Given
+        let links: [Int32: LinkDescription] = [2: LinkDescription(index: 2, name: "usb0")]
+        let configuration = DaemonConfiguration(transportOverrides: [InterfaceRule(pattern: "usb*", value: .wwan)])
+
+        // When
+        let verdict = TransportClassifier.classify(2, in: links, configuration: configuration)
+
+        // Then
+        XCTAssertEqual(verdict, TransportVerdict(.wwan, "Transport=usb*:wwan in the configuration"))
+    }
+
+    func testThatContainerAndConfiguredInterfacesAreIgnored() {
+        let configuration = DaemonConfiguration(ignoreInterfaces: ["tailscale*"])
+        let rows: [(String, String?)] = [
+            ("docker0", "container interface (docker0)"),
+            ("br-5f2c1a", "container interface (br-*)"),
+            ("veth9a8b", "container interface (veth*)"),
+            ("cni0", "container interface (cni*)"),
+            ("virbr0", "container interface (virbr*)"),
+            ("tailscale0", "IgnoreInterfaces=tailscale*"),
+            ("eth0", nil),
+            ("br0", nil),
+        ]
+        for (name, expected) in rows {
+            // Given
+            let link = LinkDescription(index: 2, name: name)
+
+            // When
+            let reason = TransportClassifier.ignoreReason(for: link, configuration: configuration)
+
+            // Then
+            XCTAssertEqual(reason, expected, name)
+        }
+    }
+
+    func testThatTheTransportBeneathATunnelIsFound() {
+        // Given: wg0 (unbound), wlan0 with an address, eth0 down; gre1 bound to eth2.
+        let links: [Int32: LinkDescription] = [
+            2: LinkDescription(index: 2, name: "wlan0", deviceType: "wlan"),
+            3: LinkDescription(index: 3, name: "eth0", isUp: false, hasCarrier: false),
+            4: LinkDescription(index: 4, name: "wg0", kind: "wireguard", hardwareType: HardwareType.none),
+            5: LinkDescription(index: 5, name: "eth2"),
+            6: LinkDescription(index: 6, name: "gre1", kind: "gre", hardwareType: HardwareType.gre, lowerIndex: 5),
+        ]
+
+        // When
+        let wireguard = TransportClassifier.underlying(ofTunnel: 4, in: links, candidates: [2, 3, 4])
+        let gre = TransportClassifier.underlying(ofTunnel: 6, in: links, candidates: [])
+        let ambiguous = TransportClassifier.underlying(ofTunnel: 4, in: links, candidates: [2, 5])
+
+        // Then
+        XCTAssertEqual(wireguard?.link.name, "wlan0")
+        XCTAssertEqual(wireguard?.verdict.transport, .wifi)
+        XCTAssertEqual(gre?.link.name, "eth2")
+        XCTAssertNil(ambiguous, "two physical candidates: the medium beneath is unknown")
     }
 
     func testThatHardwareTypesMatchLinuxIfArp() {

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// The daemon under test, run inside a test namespace against a private bus:
-/// `ip netns exec NS reachabilityd --log-level debug [--sysfs-root DIR]`.
+/// `ip netns exec NS reachabilityd --log-level debug [--sysfs-root DIR] [ARGUMENTS…]`.
 ///
 /// `ip netns exec` execs the daemon in place, so the child's pid is the daemon's and SIGTERM
 /// reaches it directly. Its stdout and stderr go to `logPath`.
@@ -22,18 +22,21 @@ final class DaemonProcess {
     ///   - busAddress: the value of `DBUS_SYSTEM_BUS_ADDRESS`.
     ///   - directory: where the log and the notification socket go.
     ///   - sysfsRoot: passed as `--sysfs-root` when not nil.
+    ///   - arguments: further arguments, e.g. `["--config", PATH]`.
     /// - Throws: `HarnessError` when it cannot be started.
     init(
         binary: String,
         namespace: TestNamespace,
         busAddress: String,
         directory: TemporaryDirectory,
-        sysfsRoot: String? = nil
+        sysfsRoot: String? = nil,
+        arguments extraArguments: [String] = []
     ) throws {
         logPath = directory.file("reachabilityd.log")
         notifySocket = try NotifySocket(path: directory.file("notify"))
         var arguments = ["netns", "exec", namespace.name, binary, "--log-level", "debug"]
         if let sysfsRoot { arguments += ["--sysfs-root", sysfsRoot] }
+        arguments += extraArguments
         process = try ChildProcess(
             "ip", arguments,
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path],
@@ -66,6 +69,13 @@ final class DaemonProcess {
         } catch let error as HarnessError {
             throw HarnessError("\(error.description)\n--- reachabilityd log ---\n\(log)")
         }
+    }
+
+    /// Sends a signal to the running daemon, e.g. `SIGHUP` to reload its configuration.
+    ///
+    /// - Parameter signal: the signal.
+    func send(_ signal: Int32) {
+        process.send(signal)
     }
 
     /// Whether `stop` has been called.

@@ -79,12 +79,14 @@ class DaemonTestCase: XCTestCase {
     /// Starts the daemon in the namespace, waits for `READY=1`, checks it then owns its bus name,
     /// and starts recording signals.
     ///
-    /// - Parameter sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
+    /// - Parameters:
+    ///   - sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
+    ///   - arguments: further daemon arguments, e.g. `["--config", PATH]`.
     /// - Throws: `HarnessError` when the daemon does not become ready.
-    func startDaemon(sysfsRoot: String? = nil) throws {
+    func startDaemon(sysfsRoot: String? = nil, arguments: [String] = []) throws {
         let daemon = try DaemonProcess(
             binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try unwrap(bus).address,
-            directory: try unwrap(directory), sysfsRoot: sysfsRoot
+            directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments
         )
         self.daemon = daemon
         try daemon.waitUntilReady()

@@ -68,54 +68,21 @@ final class PrivateBus {
             .joined(separator: ",")
     }
 
-    /// The bus configuration.
-    ///
-    /// Like the stock `system.conf`: type `system`, EXTERNAL authentication, default deny for
-    /// owning names and for method calls, signals and requested replies allowed, root may
-    /// monitor. Then every project policy file, and one test-only rule: the daemon runs as root
-    /// here, while the shipped policy lets only user `reachabilityd` own the name.
+    /// The bus configuration: `scripts/private-system-bus.conf.in` (shared with `make run`)
+    /// with the socket, every project policy file, and root as the test-only owner of the name
+    /// (the daemon under test runs as root; the shipped policy lets only `reachabilityd` own it).
     ///
     /// - Parameters:
     ///   - socketPath: the listening socket's path.
     ///   - policyFiles: absolute paths of the policy files to include.
     /// - Returns: the XML text.
-    static func configuration(socketPath: String, policyFiles: [String]) -> String {
+    /// - Throws: when the template cannot be read.
+    static func configuration(socketPath: String, policyFiles: [String]) throws -> String {
         let includes = policyFiles.map { "  <include>\(escaped($0))</include>" }.joined(separator: "\n")
-        return """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>system</type>
-          <listen>unix:path=\(escaped(socketPath))</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow user="*"/>
-            <deny own="*"/>
-            <deny send_type="method_call"/>
-            <allow send_type="signal"/>
-            <allow send_requested_reply="true" send_type="method_return"/>
-            <allow send_requested_reply="true" send_type="error"/>
-            <allow receive_type="method_call"/>
-            <allow receive_type="method_return"/>
-            <allow receive_type="error"/>
-            <allow receive_type="signal"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-            <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"
-                  send_member="UpdateActivationEnvironment"/>
-          </policy>
-          <policy user="root">
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
-          </policy>
-        \(includes)
-          <!-- Test only: the daemon under test runs as root. -->
-          <policy user="root">
-            <allow own="org.reachabilityd.Reachability1"/>
-          </policy>
-        </busconfig>
-
-        """
+        return try String(contentsOfFile: TestPaths.privateBusTemplate, encoding: .utf8)
+            .replacingOccurrences(of: "@SOCKET_PATH@", with: escaped(socketPath))
+            .replacingOccurrences(of: "@OWNER_USER@", with: "root")
+            .replacingOccurrences(of: "@INCLUDES@", with: includes)
     }
 
     /// Escapes text for an XML element or attribute.

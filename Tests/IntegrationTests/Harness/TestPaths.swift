@@ -14,6 +14,9 @@ enum TestPaths {
     /// The repository's `dbus/` directory.
     static var dbusDirectory: String { "\(repositoryRoot)/dbus" }
 
+    /// The private system-bus configuration template shared with `make run`.
+    static var privateBusTemplate: String { "\(repositoryRoot)/scripts/private-system-bus.conf.in" }
+
     /// The interface description, the source of truth of the D-Bus API.
     static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
 

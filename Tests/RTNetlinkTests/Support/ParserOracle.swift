@@ -114,6 +114,10 @@ enum ParserOracle {
         case let .invalidAttributeValue(type, _, length):
             guard type == header.type, attributeTypes.contains(type), length <= bodyLength
             else { return "inconsistent invalidAttributeValue for a \(bodyLength)-byte body" }
+        case let .invalidErrorCode(code):
+            // The kernel sends 0 or -errno, and errno is below 4096 (MAX_ERRNO = 4095).
+            guard header.type == ABI.MessageType.error, code > 0 || code <= -4096
+            else { return "invalidErrorCode \(code) in message type \(header.type)" }
         case .truncatedHeader, .invalidMessageLength:
             return "framing error for a well-framed message"
         }

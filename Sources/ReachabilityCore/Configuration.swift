@@ -1,0 +1,210 @@
+/// A glob and the value it assigns, e.g. `wlan*` → `.wifi`.
+public struct InterfaceRule<Value: Sendable & Hashable>: Sendable, Hashable {
+    /// The interface-name glob.
+    public var pattern: String
+    /// The value for matching interfaces.
+    public var value: Value
+
+    /// Creates a rule.
+    public init(pattern: String, value: Value) {
+        self.pattern = pattern
+        self.value = value
+    }
+}
+
+/// The daemon's configuration: `/etc/reachabilityd/reachabilityd.conf` and its drop-ins.
+public struct DaemonConfiguration: Sendable, Hashable {
+    /// `IgnoreInterfaces=`: globs of interfaces that never make the host reachable.
+    public var ignoreInterfaces: [String] = []
+    /// `Transport=GLOB:TRANSPORT`: overrides of the classification; the last match wins.
+    public var transportOverrides: [InterfaceRule<Transport>] = []
+    /// `Metered=GLOB:BOOL` per interface; the last match wins, before transport rules.
+    public var meteredInterfaces: [InterfaceRule<Bool>] = []
+    /// `Metered=TRANSPORT:BOOL` per transport; the last match wins. Default: only wwan.
+    public var meteredTransports: [Transport: Bool] = [:]
+    /// `DownDelaySec=`: hold a transition to not-reachable this long; 0 publishes at once.
+    public var downDelaySeconds: Double = 0
+
+    /// No settings: built-in behaviour.
+    public static let `default` = DaemonConfiguration()
+
+    /// Creates a configuration.
+    public init(ignoreInterfaces: [String] = [], transportOverrides: [InterfaceRule<Transport>] = [],
+                meteredInterfaces: [InterfaceRule<Bool>] = [], meteredTransports: [Transport: Bool] = [:],
+                downDelaySeconds: Double = 0) {
+        self.ignoreInterfaces = ignoreInterfaces
+        self.transportOverrides = transportOverrides
+        self.meteredInterfaces = meteredInterfaces
+        self.meteredTransports = meteredTransports
+        self.downDelaySeconds = downDelaySeconds
+    }
+
+    /// The last `Transport=` rule matching `name`.
+    public func transportOverride(forInterface name: String) -> InterfaceRule<Transport>? {
+        transportOverrides.last { Glob.matches($0.pattern, name) }
+    }
+
+    /// Whether traffic over interface `name` with `transport` is metered: an interface rule,
+    /// else a transport rule, else true for WWAN only.
+    public func isMetered(interface name: String, transport: Transport) -> Bool {
+        if let rule = meteredInterfaces.last(where: { Glob.matches($0.pattern, name) }) { return rule.value }
+        return meteredTransports[transport] ?? transport.isMeteredByDefault
+    }
+
+    /// The settings in configuration-file syntax, for `Explain()`.
+    public var summary: String {
+        var lines: [String] = []
+        if !ignoreInterfaces.isEmpty { lines.append("IgnoreInterfaces=\(ignoreInterfaces.joined(separator: " "))") }
+        if !transportOverrides.isEmpty {
+            lines.append("Transport=" + transportOverrides.map { "\($0.pattern):\($0.value.rawValue)" }.joined(separator: " "))
+        }
+        let metered = meteredInterfaces.map { "\($0.pattern):\($0.value ? "yes" : "no")" }
+            + meteredTransports.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value ? "yes" : "no")" }
+        if !metered.isEmpty { lines.append("Metered=\(metered.joined(separator: " "))") }
+        let whole = downDelaySeconds.rounded() == downDelaySeconds
+        lines.append("DownDelaySec=" + (whole ? String(Int(downDelaySeconds)) : "\(Int((downDelaySeconds * 1000).rounded()))ms"))
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One problem in a configuration file, located by file and line.
+public struct ConfigurationDiagnostic: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file's path.
+    public var file: String
+    /// The 1-based line number.
+    public var line: Int
+    /// What is wrong.
+    public var message: String
+
+    /// "FILE:LINE: MESSAGE".
+    public var description: String { "\(file):\(line): \(message)" }
+}
+
+/// Every problem found in a set of configuration files.
+public struct InvalidConfiguration: Error, Sendable, Hashable {
+    /// The problems, in file and line order.
+    public var diagnostics: [ConfigurationDiagnostic]
+}
+
+/// Parses systemd-style INI configuration: section `[Reachability]`, `Key=value` lines, `#` and
+/// `;` comments. List settings accumulate across lines and files; an empty assignment resets
+/// them. Files are applied in order: later files win.
+public enum ConfigurationParser {
+    /// The one section.
+    public static let section = "Reachability"
+
+    /// Parses `files` (path and text, in application order).
+    ///
+    /// - Returns: the configuration.
+    /// - Throws: ``InvalidConfiguration`` with every problem found; then nothing is applied and
+    ///   the caller keeps its last good configuration.
+    public static func parse(_ files: [(path: String, text: String)]) throws(InvalidConfiguration) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        var diagnostics: [ConfigurationDiagnostic] = []
+        for (path, text) in files {
+            var currentSection: String?
+            for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = rawLine.trimmingWhitespace()
+                func fail(_ message: String) {
+                    diagnostics.append(ConfigurationDiagnostic(file: path, line: offset + 1, message: message))
+                }
+                if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+                if line.hasPrefix("[") {
+                    guard line.hasSuffix("]") else { fail("malformed section header \"\(line)\""); continue }
+                    let name = String(line.dropFirst().dropLast())
+                    if name != section { fail("unknown section [\(name)], expected [\(section)]") }
+                    currentSection = name
+                    continue
+                }
+                guard let equals = line.firstIndex(of: "=") else { fail("expected Key=value, got \"\(line)\""); continue }
+                guard currentSection == section else { fail("assignment outside section [\(section)]"); continue }
+                let key = String(line[..<equals]).trimmingWhitespace()
+                let value = String(line[line.index(after: equals)...]).trimmingWhitespace()
+                if let problem = apply(key: key, value: value, to: &configuration) { fail(problem) }
+            }
+        }
+        guard diagnostics.isEmpty else { throw InvalidConfiguration(diagnostics: diagnostics) }
+        return configuration
+    }
+
+    /// Applies one assignment; returns a problem description or nil.
+    private static func apply(key: String, value: String, to configuration: inout DaemonConfiguration) -> String? {
+        let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        switch key {
+        case "IgnoreInterfaces":
+            if words.isEmpty { configuration.ignoreInterfaces = [] } else { configuration.ignoreInterfaces += words }
+        case "Transport":
+            if words.isEmpty { configuration.transportOverrides = []; return nil }
+            for word in words {
+                guard let (pattern, name) = split(word), let transport = Transport(rawValue: name) else {
+                    return "Transport= expects GLOB:TRANSPORT with TRANSPORT one of wifi, wwan, ethernet, vpn, other; got \"\(word)\""
+                }
+                configuration.transportOverrides.append(InterfaceRule(pattern: pattern, value: transport))
+            }
+        case "Metered":
+            if words.isEmpty {
+                configuration.meteredInterfaces = []
+                configuration.meteredTransports = [:]
+                return nil
+            }
+            for word in words {
+                guard let (target, flag) = split(word), let metered = boolean(flag) else {
+                    return "Metered= expects TRANSPORT:yes|no or GLOB:yes|no; got \"\(word)\""
+                }
+                if let transport = Transport(rawValue: target) {
+                    configuration.meteredTransports[transport] = metered
+                } else {
+                    configuration.meteredInterfaces.append(InterfaceRule(pattern: target, value: metered))
+                }
+            }
+        case "DownDelaySec":
+            guard let seconds = duration(value) else {
+                return "DownDelaySec= expects a non-negative number of seconds (e.g. 2, 0.5, 500ms); got \"\(value)\""
+            }
+            configuration.downDelaySeconds = seconds
+        default:
+            return "unknown setting \"\(key)\""
+        }
+        return nil
+    }
+
+    private static func split(_ word: String) -> (String, String)? {
+        guard let colon = word.lastIndex(of: ":") else { return nil }
+        let left = String(word[..<colon])
+        let right = String(word[word.index(after: colon)...])
+        return left.isEmpty || right.isEmpty ? nil : (left, right)
+    }
+
+    private static func boolean(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "yes", "true", "1", "on": true
+        case "no", "false", "0", "off": false
+        default: nil
+        }
+    }
+
+    private static func duration(_ text: String) -> Double? {
+        let (number, scale) = text.hasSuffix("ms") ? (String(text.dropLast(2)), 0.001)
+            : text.hasSuffix("s") ? (String(text.dropLast()), 1.0) : (text, 1.0)
+        guard let value = Double(number), value >= 0, value.isFinite, value <= 3600 else { return nil }
+        return value * scale
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs and carriage returns.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
+
+/// Flap damping (`DownDelaySec=`): whether a transition should be held back.
+public enum FlapDamping {
+    /// Whether going from `published` to `next` must wait `delaySeconds` first: only a loss of
+    /// reachability is delayed, and only when a delay is configured.
+    public static func holdsTransition(from published: ReachabilitySnapshot, to next: ReachabilitySnapshot, delaySeconds: Double) -> Bool {
+        delaySeconds > 0 && published.isReachable && !next.isReachable
+    }
+}

@@ -1,0 +1,238 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything known about one link, from rtnetlink and sysfs: the input of classification.
+public struct LinkDescription: Sendable, Hashable {
+    /// The kernel's interface index.
+    public var index: Int32
+    /// The interface name, e.g. "wlan0".
+    public var name: String
+    /// The rtnetlink link kind (`IFLA_INFO_KIND`): "veth", "wireguard", "tun", "bridge"...
+    public var kind: String?
+    /// The hardware type (`ifi_type`, an `ARPHRD_*` value).
+    public var hardwareType: UInt16
+    /// `DEVTYPE=` from `/sys/class/net/IF/uevent`: "wlan", "wwan", "bridge", "vlan", "gadget"...
+    public var deviceType: String?
+    /// `/sys/class/net/IF/wireless` or `/sys/class/net/IF/phy80211` exists.
+    public var hasWirelessDirectory: Bool
+    /// The kernel driver (basename of `/sys/class/net/IF/device/driver`), e.g. "qmi_wwan".
+    public var driver: String?
+    /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device).
+    public var lowerIndex: Int32?
+    /// `IFLA_MASTER`: the bridge or bond this link is a port of.
+    public var masterIndex: Int32?
+    /// Administratively up (`IFF_UP`).
+    public var isUp: Bool
+    /// Has carrier (`IFF_LOWER_UP`).
+    public var hasCarrier: Bool
+    /// A loopback device (`IFF_LOOPBACK` or `ARPHRD_LOOPBACK`).
+    public var isLoopback: Bool
+
+    /// Creates a link description.
+    public init(index: Int32, name: String, kind: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
+                deviceType: String? = nil, hasWirelessDirectory: Bool = false, driver: String? = nil,
+                lowerIndex: Int32? = nil, masterIndex: Int32? = nil,
+                isUp: Bool = true, hasCarrier: Bool = true, isLoopback: Bool = false) {
+        self.index = index
+        self.name = name
+        self.kind = kind
+        self.hardwareType = hardwareType
+        self.deviceType = deviceType
+        self.hasWirelessDirectory = hasWirelessDirectory
+        self.driver = driver
+        self.lowerIndex = lowerIndex
+        self.masterIndex = masterIndex
+        self.isUp = isUp
+        self.hasCarrier = hasCarrier
+        self.isLoopback = isLoopback
+    }
+}
+
+/// The `ARPHRD_*` hardware types the classification looks at (<linux/if_arp.h>).
+public enum HardwareType {
+    /// `ARPHRD_ETHER`.
+    public static let ethernet: UInt16 = 1
+    /// `ARPHRD_PPP`.
+    public static let ppp: UInt16 = 512
+    /// `ARPHRD_TUNNEL` (IP-in-IP).
+    public static let ipip: UInt16 = 768
+    /// `ARPHRD_TUNNEL6`.
+    public static let ip6ip6: UInt16 = 769
+    /// `ARPHRD_LOOPBACK`.
+    public static let loopback: UInt16 = 772
+    /// `ARPHRD_SIT`.
+    public static let sit: UInt16 = 776
+    /// `ARPHRD_IPGRE`.
+    public static let gre: UInt16 = 778
+    /// `ARPHRD_IEEE80211`.
+    public static let ieee80211: UInt16 = 801
+    /// `ARPHRD_IEEE80211_RADIOTAP`.
+    public static let ieee80211Radiotap: UInt16 = 803
+    /// `ARPHRD_RAWIP` (many WWAN modems).
+    public static let rawIP: UInt16 = 519
+    /// `ARPHRD_NONE` (tun, WireGuard).
+    public static let none: UInt16 = 65534
+}
+
+/// A link's transport and the evidence for it, e.g. (.wifi, "DEVTYPE=wlan").
+public struct TransportVerdict: Sendable, Hashable {
+    /// The medium.
+    public var transport: Transport
+    /// Why: the first check that decided, in words.
+    public var reason: String
+
+    /// Creates a verdict.
+    public init(_ transport: Transport, _ reason: String) {
+        self.transport = transport
+        self.reason = reason
+    }
+}
+
+/// Classifies links. Checks, in order (the first that decides wins):
+///
+/// 1. a `Transport=` override from the configuration;
+/// 2. the rtnetlink kind: tunnel kinds (wireguard, tun, tap, ppp, ipip, sit, gre, vti...) are
+///    `vpn`; stacking kinds (vlan, macvlan, ipvlan on their parent; bridge and bond through
+///    their ports) resolve to the medium beneath;
+/// 3. the hardware type: PPP and IP tunnels are `vpn`, 802.11 is `wifi`, loopback `other`;
+/// 4. uevent `DEVTYPE`: `wlan` → wifi, `wwan` → wwan, `vlan`/`bridge`/`bond` → beneath, `gadget` → other;
+/// 5. `wireless` or `phy80211` in sysfs → wifi;
+/// 6. WWAN drivers (qmi_wwan, cdc_mbim, option, ipa, mhi_net…) and names (wwan*, rmnet*, mhi*) → wwan;
+/// 7. `ARPHRD_ETHER` → ethernet (veth included); otherwise other.
+public enum TransportClassifier {
+    /// Link kinds that are tunnels.
+    public static let tunnelKinds: Set<String> = [
+        "wireguard", "tun", "tap", "ppp", "ipip", "sit", "gre", "gretap", "ip6gre", "ip6gretap",
+        "ip6tnl", "vti", "vti6", "openvpn", "l2tp", "geneve", "vxlan",
+    ]
+    /// Link kinds stacked on one parent (`IFLA_LINK`).
+    public static let parentStackedKinds: Set<String> = ["vlan", "macvlan", "macvtap", "ipvlan"]
+    /// Link kinds aggregating ports (`IFLA_MASTER` on the ports).
+    public static let portAggregatingKinds: Set<String> = ["bridge", "bond", "team"]
+    /// Tunnel hardware types.
+    public static let tunnelHardwareTypes: Set<UInt16> = [
+        HardwareType.ppp, HardwareType.ipip, HardwareType.ip6ip6, HardwareType.sit, HardwareType.gre,
+    ]
+    /// Kernel drivers of cellular modems.
+    public static let wwanDrivers: Set<String> = ["qmi_wwan", "cdc_mbim", "option", "ipa", "mhi_net", "rmnet", "sierra_net", "huawei_cdc_ncm"]
+    /// Interface name patterns of cellular modems.
+    public static let wwanNamePatterns = ["wwan*", "rmnet*", "mhi*", "wwp*"]
+
+    /// Classifies link `index` of `links` under `configuration`.
+    public static func classify(_ index: Int32, in links: [Int32: LinkDescription], configuration: DaemonConfiguration = .default) -> TransportVerdict {
+        classify(index, in: links, configuration: configuration, visited: [])
+    }
+
+    private static func classify(_ index: Int32, in links: [Int32: LinkDescription], configuration: DaemonConfiguration, visited: Set<Int32>) -> TransportVerdict {
+        guard let link = links[index] else { return TransportVerdict(.other, "unknown link \(index)") }
+        if let override = configuration.transportOverride(forInterface: link.name) {
+            return TransportVerdict(override.value, "Transport=\(override.pattern):\(override.value.rawValue) in the configuration")
+        }
+        var visited = visited
+        visited.insert(index)
+        func beneath(_ what: String) -> TransportVerdict? {
+            if let lower = link.lowerIndex, lower != index, links[lower] != nil, !visited.contains(lower) {
+                let verdict = classify(lower, in: links, configuration: configuration, visited: visited)
+                return TransportVerdict(verdict.transport, "\(what) on \(links[lower]!.name): \(verdict.reason)")
+            }
+            let ports = links.values
+                .filter { $0.masterIndex == index && !visited.contains($0.index) && !ContainerInterfaces.matches($0.name) }
+                .sorted { ($0.hasCarrier ? 0 : 1, $0.index) < ($1.hasCarrier ? 0 : 1, $1.index) }
+            let verdicts = ports.map { ($0, classify($0.index, in: links, configuration: configuration, visited: visited)) }
+            for preferred in [Transport.ethernet, .wifi, .wwan, .vpn, .other] {
+                if let (port, verdict) = verdicts.first(where: { $0.1.transport == preferred && $0.0.hasCarrier }) {
+                    return TransportVerdict(preferred, "\(what) with port \(port.name): \(verdict.reason)")
+                }
+            }
+            return nil
+        }
+        if let kind = link.kind {
+            if tunnelKinds.contains(kind) { return TransportVerdict(.vpn, "link kind \(kind)") }
+            if parentStackedKinds.contains(kind) || portAggregatingKinds.contains(kind) {
+                return beneath(kind) ?? TransportVerdict(.other, "\(kind) with no physical link beneath")
+            }
+        }
+        if tunnelHardwareTypes.contains(link.hardwareType) { return TransportVerdict(.vpn, "tunnel hardware type \(link.hardwareType)") }
+        if link.hardwareType == HardwareType.ieee80211 || link.hardwareType == HardwareType.ieee80211Radiotap {
+            return TransportVerdict(.wifi, "802.11 hardware type")
+        }
+        if link.isLoopback || link.hardwareType == HardwareType.loopback { return TransportVerdict(.other, "loopback") }
+        switch link.deviceType {
+        case "wlan": return TransportVerdict(.wifi, "DEVTYPE=wlan")
+        case "wwan": return TransportVerdict(.wwan, "DEVTYPE=wwan")
+        case "vlan", "bridge", "bond":
+            return beneath("DEVTYPE=\(link.deviceType!)") ?? TransportVerdict(.other, "DEVTYPE=\(link.deviceType!) with no physical link beneath")
+        case "gadget": return TransportVerdict(.other, "DEVTYPE=gadget (USB gadget)")
+        default: break
+        }
+        if link.hasWirelessDirectory { return TransportVerdict(.wifi, "wireless/phy80211 in sysfs") }
+        if let driver = link.driver, wwanDrivers.contains(driver) { return TransportVerdict(.wwan, "WWAN driver \(driver)") }
+        if let pattern = wwanNamePatterns.first(where: { Glob.matches($0, link.name) }) {
+            return TransportVerdict(.wwan, "WWAN interface name \(pattern)")
+        }
+        if link.hardwareType == HardwareType.rawIP { return TransportVerdict(.wwan, "raw-IP hardware type (cellular modem)") }
+        if link.hardwareType == HardwareType.ethernet {
+            return TransportVerdict(.ethernet, link.deviceType.map { "ARPHRD_ETHER with DEVTYPE=\($0)" } ?? "ARPHRD_ETHER")
+        }
+        return TransportVerdict(.other, "hardware type \(link.hardwareType)")
+    }
+
+    /// The physical transport beneath a tunnel, when it can be determined: the link the tunnel is
+    /// bound to (`IFLA_LINK`), else the only non-tunnel link that is up with carrier and has a
+    /// usable global address (`candidates`).
+    ///
+    /// - Parameters:
+    ///   - index: the tunnel's index.
+    ///   - candidates: indices of links with a usable global address.
+    public static func underlying(ofTunnel index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> (link: LinkDescription, verdict: TransportVerdict)? {
+        if let lower = links[index]?.lowerIndex, lower != index, let link = links[lower] {
+            let verdict = classify(lower, in: links, configuration: configuration)
+            if verdict.transport != .vpn { return (link, verdict) }
+        }
+        let physical = physicalLinks(besides: index, in: links, candidates: candidates, configuration: configuration)
+        return physical.count == 1 ? physical[0] : nil
+    }
+
+    /// The non-tunnel, non-ignored, non-loopback links among `candidates` (links with a usable
+    /// global address) that are up with carrier: what could carry a tunnel's packets.
+    public static func physicalLinks(besides index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
+        candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
+            guard candidate != index, let link = links[candidate], link.isUp, link.hasCarrier, !link.isLoopback,
+                  ignoreReason(for: link, configuration: configuration) == nil else { return nil }
+            let verdict = classify(candidate, in: links, configuration: configuration)
+            return verdict.transport == .vpn ? nil : (link, verdict)
+        }
+    }
+
+    /// Why link `link` is ignored (never makes the host reachable by itself), or nil.
+    public static func ignoreReason(for link: LinkDescription, configuration: DaemonConfiguration) -> String? {
+        if let pattern = configuration.ignoreInterfaces.first(where: { Glob.matches($0, link.name) }) {
+            return "IgnoreInterfaces=\(pattern)"
+        }
+        if let pattern = ContainerInterfaces.patterns.first(where: { Glob.matches($0, link.name) }) {
+            return "container interface (\(pattern))"
+        }
+        return nil
+    }
+}
+
+/// Interfaces that belong to containers and virtual machines: they never make the host
+/// reachable by themselves.
+public enum ContainerInterfaces {
+    /// docker0, br-* (docker networks), veth* (container ends), cni* (Kubernetes), virbr* (libvirt).
+    public static let patterns = ["docker0", "br-*", "veth*", "cni*", "virbr*"]
+
+    /// Whether `name` matches one of the patterns.
+    public static func matches(_ name: String) -> Bool {
+        patterns.contains { Glob.matches($0, name) }
+    }
+}
+
+/// Shell-style glob matching of interface names (`*`, `?`, `[...]`).
+public enum Glob {
+    /// Whether `name` matches `pattern`. The corresponding C function is `fnmatch`.
+    public static func matches(_ pattern: String, _ name: String) -> Bool {
+        fnmatch(pattern, name, 0) == 0
+    }
+}

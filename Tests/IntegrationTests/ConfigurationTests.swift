@@ -1,0 +1,182 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// The configuration file (`--config PATH`, drop-ins in `PATH.d/*.conf`), SIGHUP reloads and
+/// broken lines.
+final class ConfigurationTests: DaemonTestCase {
+    func testIgnoreInterfacesMakesTheLinkNotReachable() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nIgnoreInterfaces=ra0\n")
+
+        // When ra0 carries the default route
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let properties = try waitForProperties("Reason saying ra0 is ignored") {
+            $0.string(.reason)?.contains("on ra0, which is ignored") == true
+        }
+        XCTAssertEqual(properties.status, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertEqual(properties.string(.interface), "")
+        XCTAssertTrue(properties.string(.reason)?.contains("IgnoreInterfaces=ra0") == true, "Reason: \(properties.string(.reason) ?? "nil")")
+        XCTAssertEqual(try signals.statusChanges, [], "the status never left not-reachable")
+    }
+
+    func testTransportOverrideMakesTheLinkWWANAndMetered() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let properties = try waitForStatus(.reachableViaWWAN)
+        XCTAssertEqual(properties.string(.interface), "ra0")
+        XCTAssertEqual(properties.string(.transport), Transport.wwan.rawValue)
+        XCTAssertEqual(properties.bool(.metered), true, "WWAN is metered by default")
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWWAN.rawValue])
+    }
+
+    func testMeteredByTransport() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nMetered=ethernet:yes\n")
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.bool(.metered), true)
+    }
+
+    func testDropInOverridesTheMainFile() throws {
+        // Given the main file makes ra0 WWAN and a drop-in makes it unmetered
+        let path = try configurationPath
+        try FileManager.default.createDirectory(atPath: path + ".d", withIntermediateDirectories: true)
+        try "[Reachability]\nMetered=ra0:no\n".write(toFile: path + ".d/50-unmetered.conf", atomically: true, encoding: .utf8)
+        try "[Reachability]\nMetered=ra0:yes\n".write(toFile: path + ".d/10-metered.conf", atomically: true, encoding: .utf8)
+        try "[Reachability]\nMetered=ra0:yes\n".write(toFile: path + ".d/90-not-a-conf-file.txt", atomically: true, encoding: .utf8)
+        try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")
+
+        // When
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then the later drop-in wins, and files not ending in .conf are not read
+        let properties = try waitForStatus(.reachableViaWWAN)
+        XCTAssertEqual(properties.bool(.metered), false)
+    }
+
+    func testSIGHUPReloadsTheEditedFile() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWWAN)
+
+        // When the file is edited and the daemon told
+        try writeConfiguration("[Reachability]\nTransport=ra0:wifi\n")
+        try reload()
+
+        // Then
+        let wifi = try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(wifi.string(.transport), Transport.wifi.rawValue)
+        XCTAssertEqual(wifi.bool(.metered), false)
+
+        // When the setting is removed again
+        try writeConfiguration("[Reachability]\n# nothing\n")
+        try reload()
+
+        // Then the classification is the built-in one
+        try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 3), [
+            ReachabilityStatus.reachableViaWWAN.rawValue,
+            ReachabilityStatus.reachableViaWiFi.rawValue,
+            ReachabilityStatus.reachableViaEthernet.rawValue,
+        ])
+    }
+
+    func testBrokenLineOnReloadKeepsThePreviousConfiguration() throws {
+        // Given
+        try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWWAN)
+
+        // When the edited file has a valid line and a broken one (line 3)
+        try writeConfiguration("[Reachability]\nIgnoreInterfaces=ra0\nTransport=ra0:satellite\n")
+        try reload()
+
+        // Then the daemon names file and line, keeps running, and applies none of the file
+        let log = try waitForLog(containing: "Keeping the previous configuration")
+        let path = try configurationPath
+        XCTAssertTrue(log.contains("<3>\(path):3: "), "no `<3>\(path):3: …` line in the log:\n\(log)")
+        XCTAssertFalse(log.contains("<3>\(path):2:"), "line 2 is valid:\n\(log)")
+        XCTAssertNil(try XCTUnwrap(daemon).termination, "the daemon must survive a broken configuration")
+        let kept = try busctl.properties()
+        XCTAssertEqual(kept.status, ReachabilityStatus.reachableViaWWAN.rawValue)
+        XCTAssertEqual(kept.string(.interface), "ra0")
+
+        // And a fixed file is applied on the next reload
+        try writeConfiguration("[Reachability]\nTransport=ra0:wifi\n")
+        try reload()
+        try waitForStatus(.reachableViaWiFi)
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaWWAN.rawValue, ReachabilityStatus.reachableViaWiFi.rawValue],
+            "the broken file's IgnoreInterfaces=ra0 must not have been applied"
+        )
+    }
+
+    func testBrokenDropInAtStartUpUsesTheBuiltInDefaults() throws {
+        // Given a valid main file and a drop-in with a broken line 2
+        let path = try configurationPath
+        try FileManager.default.createDirectory(atPath: path + ".d", withIntermediateDirectories: true)
+        let dropIn = path + ".d/20-broken.conf"
+        try "[Reachability]\nDownDelaySec=soon\n".write(toFile: dropIn, atomically: true, encoding: .utf8)
+
+        // When the daemon starts
+        try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then it logs the problem, serves, and uses no part of the configuration
+        let log = try XCTUnwrap(daemon).log
+        XCTAssertTrue(log.contains("<3>\(dropIn):2: "), "no `<3>\(dropIn):2: …` line in the log:\n\(log)")
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.string(.transport), Transport.ethernet.rawValue)
+    }
+
+    // MARK: Helpers
+
+    /// The test's configuration file, passed as `--config`.
+    private var configurationPath: String {
+        get throws { try XCTUnwrap(directory).file("reachabilityd.conf") }
+    }
+
+    /// Writes the configuration file.
+    private func writeConfiguration(_ text: String) throws {
+        try text.write(toFile: try configurationPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Writes the configuration file and starts the daemon with `--config` pointing at it.
+    private func startDaemon(configuration text: String) throws {
+        try writeConfiguration(text)
+        try startDaemon(arguments: ["--config", try configurationPath])
+    }
+
+    /// Sends SIGHUP and waits until the daemon has read the files again (`RELOADING=1` then
+    /// `READY=1` on the notification socket, as `systemctl reload` expects).
+    private func reload() throws {
+        let daemon = try XCTUnwrap(daemon)
+        let before = daemon.notifications.count
+        daemon.send(SIGHUP)
+        try Poll.until("RELOADING=1 and READY=1 after SIGHUP", observe: { Array(daemon.notifications.dropFirst(before)) }) {
+            guard let reloading = $0.firstIndex(where: { $0.contains("RELOADING=1") }) else { return false }
+            return $0[reloading...].contains { $0.contains("READY=1") }
+        }
+    }
+}

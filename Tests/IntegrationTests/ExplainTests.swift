@@ -1,0 +1,89 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// `Explain() → s`: the report an admin reads when the status surprises them.
+final class ExplainTests: DaemonTestCase {
+    func testExplainReportsLinksAddressesRoutesAndIgnoredInterfaces() throws {
+        // Given IPv4 and IPv6 default routes on ra0, and rb0 ignored by the configuration
+        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
+        try "[Reachability]\nIgnoreInterfaces=rb*\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon(arguments: ["--config", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try configureIPv6Default()
+        try waitForProperties("IPv4 and IPv6 reachable") { $0.bool(.ipv4Reachable) == true && $0.bool(.ipv6Reachable) == true }
+
+        // When
+        let report = try busctl.explain()
+
+        // Then
+        let lines = report.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("Status: reachable-via-ethernet"), report)
+        XCTAssertTrue(lines.contains("Links:"), report)
+        let ipv4 = try XCTUnwrap(lines.first { $0.hasPrefix("IPv4") }, report)
+        XCTAssertTrue(ipv4.contains("via 10.77.0.1 dev ra0"), ipv4)
+        XCTAssertTrue(ipv4.contains("-> reachable"), ipv4)
+        let ipv6 = try XCTUnwrap(lines.first { $0.hasPrefix("IPv6") }, report)
+        XCTAssertTrue(ipv6.contains("via 2001:db8:77::1 dev ra0"), ipv6)
+        XCTAssertTrue(ipv6.contains("-> reachable"), ipv6)
+        for link in ["lo", "ra0", "ra1", "rb0", "rb1"] {
+            XCTAssertTrue(lines.contains { $0.hasPrefix("  \(link) (index ") }, "no line for \(link):\n\(report)")
+        }
+        let ra0 = try XCTUnwrap(lines.first { $0.hasPrefix("  ra0 (index ") }, report)
+        XCTAssertTrue(ra0.contains("up, carrier") && ra0.contains("transport ethernet"), ra0)
+        XCTAssertTrue(report.contains("10.77.0.2/24") && report.contains("2001:db8:77::2/64"), report)
+        let rb0 = try XCTUnwrap(lines.first { $0.hasPrefix("  rb0 (index ") }, report)
+        XCTAssertTrue(rb0.contains("down") && rb0.contains("ignored: IgnoreInterfaces=rb*"), rb0)
+        XCTAssertTrue(report.contains("IgnoreInterfaces=rb*"), report)
+    }
+
+    func testExplainSaysWhyNothingIsReachable() throws {
+        // Given only lo up, ra0/ra1 down
+        try startDaemon()
+
+        // When
+        let report = try busctl.explain()
+
+        // Then
+        let lines = report.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("Status: not-reachable"), report)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("Reason: ") && $0.count > "Reason: ".count }, report)
+        for family in ["IPv4", "IPv6"] {
+            let line = try XCTUnwrap(lines.first { $0.hasPrefix(family) }, report)
+            XCTAssertTrue(line.contains("not reachable"), line)
+        }
+        let ra0 = try XCTUnwrap(lines.first { $0.hasPrefix("  ra0 (index ") }, report)
+        XCTAssertTrue(ra0.contains("down"), ra0)
+    }
+
+    func testExplainOfATunnelNamesTheLinkBeneath() throws {
+        // Given a tun device carrying the default route over a fake WiFi link ra0
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
+        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
+        try netns.setIPv6(enabled: false, on: "tun0")
+        let tun = try TunAttachment(name: "tun0", in: try netns)
+        addTeardownBlock { tun.close() }
+        try netns.ip("link", "set", "tun0", "up")
+        try netns.waitForCarrier("tun0")
+        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        try netns.ip("route", "add", "default", "dev", "tun0")
+        try waitForStatus(.reachableViaWiFi)
+
+        // When
+        let report = try busctl.explain()
+
+        // Then
+        let lines = report.split(separator: "\n").map(String.init)
+        let tun0 = try XCTUnwrap(lines.first { $0.hasPrefix("  tun0 (index ") }, report)
+        XCTAssertTrue(tun0.contains("transport vpn") && tun0.contains("over ra0 (wifi)"), tun0)
+        let ra0 = try XCTUnwrap(lines.first { $0.hasPrefix("  ra0 (index ") }, report)
+        XCTAssertTrue(ra0.contains("transport wifi"), ra0)
+        let ipv4 = try XCTUnwrap(lines.first { $0.hasPrefix("IPv4") }, report)
+        XCTAssertTrue(ipv4.contains("dev tun0"), ipv4)
+    }
+}

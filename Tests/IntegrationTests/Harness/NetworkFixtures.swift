@@ -1,0 +1,172 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+extension TestNamespace {
+    /// Adds a veth pair inside the namespace, quiet like `ra0`/`ra1`: down, no IPv6 link-local
+    /// addresses, IPv6 disabled until a test enables it.
+    ///
+    /// - Parameters:
+    ///   - name: one end, e.g. `rb0`.
+    ///   - peer: the other end, e.g. `rb1`.
+    /// - Throws: `HarnessError` when an `ip` or `sysctl` command fails.
+    func addQuietVethPair(_ name: String, peer: String) throws {
+        try ip("link", "add", name, "type", "veth", "peer", "name", peer)
+        for link in [name, peer] {
+            try ip("link", "set", link, "addrgenmode", "none")
+            try setIPv6(enabled: false, on: link)
+        }
+    }
+
+    /// Whether this kernel can make links of a kind, tried with a scratch link that is deleted
+    /// again (some test kernels lack `vlan`, `dummy`, `gre`, `bond`...).
+    ///
+    /// - Parameter arguments: what follows `ip -n NAME link add`, e.g.
+    ///   `["link", "ra0", "name", "probe0", "type", "vlan", "id", "4000"]`; the new link must be
+    ///   called `probe0`.
+    /// - Returns: nil when it works, else `ip`'s error message.
+    /// - Throws: `HarnessError` when `ip` cannot run.
+    func linkKindUnavailable(_ arguments: [String]) throws -> String? {
+        let result = try Command.run("ip", ["-n", name, "link", "add"] + arguments)
+        guard result.succeeded else { return result.standardError.trimmingCharacters(in: .whitespacesAndNewlines) }
+        try ip("link", "delete", "probe0")
+        return nil
+    }
+
+    /// The flags `ip` prints for a link, e.g. `["BROADCAST", "MULTICAST", "UP", "LOWER_UP"]`.
+    ///
+    /// - Parameter link: the link's name.
+    /// - Throws: `HarnessError` when `ip` fails or prints no flags.
+    func linkFlags(_ link: String) throws -> Set<String> {
+        let line = try ip("-o", "link", "show", "dev", link)
+        guard let open = line.firstIndex(of: "<"), let close = line.firstIndex(of: ">"), open < close else {
+            throw HarnessError("No flags in `ip link show dev \(link)`: \(line)")
+        }
+        return Set(line[line.index(after: open)..<close].split(separator: ",").map(String.init))
+    }
+
+    /// Waits until a link is up with carrier (`UP` and `LOWER_UP`), so that a test's expectation
+    /// never depends on how fast the kernel brings a bridge or a tun up.
+    ///
+    /// - Parameter link: the link's name.
+    /// - Throws: `HarnessError` with the last flags, on timeout.
+    func waitForCarrier(_ link: String) throws {
+        try Poll.until("\(link) to be UP with LOWER_UP", observe: { try linkFlags(link) }) {
+            $0.contains("UP") && $0.contains("LOWER_UP")
+        }
+    }
+
+    /// The IPv6 addresses of a link with their flags, one `ip -6 -o addr` line each.
+    ///
+    /// - Parameter link: the link's name.
+    /// - Throws: `HarnessError` when `ip` fails.
+    func ipv6AddressLines(_ link: String) throws -> [String] {
+        try ip("-6", "-o", "addr", "show", "dev", link, "scope", "global")
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// Sets a sysctl inside the namespace (`ip netns exec NAME sysctl -qw KEY=VALUE`).
+    ///
+    /// - Parameters:
+    ///   - key: e.g. `net.ipv6.conf.ra0.accept_dad`.
+    ///   - value: the value.
+    /// - Throws: `HarnessError` with stderr when `sysctl` fails.
+    func sysctl(_ key: String, _ value: String) throws {
+        try Command.run("ip", ["netns", "exec", name, "sysctl", "-qw", "\(key)=\(value)"]).check()
+    }
+}
+
+/// A fake sysfs tree for `--sysfs-root`: what the daemon reads to tell WiFi and WWAN apart.
+struct FakeSysfs {
+    /// The tree's root, the daemon's `--sysfs-root`.
+    let root: String
+
+    /// Creates an empty tree in the test's directory.
+    ///
+    /// - Parameter directory: the test's scratch directory.
+    /// - Throws: when the directory cannot be created.
+    init(in directory: TemporaryDirectory) throws {
+        root = directory.file("sysfs")
+        try FileManager.default.createDirectory(atPath: "\(root)/class/net", withIntermediateDirectories: true)
+    }
+
+    /// Makes `link` look like a WiFi interface: `class/net/LINK/wireless` exists.
+    ///
+    /// The daemon reads sysfs when a link appears or is renamed: call this before the link
+    /// exists or before the daemon starts.
+    ///
+    /// - Parameter link: the link's name.
+    /// - Throws: when the directory cannot be created.
+    func markWireless(_ link: String) throws {
+        try FileManager.default.createDirectory(atPath: "\(root)/class/net/\(link)/wireless", withIntermediateDirectories: true)
+    }
+
+    /// Gives `link` a `uevent` file with `DEVTYPE=type`, as the kernel writes for WiFi (`wlan`),
+    /// modems (`wwan`), USB gadgets (`gadget`)...
+    ///
+    /// - Parameters:
+    ///   - type: the `DEVTYPE=` value.
+    ///   - link: the link's name.
+    /// - Throws: when the file cannot be written.
+    func setDeviceType(_ type: String, of link: String) throws {
+        let directory = "\(root)/class/net/\(link)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "INTERFACE=\(link)\nIFINDEX=99\nDEVTYPE=\(type)\n".write(toFile: "\(directory)/uevent", atomically: true, encoding: .utf8)
+    }
+
+    /// Makes `link`'s `device/driver` a symbolic link to a driver directory named `driver`, as
+    /// sysfs does for a device bound to a driver (the target need not exist: only its name is read).
+    ///
+    /// - Parameters:
+    ///   - driver: e.g. `qmi_wwan`.
+    ///   - link: the link's name.
+    /// - Throws: when the link cannot be made.
+    func setDriver(_ driver: String, of link: String) throws {
+        let device = "\(root)/class/net/\(link)/device"
+        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(device)/driver", withDestinationPath: "../../../../bus/usb/drivers/\(driver)")
+    }
+}
+
+extension Busctl {
+    /// Calls `Explain()` and returns the report.
+    ///
+    /// - Throws: `HarnessError` when the call fails or the reply is not one string.
+    func explain() throws -> String {
+        struct Reply: Decodable {
+            var type: String
+            var data: [String]
+        }
+        let output = try run([
+            "--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface,
+            BusContract.explainMethod,
+        ]).check().standardOutput
+        let reply = try JSONDecoder().decode(Reply.self, from: Data(output.utf8))
+        guard reply.type == "s", reply.data.count == 1 else {
+            throw HarnessError("Explain returned \(reply.type) \(reply.data), expected one string")
+        }
+        return reply.data[0]
+    }
+}
+
+extension DaemonTestCase {
+    /// Waits until the daemon's log contains `text`.
+    ///
+    /// - Parameters:
+    ///   - text: the awaited text.
+    ///   - timeout: the deadline.
+    /// - Returns: the whole log at that moment.
+    /// - Throws: `HarnessError` with the log, on timeout, or when the daemon has exited.
+    @discardableResult
+    func waitForLog(containing text: String, timeout: Duration = Poll.defaultTimeout) throws -> String {
+        let daemon = try XCTUnwrap(daemon, "call startDaemon() first")
+        do {
+            return try Poll.until("the daemon to log \"\(text)\"", timeout: timeout, observe: { () -> String in
+                if let ended = daemon.termination { throw HarnessError("reachabilityd exited (\(ended))") }
+                return daemon.log
+            }, accept: { $0.contains(text) })
+        } catch let error as HarnessError {
+            throw HarnessError("\(error.description.prefix(300))\n--- reachabilityd log ---\n\(daemon.log)")
+        }
+    }
+}
