@@ -232,6 +232,19 @@ check "the listener saw PropertiesChanged" eventually 5 monitor_saw 'Member=Prop
 check "the listener saw reachable-via-ethernet" eventually 5 monitor_saw '"reachable-via-ethernet"'
 check "Status is now reachable-via-ethernet" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
 in_container kill "$monitor_pid"
+explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
+check "an unprivileged user calls Explain (it names e2e0)" explain
+
+# --- Configuration and reload --------------------------------------------------------------------
+check "the example configuration is installed" test -f "$rootfs/etc/reachabilityd/reachabilityd.conf"
+status_is() { [ "$(status in_container)" = "s \"$1\"" ]; }
+in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d &&
+    printf "[Reachability]\nIgnoreInterfaces=e2e0\n" > /etc/reachabilityd/reachabilityd.conf.d/e2e.conf'
+check "systemctl reload succeeds" in_container systemctl reload reachabilityd.service
+check "after reload a drop-in ignoring e2e0 makes it not-reachable" eventually 5 status_is not-reachable
+in_container rm -r /etc/reachabilityd/reachabilityd.conf.d
+in_container systemctl reload reachabilityd.service
+check "after removing the drop-in and reloading: reachable-via-ethernet" eventually 5 status_is reachable-via-ethernet
 
 # --- Restart and the watchdog ------------------------------------------------------------------
 before=$(main_pid)
@@ -286,7 +299,7 @@ not_running() { ! is_active && ! in_container busctl status "$bus_name" >/dev/nu
 check "purge: service stopped, name gone from the bus" not_running
 leftovers() {
     local path found=0
-    for path in /lib/systemd/system/reachabilityd.service /usr/lib/sysusers.d/reachabilityd.conf \
+    for path in /etc/reachabilityd /lib/systemd/system/reachabilityd.service /usr/lib/sysusers.d/reachabilityd.conf \
         /etc/systemd/system/multi-user.target.wants/reachabilityd.service \
         /etc/systemd/system/dbus-org.reachabilityd.Reachability1.service \
         /usr/share/dbus-1/system.d/org.reachabilityd.Reachability1.conf \
@@ -295,7 +308,7 @@ leftovers() {
     done
     return $found
 }
-check "purge: unit, enablement symlinks, sysusers file, policy and binary removed" leftovers
+check "purge: configuration, unit, enablement symlinks, sysusers file, policy and binary removed" leftovers
 not_activatable() { local names; names=$(in_container busctl list --activatable --no-legend) && ! grep -q "^$bus_name " <<<"$names"; }
 check "purge: the name is no longer activatable" not_activatable
 
