@@ -2,7 +2,7 @@
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration)
 #   make deb    build the Debian package into out/ and check it with lintian
-#   make e2e    build the package and test it in a booted systemd container (root, ~3 min)
+#   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private

@@ -3,7 +3,7 @@
 # Debian 12 in systemd-nspawn (private network), installs the package with apt as the README
 # says, and checks the unit, the bus policy, live updates, restarts, the watchdog, D-Bus
 # activation, reinstall/upgrade and purge. Prints "N passed, M failed" last; exits non-zero on
-# any failure. Needs root. Takes about two minutes with a cached root filesystem.
+# any failure. Needs root. About a minute with a cached root filesystem, two without.
 #
 #   tests/e2e/run.sh              (or: make e2e)
 #   E2E_CACHE=DIR                 where the debootstrapped rootfs is cached (zstd tar)
