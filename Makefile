@@ -2,11 +2,13 @@
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
 #               build the Examples/ package
+#   make deb    build the Debian package into out/ and check it with lintian
+#   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps build release run test deb e2e clean
 
 all: build
 
@@ -27,5 +29,11 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --package-path Examples
 
+deb:
+	SWIFT=$(SWIFT) scripts/build-deb.sh out
+
+e2e:
+	SWIFT=$(SWIFT) tests/e2e/run.sh
+
 clean:
-	rm -rf .build Examples/.build
+	rm -rf .build Examples/.build out

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# End-to-end test of the Debian package in a booted systemd: builds the .deb, boots a minimal
+# Debian 12 in systemd-nspawn (private network), installs the package with apt as the README
+# says, and checks the unit, the bus policy, live updates, restarts, the watchdog, D-Bus
+# activation, reinstall/upgrade and purge. Prints "N passed, M failed" last; exits non-zero on
+# any failure. Needs root. About a minute with a cached root filesystem, two without.
+#
+#   tests/e2e/run.sh              (or: make e2e)
+#   E2E_CACHE=DIR                 where the debootstrapped rootfs is cached (zstd tar)
+#   E2E_KEEP_ROOTFS=1             keep the container's root directory for a post-mortem
+#
+# Works on hosts without systemd as PID 1 (nspawn runs with --register=no --keep-unit; the
+# container is reached with nsenter through its PID 1). See ../../../shared/PLATFORM-NOTES.md.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${E2E_CACHE:-/var/cache/reachabilityd-e2e}
+suite=bookworm
+# systemd, dbus, iproute2: what is tested. libstdc++6, libgcc-s1: the package's dependencies (the
+# container has no network, so apt can install the .deb only when they are present). man-db:
+# `systemd-analyze verify` checks Documentation=man:reachabilityd(8) with man. procps: kill.
+include=systemd,dbus,iproute2,libstdc++6,libgcc-s1,man-db,procps
+tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
+bus_name=org.reachabilityd.Reachability1
+object=/org/reachabilityd/Reachability1
+started=$(date +%s)
+
+passed=0
+failed=0
+nspawn_pid=
+leader=   # the container's PID 1, once booted
+log() { printf 'e2e [%3ds] %s\n' "$(($(date +%s) - started))" "$*"; }
+pass() { passed=$((passed + 1)); log "PASS $1"; }
+fail() { failed=$((failed + 1)); log "FAIL $1${2:+: $2}"; }
+finishing=
+finish() {
+    finishing=1
+    if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
+        log "the container's journal for reachabilityd and dbus:"
+        in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service 2>&1 | tail -40
+    fi
+    log "took $(($(date +%s) - started)) s"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+    exit
+}
+# A step the rest depends on: on failure, count it and stop.
+require() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; finish; fi; }
+# Polls "$@" until it succeeds, for up to $timeout seconds.
+eventually() {
+    local timeout=$1; shift
+    local deadline=$((SECONDS + timeout))
+    until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
+}
+
+[ "$(id -u)" -eq 0 ] || { fail "needs root (debootstrap, systemd-nspawn)"; finish; }
+
+# --- Host packages ---------------------------------------------------------------------------
+host_packages=(
+    debhelper devscripts lintian dh-exec fakeroot build-essential  # building and checking the .deb
+    libsystemd-dev pkg-config                                      # build dependencies
+    systemd-container debootstrap zstd                             # the container
+)
+install_host_packages() {
+    local missing=() package
+    for package in "${host_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    for attempt in 1 2 3; do
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null && return 0
+        log "apt-get failed (attempt $attempt), retrying"
+        sleep 5
+    done
+    return 1
+}
+require "host packages installed" install_host_packages
+
+# One container at a time: without systemd on the host, containers share one cgroup.
+mkdir -p "$cache"
+exec 9>"$cache/lock"
+flock 9
+
+# --- The package -------------------------------------------------------------------------------
+work=$(mktemp -d /var/tmp/reachabilityd-e2e.XXXXXX)
+cleanup() {
+    if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+        kill -TERM "$nspawn_pid" 2>/dev/null   # nspawn asks the container's systemd to power off
+        for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$nspawn_pid" 2>/dev/null
+        wait "$nspawn_pid" 2>/dev/null
+    fi
+    if [ -n "${E2E_KEEP_ROOTFS:-}" ]; then
+        log "kept $work"
+    else
+        rm -rf --one-file-system "$work"
+    fi
+}
+trap cleanup EXIT
+trap '[ -n "$finishing" ] || { fail "interrupted"; finish; }' INT TERM
+
+build_deb() {
+    "$repo/scripts/build-deb.sh" "$work/out" > "$work/deb-path" 2> "$work/build.log" ||
+        { tail -30 "$work/build.log"; return 1; }
+    deb=$(cat "$work/deb-path")
+    log "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+}
+require "package builds and is lintian-clean (--fail-on error,warning)" build_deb
+
+# --- The container's root filesystem (debootstrapped once, cached) ----------------------------
+mirror() {
+    sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 |
+        grep . || sed -n 's/^deb \(\[[^]]*\] \)\?\(http[^ ]*\) .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -1 |
+        grep . || echo http://deb.debian.org/debian
+}
+make_rootfs_tarball() {
+    [ -s "$tarball" ] && return 0
+    local root=$work/debootstrap
+    log "debootstrapping $suite from $(mirror) (once; cached in $tarball)"
+    debootstrap --variant=minbase --include="$include" \
+        "$suite" "$root" "$(mirror)" > "$work/debootstrap.log" 2>&1 ||
+        { tail -20 "$work/debootstrap.log"; return 1; }
+    rm -rf "$root"/var/cache/apt/archives/*.deb
+    rm -f "$cache/$suite"-minbase*.tar.zst   # caches of other package lists
+    tar -C "$root" --numeric-owner -cf - . | zstd -q -T0 -o "$tarball.tmp" && mv "$tarball.tmp" "$tarball"
+    rm -rf --one-file-system "$root"
+}
+require "cached $suite root filesystem" make_rootfs_tarball
+
+rootfs=$work/rootfs
+unpack_rootfs() {
+    mkdir "$rootfs" && zstd -q -d -c "$tarball" | tar -C "$rootfs" --numeric-owner -xf - || return 1
+    echo reachabilityd-e2e > "$rootfs/etc/hostname"
+    # The machine id is created at first boot; an empty file keeps it from being committed.
+    : > "$rootfs/etc/machine-id"
+}
+require "root filesystem unpacked" unpack_rootfs
+
+# --- Boot ------------------------------------------------------------------------------------
+boot() {
+    local machine=reachabilityd-e2e-$$
+    systemd-nspawn --quiet --boot --register=no --keep-unit --private-network \
+        --machine="$machine" --directory="$rootfs" --bind-ro="$work/out:/srv/e2e" \
+        --console=pipe < /dev/null > "$work/console.log" 2>&1 &
+    nspawn_pid=$!
+    # The container's PID 1 is the descendant of nspawn whose command is systemd.
+    local deadline=$((SECONDS + 30)) pid
+    while [ $SECONDS -lt $deadline ] && [ -z "$leader" ]; do
+        for pid in $(descendants "$nspawn_pid"); do
+            [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = systemd ] && { leader=$pid; break; }
+        done
+        [ -z "$leader" ] && sleep 0.2
+    done
+    [ -n "$leader" ] || { tail -20 "$work/console.log"; return 1; }
+    # "degraded" is fine: some units of a full boot do not apply to a container.
+    # systemctl needs the manager's socket: before it exists it answers nothing at all.
+    eventually 30 in_container test -S /run/systemd/private || { tail -20 "$work/console.log"; return 1; }
+    local state
+    state=$(in_container timeout 60 systemctl is-system-running --wait 2>/dev/null)
+    log "container PID 1 is $leader, system $state"
+    case $state in running | degraded) return 0 ;; *) tail -20 "$work/console.log"; return 1 ;; esac
+}
+descendants() {
+    local child
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do echo "$child"; descendants "$child"; done
+}
+in_container() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 "$@"; }
+# As an unprivileged user inside the container.
+as_nobody() { in_container setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+require "container boots (systemd-nspawn --boot --private-network)" boot
+
+# --- Helpers for the checks ------------------------------------------------------------------
+status() { "$@" busctl get-property "$bus_name" "$object" "$bus_name" Status 2>&1; }
+main_pid() { in_container systemctl show -p MainPID --value reachabilityd.service; }
+is_active() { [ "$(in_container systemctl is-active reachabilityd.service)" = active ]; }
+answers() { status in_container | grep -q '^s "'; }
+# Active again under a main PID other than $1.
+replaced() { local pid; pid=$(main_pid); [ "$pid" != "$1" ] && [ "$pid" != 0 ] && is_active; }
+check() {
+    local name=$1; shift
+    local output
+    if output=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(tail -5 <<<"$output" | tr '\n' ' ')"; fi
+}
+expect_eq() { [ "$1" = "$2" ] || { echo "expected '$2', got '$1'"; return 1; }; }
+
+# --- Install ---------------------------------------------------------------------------------
+install_package() {
+    in_container sh -c "cd /srv/e2e && apt-get install -y ./$(basename "$deb")" > "$work/install.log" 2>&1 ||
+        { tail -20 "$work/install.log"; return 1; }
+}
+require "apt install ./$(basename "$deb") (offline, in the container)" install_package
+
+check "systemctl is-enabled reachabilityd: enabled" \
+    expect_eq "$(in_container systemctl is-enabled reachabilityd.service)" enabled
+check "systemctl is-active reachabilityd: active" is_active
+check "first start got the bus name (no restart, no denial)" \
+    expect_eq "$(in_container systemctl show -p NRestarts --value reachabilityd.service)" 0
+check "systemd-analyze verify reachabilityd.service: no output" \
+    expect_eq "$(in_container systemd-analyze verify reachabilityd.service 2>&1)" ""
+security=$(in_container systemd-analyze security reachabilityd.service 2>/dev/null | sed -n 's/.*Overall exposure level for reachabilityd.service: \([0-9.]*\).*/\1/p')
+check "systemd-analyze security: exposure $security <= 1.0" awk -v s="${security:-99}" 'BEGIN { exit !(s <= 1.0) }'
+check "the D-Bus alias dbus-org.reachabilityd.Reachability1.service is enabled" \
+    test -L "$rootfs/etc/systemd/system/dbus-org.reachabilityd.Reachability1.service"
+check "the daemon runs as user reachabilityd" \
+    expect_eq "$(in_container stat -c %U "/proc/$(main_pid)" 2>&1)" reachabilityd
+
+# --- Reading the status ------------------------------------------------------------------------
+check "root reads Status: not-reachable (only lo)" expect_eq "$(status in_container)" 's "not-reachable"'
+check "an unprivileged user reads Status" expect_eq "$(status as_nobody)" 's "not-reachable"'
+check "an unprivileged user calls CheckAddress" \
+    expect_eq "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckAddress s 192.0.2.7 2>&1)" \
+    'ss "not-reachable" ""'
+denied() { local out; out=$("$@" 2>&1) && { echo "allowed: $out"; return 1; }; grep -q 'Access denied' <<<"$out" || { echo "$out"; return 1; }; }
+check "an unprivileged user cannot own the name" \
+    denied as_nobody busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus RequestName su "$bus_name" 0
+check "an unprivileged user cannot call anything else (Properties.Set)" \
+    denied as_nobody busctl set-property "$bus_name" "$object" "$bus_name" Status s reachable-via-wifi
+check "root cannot own the name either" \
+    denied in_container busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus RequestName su "$bus_name" 0
+
+# --- A route change reaches a listener ----------------------------------------------------------
+monitor_pid=$(in_container sh -c "busctl monitor --match \"type='signal',sender='$bus_name'\" > /run/e2e-monitor.log 2>&1 & echo \$!")
+monitor_saw() { in_container grep -q "$1" /run/e2e-monitor.log; }
+eventually 10 monitor_saw 'Monitoring bus message stream' || log "busctl monitor did not say it started"
+in_container sh -c 'ip link add e2e0 type veth peer name e2e1 && ip link set e2e1 up &&
+    ip link set e2e0 up && ip addr add 192.0.2.2/24 dev e2e0 && ip route add default via 192.0.2.1'
+check "a default route reaches a busctl monitor listener as StatusChanged" \
+    eventually 10 monitor_saw 'Member=StatusChanged'
+check "the listener saw PropertiesChanged" eventually 5 monitor_saw 'Member=PropertiesChanged'
+check "the listener saw reachable-via-ethernet" eventually 5 monitor_saw '"reachable-via-ethernet"'
+check "Status is now reachable-via-ethernet" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+in_container kill "$monitor_pid"
+explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
+check "an unprivileged user calls Explain (it names e2e0)" explain
+
+# --- Configuration and reload --------------------------------------------------------------------
+check "the example configuration is installed" test -f "$rootfs/etc/reachabilityd/reachabilityd.conf"
+status_is() { [ "$(status in_container)" = "s \"$1\"" ]; }
+in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d &&
+    printf "[Reachability]\nIgnoreInterfaces=e2e0\n" > /etc/reachabilityd/reachabilityd.conf.d/e2e.conf'
+check "systemctl reload succeeds" in_container systemctl reload reachabilityd.service
+check "after reload a drop-in ignoring e2e0 makes it not-reachable" eventually 5 status_is not-reachable
+in_container rm -r /etc/reachabilityd/reachabilityd.conf.d
+in_container systemctl reload reachabilityd.service
+check "after removing the drop-in and reloading: reachable-via-ethernet" eventually 5 status_is reachable-via-ethernet
+
+# --- Restart and the watchdog ------------------------------------------------------------------
+before=$(main_pid)
+in_container systemctl restart reachabilityd.service
+check "systemctl restart: active with a new PID" replaced "$before"
+check "systemctl restart: keeps answering" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+
+# Unit's WatchdogSec=30s made shorter for the test only, through a runtime drop-in.
+in_container sh -c 'mkdir -p /run/systemd/system/reachabilityd.service.d &&
+    printf "[Service]\nWatchdogSec=2s\nRestartSec=100ms\n" > /run/systemd/system/reachabilityd.service.d/e2e.conf &&
+    systemctl daemon-reload && systemctl restart reachabilityd.service'
+frozen=$(main_pid)
+in_container kill -STOP "$frozen"
+watchdog_fired() { in_container journalctl -q -u reachabilityd.service --grep 'Watchdog timeout'; }
+check "the watchdog restarts a frozen (SIGSTOP) daemon" eventually 15 replaced "$frozen"
+check "the journal says the watchdog fired" watchdog_fired
+check "after the watchdog restart it answers" eventually 5 answers
+in_container sh -c 'rm -r /run/systemd/system/reachabilityd.service.d && systemctl daemon-reload &&
+    systemctl restart reachabilityd.service'
+
+# --- D-Bus activation --------------------------------------------------------------------------
+in_container systemctl stop reachabilityd.service
+check "systemctl stop: inactive" expect_eq "$(in_container systemctl is-active reachabilityd.service)" inactive
+check "D-Bus activation: an unprivileged get-property starts the service and answers" \
+    expect_eq "$(status as_nobody)" 's "reachable-via-ethernet"'
+check "D-Bus activation: the service is active again" is_active
+
+# --- Reinstall and upgrade -------------------------------------------------------------------
+reinstall() { in_container dpkg -i "/srv/e2e/$1" > "$work/reinstall.log" 2>&1 || { tail -10 "$work/reinstall.log"; return 1; }; }
+check "dpkg -i the same .deb again" reinstall "$(basename "$deb")"
+check "after reinstall: active and answering" eventually 10 answers
+# An upgrade: the same package repacked with a higher version.
+bump_version() {
+    local tree=$work/bumped version
+    dpkg-deb -R "$deb" "$tree" &&
+        version=$(sed -n 's/^Version: //p' "$tree/DEBIAN/control") &&
+        sed -i "s/^Version: .*/Version: $version+e2e1/" "$tree/DEBIAN/control" &&
+        dpkg-deb -b "$tree" "$work/out/reachabilityd_${version}+e2e1_upgrade.deb" >/dev/null && rm -rf "$tree"
+}
+if bump_version; then
+    before=$(main_pid)
+    check "upgrade to a bumped version" reinstall "$(cd "$work/out" && ls reachabilityd_*+e2e1_upgrade.deb)"
+    check "after upgrade: restarted" replaced "$before"
+    check "after upgrade: answering" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+else
+    fail "repack the package with a bumped version"
+fi
+
+# --- Purge ---------------------------------------------------------------------------------------
+purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
+not_running() { ! is_active && ! in_container busctl status "$bus_name" >/dev/null 2>&1; }
+check "purge: service stopped, name gone from the bus" not_running
+leftovers() {
+    local path found=0
+    for path in /etc/reachabilityd /lib/systemd/system/reachabilityd.service /usr/lib/sysusers.d/reachabilityd.conf \
+        /etc/systemd/system/multi-user.target.wants/reachabilityd.service \
+        /etc/systemd/system/dbus-org.reachabilityd.Reachability1.service \
+        /usr/share/dbus-1/system.d/org.reachabilityd.Reachability1.conf \
+        /usr/share/dbus-1/system-services/org.reachabilityd.Reachability1.service /usr/sbin/reachabilityd; do
+        if [ -e "$rootfs$path" ] || [ -L "$rootfs$path" ]; then echo "left: $path"; found=1; fi
+    done
+    return $found
+}
+check "purge: configuration, unit, enablement symlinks, sysusers file, policy and binary removed" leftovers
+not_activatable() { local names; names=$(in_container busctl list --activatable --no-legend) && ! grep -q "^$bus_name " <<<"$names"; }
+check "purge: the name is no longer activatable" not_activatable
+
+finish
