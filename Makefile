@@ -1,7 +1,7 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package
+#               build the Examples/ package, then the end-to-end test (make e2e)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
@@ -28,6 +28,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --package-path Examples
+	$(MAKE) e2e
 
 deb:
 	SWIFT=$(SWIFT) scripts/build-deb.sh out
