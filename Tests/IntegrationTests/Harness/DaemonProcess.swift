@@ -44,6 +44,11 @@ final class DaemonProcess {
         )
     }
 
+    /// The daemon's process id (`ip netns exec` execs it in place).
+    var pid: pid_t {
+        process.pid
+    }
+
     /// Everything the daemon has logged so far.
     var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -98,6 +103,12 @@ final class DaemonProcess {
         if let ended = process.wait(timeout: grace) { return ended }
         process.terminate(grace: .zero)
         return nil
+    }
+
+    /// Reads the daemon's notifications in the background from now on, so that a burst of
+    /// `STATUS=` messages cannot fill the socket and block the daemon (see `NotifySocket`).
+    func drainNotificationsInBackground() {
+        notifySocket.startDraining()
     }
 
     /// The notification messages received so far, e.g. `READY=1`, `STATUS=…`, `STOPPING=1`.

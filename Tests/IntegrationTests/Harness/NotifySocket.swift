@@ -11,6 +11,9 @@ final class NotifySocket {
     /// Every datagram received so far, in order.
     private(set) var messages: [String] = []
     private var descriptor: Int32
+    /// Guards `messages` and `descriptor` once `startDraining()` reads on another thread.
+    private let lock = NSLock()
+    private var drainSource: DispatchSourceRead?
 
     /// Creates and binds the socket.
     ///
@@ -57,6 +60,8 @@ final class NotifySocket {
     /// The corresponding C function is `recv` with `MSG_DONTWAIT`.
     @discardableResult
     func receive() -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
         guard descriptor >= 0 else { return messages }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -68,6 +73,21 @@ final class NotifySocket {
         return messages
     }
 
+    /// Reads datagrams as they arrive, on a background queue, until `close()`.
+    ///
+    /// A unix datagram socket queues only `net.unix.max_dgram_qlen` datagrams (10 here, 512
+    /// under systemd); beyond that the daemon's `sd_notify` blocks, and with it its event loop.
+    /// Tests that make the daemon publish many statuses while the test thread is busy call this.
+    func startDraining() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard drainSource == nil, descriptor >= 0 else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: DispatchQueue(label: "NotifySocket.drain"))
+        source.setEventHandler { [weak self] in self?.receive() }
+        source.activate()
+        drainSource = source
+    }
+
     /// Whether any datagram so far holds the line `READY=1`.
     var hasReceivedReady: Bool {
         receive().contains { $0.split(separator: "\n").contains("READY=1") }
@@ -75,9 +95,19 @@ final class NotifySocket {
 
     /// Closes the socket and removes its path; harmless when repeated.
     func close() {
+        lock.lock()
+        defer { lock.unlock() }
         guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
+        let closing = descriptor
         descriptor = -1
         unlink(path)
+        if let source = drainSource {
+            // The descriptor is closed only once the source no longer watches it.
+            drainSource = nil
+            source.setCancelHandler { _ = Glibc.close(closing) }
+            source.cancel()
+        } else {
+            Glibc.close(closing)
+        }
     }
 }

@@ -48,6 +48,11 @@ final class PrivateBus {
         stop()
     }
 
+    /// The `dbus-daemon` process id, e.g. to kill the bus under a connected daemon.
+    var pid: pid_t {
+        process.pid
+    }
+
     /// What the bus wrote to stderr so far.
     var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

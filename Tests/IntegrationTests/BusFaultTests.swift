@@ -1,0 +1,170 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// D-Bus and process faults (issue 6): hostile callers, a burst of calls from several clients,
+/// the bus dying under the daemon, SIGPIPE. Each test prints `FIGURE:` lines for README.
+final class BusFaultTests: DaemonTestCase {
+    private let invalidArguments = "org.freedesktop.DBus.Error.InvalidArgs"
+
+    func testHostileCallersGetErrorsAndTheDaemonKeepsAnswering() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(10.77.0.9) to answer \(expected)", observe: { try busctl.checkAddress("10.77.0.9") }) { $0 == expected }
+        let daemon = try XCTUnwrap(daemon)
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: try XCTUnwrap(directory))
+        let residentCold = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+        let address = try XCTUnwrap(bus).address
+        // Two rounds warm the allocator up: the 1 MiB messages leave ~3 MiB of free heap that
+        // glibc keeps (measured: +2.0 MiB after one round, +3.0 after two, then flat for six more).
+        let warmUp = try (0..<2).map { _ in
+            try FaultInjection.json(Command.run(FaultInjection.python, [client, "hostile", address], timeout: .seconds(60)))
+        }
+        let residentBefore = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+
+        // When
+        var results: [String: Any] = [:]
+        for _ in 0..<3 {
+            results = try FaultInjection.json(Command.run(FaultInjection.python, [client, "hostile", address], timeout: .seconds(60)))
+        }
+
+        // Then each gets a D-Bus error: from the daemon (sd-bus checks signatures) or from the
+        // bus's policy (which lets only CheckAddress, Explain, Get, GetAll, Introspect, Peer through)
+        func outcome(_ name: String) -> [String: Any] { results[name] as? [String: Any] ?? [:] }
+        func error(_ name: String) -> String? { outcome(name)["error"] as? String }
+        for name in ["wrong-type", "missing-argument", "extra-argument", "explain-with-argument", "getall-wrong-type"] {
+            XCTAssertEqual(error(name), invalidArguments, "\(name): \(outcome(name))")
+        }
+        XCTAssertEqual(error("unknown-method-on-peer"), "org.freedesktop.DBus.Error.UnknownMethod", "\(outcome("unknown-method-on-peer"))")
+        for name in ["unknown-property", "unknown-property-interface"] {
+            XCTAssertEqual(error(name), "org.freedesktop.DBus.Error.UnknownProperty", "\(name): \(outcome(name))")
+        }
+        for name in ["unknown-method", "unknown-interface", "set-property"] {
+            XCTAssertEqual(error(name), "org.freedesktop.DBus.Error.AccessDenied", "\(name): \(outcome(name))")
+        }
+        for name in ["one-mebibyte-string", "non-ascii-address"] {
+            XCTAssertEqual(error(name), BusContract.invalidAddressError, "\(name): \(outcome(name))")
+        }
+        // A hand-made connection: a valid call is answered; invalid UTF-8 or an embedded NUL in
+        // the string makes dbus-daemon drop the sender before the daemon sees it.
+        func raw(_ name: String) -> String? { outcome(name)["outcome"] as? String }
+        XCTAssertEqual(raw("raw-valid"), "answered", "the hand-made client itself does not work: \(outcome("raw-valid"))")
+        XCTAssertEqual(raw("raw-invalid-utf8"), "disconnected", "\(outcome("raw-invalid-utf8"))")
+        XCTAssertEqual(raw("raw-embedded-nul"), "disconnected", "\(outcome("raw-embedded-nul"))")
+
+        // and the daemon still answers, correctly
+        XCTAssertEqual((outcome("after")["reply"] as? [String]) ?? [], ["reachable-via-ethernet", "ra0"], "\(outcome("after"))")
+        XCTAssertNil(daemon.termination, "the daemon died")
+        XCTAssertEqual(try busctl.checkAddress("10.77.0.9"), expected)
+        XCTAssertEqual(try busctl.properties().status, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertEqual(warmUp.map { Set($0.keys) }, [Set(results.keys), Set(results.keys)])
+        let residentAfter = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+        XCTAssertLessThan(residentAfter - residentBefore, 2048, "RSS grew from \(residentBefore) to \(residentAfter) KiB")
+        let mebibyteSeconds = outcome("one-mebibyte-string")["seconds"] as? Double ?? -1
+        print("FIGURE: hostile callers: wrong type/missing/extra argument -> InvalidArgs; unknown property -> UnknownProperty; unknown method on Peer -> UnknownMethod; unknown method/interface, Set -> AccessDenied (bus policy); 1 MiB string -> InvalidAddress in \(String(format: "%.3f", mebibyteSeconds)) s; invalid UTF-8 / embedded NUL -> sender disconnected by dbus-daemon; RSS \(residentCold) KiB idle, \(residentBefore) KiB after 2 warm-up rounds, \(residentAfter) KiB after 3 more")
+    }
+
+    func testTenThousandCheckAddressCallsFromFourClientsAreAllAnsweredAndMemoryStaysFlat() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(10.77.0.9) to answer \(expected)", observe: { try busctl.checkAddress("10.77.0.9") }) { $0 == expected }
+        let daemon = try XCTUnwrap(daemon)
+        let directory = try XCTUnwrap(directory)
+        let address = try XCTUnwrap(bus).address
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        let residentCold = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+        let warmUp = try FaultInjection.json(Command.run(FaultInjection.python, [client, "burst", address, "200", "0"], timeout: .seconds(30)))
+        XCTAssertEqual(warmUp["wrong"] as? Int, 0, "warm-up: \(warmUp)")
+        let residentBefore = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+
+        // When four clients make 2,500 calls each while a fifth reads Status every 20 ms
+        let stopFile = directory.file("probe.stop")
+        let probe = try ChildProcess(FaultInjection.python, [client, "probe", address, stopFile], standardOutput: directory.file("probe.out"), standardError: directory.file("probe.err"))
+        let started = ContinuousClock.now
+        let clients = try (0..<4).map { number in
+            try ChildProcess(
+                FaultInjection.python, [client, "burst", address, "2500", "\(number)"],
+                standardOutput: directory.file("burst\(number).out"), standardError: directory.file("burst\(number).err")
+            )
+        }
+        let endings = clients.map { $0.wait(timeout: .seconds(60)) }
+        let burstSeconds = FaultInjection.seconds(since: started)
+        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        let probeEnding = probe.wait(timeout: .seconds(10))
+
+        // Then every call got the right answer
+        var answered = 0
+        for (number, ending) in endings.enumerated() {
+            XCTAssertEqual(ending, .exited(0), "client \(number): \((try? String(contentsOfFile: directory.file("burst\(number).err"), encoding: .utf8)) ?? "")")
+            let output = (try? String(contentsOfFile: directory.file("burst\(number).out"), encoding: .utf8)) ?? ""
+            let report = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any] ?? [:]
+            XCTAssertEqual(report["wrong"] as? Int, 0, "client \(number): \(report)")
+            if report["wrong"] as? Int == 0 { answered += report["calls"] as? Int ?? 0 }
+        }
+        XCTAssertEqual(answered, 10_000)
+
+        // and the other client was answered throughout
+        XCTAssertEqual(probeEnding, .exited(0), "probe: \((try? String(contentsOfFile: directory.file("probe.err"), encoding: .utf8)) ?? "")")
+        let probeOutput = (try? String(contentsOfFile: directory.file("probe.out"), encoding: .utf8)) ?? ""
+        let probeReport = (try? JSONSerialization.jsonObject(with: Data(probeOutput.utf8))) as? [String: Any] ?? [:]
+        XCTAssertEqual((probeReport["failures"] as? [Any])?.count, 0, "Get(Status) failed during the burst: \(probeReport)")
+        XCTAssertGreaterThan(probeReport["gets"] as? Int ?? 0, 0, "probe: \(probeReport)")
+        let maximum = probeReport["max"] as? Double ?? .infinity
+        XCTAssertLessThan(maximum, 0.25, "Get(Status) took \(maximum) s during the burst")
+
+        // and memory stayed flat
+        XCTAssertNil(daemon.termination, "the daemon died")
+        let residentAfter = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+        XCTAssertLessThan(residentAfter - residentBefore, 2048, "RSS grew from \(residentBefore) to \(residentAfter) KiB")
+        let median = probeReport["median"] as? Double ?? -1
+        print("FIGURE: CheckAddress burst: \(answered) calls from 4 clients answered correctly in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); Get(Status) from a fifth client during the burst: \(probeReport["gets"] ?? 0) calls, median \(String(format: "%.1f", median * 1000)) ms, max \(String(format: "%.1f", maximum * 1000)) ms")
+        print("FIGURE: CheckAddress burst: RSS \(residentCold) KiB idle, \(residentBefore) KiB after 200 warm-up calls, \(residentAfter) KiB after 10,000 calls (growth \(residentAfter - residentBefore) KiB)")
+    }
+
+    func testBusDeathEndsTheDaemonNonZeroWithinOneSecond() throws {
+        // Given
+        try startDaemon()
+        let daemon = try XCTUnwrap(daemon)
+        try XCTUnwrap(recorder).stop()
+
+        // When the bus daemon is killed
+        let started = ContinuousClock.now
+        kill(try XCTUnwrap(bus).pid, SIGKILL)
+
+        // Then
+        let ended = try Poll.until("reachabilityd to exit after the bus died", timeout: .seconds(1), observe: { daemon.termination }) { $0 != nil }
+        let exitSeconds = FaultInjection.seconds(since: started)
+        _ = daemon.stop()
+        XCTAssertNotEqual(ended, .exited(0), "reachabilityd must exit non-zero when the bus dies")
+        XCTAssertTrue(daemon.log.contains("Lost the connection to the system bus"), "log: \(daemon.log)")
+        XCTAssertTrue(daemon.log.contains("<3>Lost the connection to the system bus"), "not logged at error priority: \(daemon.log)")
+        print("FIGURE: bus death (SIGKILL to dbus-daemon): reachabilityd ended with \(ended.map { "\($0)" } ?? "?") after \(String(format: "%.3f", exitSeconds)) s, logging \"Lost the connection to the system bus\"")
+    }
+
+    func testSIGPIPEIsIgnored() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        let daemon = try XCTUnwrap(daemon)
+        let ignored = try XCTUnwrap(FaultInjection.ignoredSignals(of: daemon.pid))
+        XCTAssertNotEqual(ignored & (1 << UInt64(SIGPIPE - 1)), 0, "SIGPIPE is not in SigIgn (0x\(String(ignored, radix: 16)))")
+
+        // When
+        for _ in 0..<3 { daemon.send(SIGPIPE) }
+
+        // Then
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(10.77.0.9) to answer \(expected)", observe: { try busctl.checkAddress("10.77.0.9") }) { $0 == expected }
+        XCTAssertNil(daemon.termination, "SIGPIPE ended the daemon")
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        print("FIGURE: SIGPIPE x3: still running, answering and following changes")
+    }
+}
