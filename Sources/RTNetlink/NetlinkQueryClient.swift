@@ -83,6 +83,15 @@ public final class NetlinkQueryClient {
     /// - Parameter matchedEntry: answer with the routing-table entry that matched (prefix,
     ///   metric) rather than the resolved next hop (`RTM_F_FIB_MATCH`).
     public func lookupRoute(to destination: [UInt8], family: UInt8, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
+        do {
+            return try lookupRouteOnce(to: destination, family: family, matchedEntry: matchedEntry)
+        } catch where error.errno == ENOBUFS {
+            // The queue overflowed and the reply may be lost: ask once more on the drained socket.
+            return try lookupRouteOnce(to: destination, family: family, matchedEntry: matchedEntry)
+        }
+    }
+
+    private func lookupRouteOnce(to destination: [UInt8], family: UInt8, matchedEntry: Bool) throws(SystemError) -> RouteAnswer {
         let expected = nextSequence()
         try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, matchedEntry: matchedEntry, sequence: expected))
         while true {

@@ -40,8 +40,8 @@ public struct NetlinkSocket: Sendable {
         }
     }
 
-    /// Opens and binds a non-blocking, close-on-exec rtnetlink socket.
-    /// The corresponding C functions are `socket` and `bind`.
+    /// Opens, binds and connects (to the kernel) a non-blocking, close-on-exec rtnetlink socket.
+    /// The corresponding C functions are `socket`, `bind` and `connect`.
     public static func open() throws(SystemError) -> NetlinkSocket {
         let descriptor = try valueOrErrno("open netlink socket") {
             socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE)
@@ -54,6 +54,18 @@ public struct NetlinkSocket: Sendable {
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                    }
+                }
+            }
+            // Connected to the kernel (port 0), the socket refuses unicast from user processes
+            // (their sendto fails with ECONNREFUSED), so forged datagrams cannot fill its queue
+            // and push out the kernel's replies. Multicast events still arrive.
+            var kernel = sockaddr_nl()
+            kernel.nl_family = sa_family_t(AF_NETLINK)
+            try valueOrErrno("connect netlink socket to the kernel") {
+                withUnsafePointer(to: &kernel) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
                     }
                 }
             }

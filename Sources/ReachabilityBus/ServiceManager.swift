@@ -5,9 +5,18 @@ import SystemSupport
 /// The service manager's notification protocol (`sd_notify`): readiness, status text, watchdog.
 /// Every call is a no-op when the daemon was not started by systemd (`$NOTIFY_SOCKET` unset).
 public enum ServiceManager {
-    /// Sends `state` (e.g. "READY=1\nSTATUS=reachable-via-ethernet") to the service manager.
+    /// `sd_notify` blocks while the manager's socket queue is full; sending from a queue of its
+    /// own keeps the daemon's event loop and bus answering meanwhile. Order is kept.
+    private static let notifications = DispatchQueue(label: "org.reachabilityd.notify")
+
+    /// Sends `state` (e.g. "READY=1\nSTATUS=reachable-via-ethernet") to the service manager,
+    /// without waiting for it.
     /// The corresponding C function is `sd_notify`.
     public static func notify(_ state: String) {
+        notifications.async { send(state) }
+    }
+
+    private static func send(_ state: String) {
         let result = sd_notify(0, state)
         if result < 0 {
             Log.warning("\(SystemError(action: "notify the service manager", errno: -result)), ignoring.")

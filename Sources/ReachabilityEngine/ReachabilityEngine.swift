@@ -31,8 +31,12 @@ public struct InvalidAddressError: Error, Sendable, CustomStringConvertible {
     /// The rejected text.
     public var address: String
 
-    /// "'foo' is not a literal IPv4 or IPv6 address".
-    public var description: String { "'\(address)' is not a literal IPv4 or IPv6 address" }
+    /// "'foo' is not a literal IPv4 or IPv6 address"; long input is cut (the length is given),
+    /// so a hostile caller cannot make the daemon echo megabytes.
+    public var description: String {
+        let shown = address.unicodeScalars.count > 64 ? String(address.unicodeScalars.prefix(64)) + "…' (\(address.utf8.count) bytes)" : address + "'"
+        return "'\(shown) is not a literal IPv4 or IPv6 address"
+    }
 }
 
 /// The reachability engine: rtnetlink events in, ``ReachabilitySnapshot`` changes out.

@@ -150,7 +150,8 @@ if __name__ == "__main__":
 # "monitor" is the daemon's subscribed socket, "query" its request/response socket. The
 # datagrams alternate RTM_NEWLINK (ra0 up with carrier) and RTM_NEWROUTE (default via
 # 10.77.0.1 dev ra0, table main): they claim a default route that does not exist.
-# Prints {"ports": [[port, groups], ...], "target": port, "sent": n, "refused": n}.
+# Prints {"ports": [[port, groups], ...], "target": port, "sent": n, "refused": n (queue full),
+# "rejected": n (ECONNREFUSED: the daemon's socket only accepts the kernel)}.
 import json, os, socket, struct, sys
 
 pid, count, which = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -192,7 +193,7 @@ route = struct.pack("=BBBBBBBBI", socket.AF_INET, 0, 0, 0, 254, 3, 0, 1, 0) \
     + attribute(4, struct.pack("=i", index))
 sender = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
 sender.bind((0, 0))
-sent = refused = 0
+sent = refused = rejected = 0
 for number in range(count):
     datagram = message(RTM_NEWLINK, 0, link, number) if number % 2 == 0 \
         else message(RTM_NEWROUTE, NLM_F_CREATE_EXCL, route, number)
@@ -202,6 +203,9 @@ for number in range(count):
         sent += 1
     except BlockingIOError:
         refused += 1
-print(json.dumps({"ports": ports, "target": chosen[0], "sent": sent, "refused": refused}))
+    # A socket connected to the kernel (port 0) refuses unicast from user processes.
+    except ConnectionRefusedError:
+        rejected += 1
+print(json.dumps({"ports": ports, "target": chosen[0], "sent": sent, "refused": refused, "rejected": rejected}))
 """#
 }
