@@ -234,6 +234,13 @@ check "Status is now reachable-via-ethernet" expect_eq "$(status in_container)" 
 in_container kill "$monitor_pid"
 explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
 check "an unprivileged user calls Explain (it names e2e0)" explain
+ctl_status() { as_nobody reachabilityctl status | grep -q reachable-via-ethernet; }
+ctl_status_json() { in_container reachabilityctl status --json | grep -q '"reachable-via-ethernet"'; }
+check "reachabilityctl status (unprivileged) says reachable-via-ethernet" ctl_status
+check "reachabilityctl status --json has the status" ctl_status_json
+check "reachabilityctl wait --timeout 5 returns 0" in_container reachabilityctl wait --timeout 5
+check "reachabilityctl(1) and reachabilityd(8) are installed" \
+    test -f "$rootfs/usr/share/man/man1/reachabilityctl.1.gz" -a -f "$rootfs/usr/share/man/man8/reachabilityd.8.gz"
 
 # --- Configuration and reload --------------------------------------------------------------------
 check "the example configuration is installed" test -f "$rootfs/etc/reachabilityd/reachabilityd.conf"
@@ -303,7 +310,8 @@ leftovers() {
         /etc/systemd/system/multi-user.target.wants/reachabilityd.service \
         /etc/systemd/system/dbus-org.reachabilityd.Reachability1.service \
         /usr/share/dbus-1/system.d/org.reachabilityd.Reachability1.conf \
-        /usr/share/dbus-1/system-services/org.reachabilityd.Reachability1.service /usr/sbin/reachabilityd; do
+        /usr/share/dbus-1/system-services/org.reachabilityd.Reachability1.service /usr/sbin/reachabilityd \
+        /usr/bin/reachabilityctl; do
         if [ -e "$rootfs$path" ] || [ -L "$rootfs$path" ]; then echo "left: $path"; found=1; fi
     done
     return $found
