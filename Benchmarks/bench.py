@@ -566,7 +566,7 @@ def chart(results, samples, path):
     left.set_xscale("log")
     left.set_xlabel("default-route write → event (ms, log)")
     left.set_ylabel("fraction of toggles")
-    left.set_title("Latency distribution (CDF)")
+    left.set_title("Latency distribution (CDF)", fontsize=10)
     left.grid(True, which="both", alpha=0.3)
     left.legend(fontsize=8)
     names = list(results["churn"][0]["watchers"]) if results["churn"] else []
@@ -578,8 +578,8 @@ def chart(results, samples, path):
     right.set_xscale("log")
     right.set_yscale("log")
     right.set_xlabel("routes added then deleted (log)")
-    right.set_ylabel("CPU seconds (log; 0 drawn at 0.005 = below the 10 ms tick)")
-    right.set_title("CPU under route churn")
+    right.set_ylabel("CPU seconds, add + delete (log)")
+    right.set_title("CPU under route churn (0 drawn at 0.005 s)", fontsize=10)
     right.grid(True, which="both", alpha=0.3)
     right.legend(fontsize=8)
     figure.suptitle(f"reachabilityd benchmark, {results['parameters']['date']} ({results['parameters']['mode']})", fontsize=10)
@@ -589,6 +589,13 @@ def chart(results, samples, path):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--replot":
+        # Benchmarks/bench.py --replot out/bench/results.json: table and chart again, from saved results.
+        with open(sys.argv[2]) as saved:
+            results = json.load(saved)
+        print(table(results))
+        chart(results, results["latency_samples_ms"], os.path.join(os.path.dirname(sys.argv[2]), "chart.png"))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--netns", required=True, help="the namespace this script runs in (created by run.sh)")
     parser.add_argument("--repo", required=True)
