@@ -6,6 +6,8 @@ bindings (GDBus parses and dispatches more per message). Connects to $DBUS_SYSTE
 then prints "ready", and for every signal from the daemon's object:
   "S <CLOCK_MONOTONIC ns> <status>"  for StatusChanged
   "P <CLOCK_MONOTONIC ns> <names>"   for PropertiesChanged (comma-separated property names)
+and for the D-Bus hop floor's pings from dbus-emitter.py:
+  "F <CLOCK_MONOTONIC ns> <sent ns>"
 flushed at once. SIGTERM ends it.
 """
 import sys
@@ -31,6 +33,11 @@ def properties_changed(interface, changed, invalidated):
     print(f"P {time.monotonic_ns()} {','.join(names)}", flush=True)
 
 
+def ping(sent):
+    print(f"F {time.monotonic_ns()} {int(sent)}", flush=True)
+
+
+bus.add_signal_receiver(ping, signal_name="Ping", dbus_interface="org.reachabilityd.BenchFloor", path="/org/reachabilityd/BenchFloor")
 bus.add_signal_receiver(status_changed, signal_name="StatusChanged", dbus_interface=INTERFACE, path=PATH)
 bus.add_signal_receiver(properties_changed, signal_name="PropertiesChanged",
                         dbus_interface="org.freedesktop.DBus.Properties", path=PATH)
