@@ -385,13 +385,19 @@ class Bench:
 
         daemon = events(self.subscriber.snapshot()[marks["daemon"]:],
                         lambda l: (int(l.split()[1]), "del" if l.split()[2] == NOT_REACHABLE else "add") if l.startswith("S ") else None)
+        # The daemon emits PropertiesChanged (naming Status) first, then StatusChanged.
+        properties = events(self.subscriber.snapshot()[marks["daemon"]:],
+                            lambda l: (int(l.split()[1]), None) if l.startswith("P ") and "Status" in l.split()[2].split(",") else None)
         floor = events(self.floor.snapshot()[marks["floor"]:],
                        lambda l: (int(l.split()[0]), l.split()[1]) if l.split()[1:2] in (["new"], ["del"]) and l[0].isdigit() else None)
         floor = [(t, "add" if kind == "new" else kind) for t, kind in floor]
         glib = events(self.glib.snapshot()[marks["glib"]:],
                       lambda l: (int(l.split()[0]), "add" if l.split()[1] == "1" else "del") if l[0].isdigit() else None)
         figures, samples = {}, {}
-        for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("netlink floor (C)", floor), ("GLib GNetworkMonitor", glib)):
+        # PropertiesChanged carries no direction: pair each with the StatusChanged right after it.
+        properties = [(t, kind) for (t, _), (_, kind) in zip(properties, daemon)] if len(properties) == len(daemon) else []
+        for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("  (its PropertiesChanged, sent just before)", properties),
+                               ("netlink floor (C)", floor), ("GLib GNetworkMonitor", glib)):
             latencies, missing, position = [], 0, 0
             for index, (sent_at, kind) in enumerate(writes):
                 # Writes alternate: an event of this kind before the next write of the same kind
@@ -585,7 +591,13 @@ def chart(results, samples, path):
         points = [(row["routes"], row["watchers"][name].get("add_cpu_s", 0) + row["watchers"][name].get("delete_cpu_s", 0))
                   for row in results["churn"] if not row["watchers"][name].get("dead")]
         if points:
-            right.plot([n for n, _ in points], [max(c, 0.005) for _, c in points], marker="o", label=name)
+            line, = right.plot([n for n, _ in points], [max(c, 0.005) for _, c in points], marker="o", label=name)
+            # A watcher that no longer reacted to a default-route change after the churn: a cross.
+            deaf = [(row["routes"], row["watchers"][name].get("add_cpu_s", 0) + row["watchers"][name].get("delete_cpu_s", 0))
+                    for row in results["churn"] if not row["still_reacting"].get(name, True)]
+            if deaf:
+                right.plot([n for n, _ in deaf], [max(c, 0.005) for _, c in deaf], linestyle="none", marker="X", markersize=11,
+                           color=line.get_color(), label=f"{name}: deaf afterwards")
     right.set_xscale("log")
     right.set_yscale("log")
     right.set_xlabel("routes added then deleted (log)")
