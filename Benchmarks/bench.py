@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import struct
 import subprocess
@@ -640,6 +641,9 @@ def main():
     bench = Bench(options)
     try:
         bench.run()
+    except BaseException:
+        log(f"failed; logs kept in {bench.work}")
+        raise
     finally:
         bench.stop()
     with open(os.path.join(options.out, "results.json"), "w") as out:
@@ -649,10 +653,12 @@ def main():
         out.write(text + "\n")
     print(text)
     chart(bench.results, bench.latency_samples, os.path.join(options.out, "chart.png"))
-    log(f"wrote {options.out}/results.json, table.md, chart.png (scratch files in {bench.work})")
+    log(f"wrote {options.out}/results.json, table.md, chart.png")
     failures = [row["routes"] for row in bench.results["churn"] if not row["status_right"] or not row["still_reacting"].get("reachabilityd")]
     if failures or bench.results.get("daemon_exit_status") != 0:
-        sys.exit(f"reachabilityd was wrong or silent after churn of {failures} routes, or exited {bench.results.get('daemon_exit_status')}")
+        sys.exit(f"reachabilityd was wrong or silent after churn of {failures} routes, or exited "
+                 f"{bench.results.get('daemon_exit_status')}; logs and batch files kept in {bench.work}")
+    shutil.rmtree(bench.work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,12 @@ cc -O2 -Wall -o .build-bench/bench/netlink-floor Benchmarks/netlink-floor.c
 # The namespace: a veth pair, IPv6 off and no link-local address generation so that only the
 # benchmark's own changes produce events.
 netns=rbench-$$
-cleanup() { ip netns delete "$netns" 2>/dev/null || true; }
+cleanup() {
+  # Whatever bench.py started and left behind lives in the namespace: end it, then delete it.
+  for pid in $(ip netns pids "$netns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+  sleep 0.2
+  ip netns delete "$netns" 2>/dev/null || true
+}
 trap cleanup EXIT INT TERM
 ip netns add "$netns"
 ip -n "$netns" link add rb0 type veth peer name rb1
