@@ -83,6 +83,27 @@ final class RouteChurnTests: DaemonTestCase {
         try waitForStatus(.reachableViaEthernet)
     }
 
+    func testIPv6RoutesAreFilteredByPrefixToo() throws {
+        // Given IPv6 reachable through a default route
+        try startDaemon()
+        try configureIPv6Default()
+        try waitForProperties("IPv6Reachable true") { $0.bool(.ipv6Reachable) == true }
+        let routesReadBefore = routeMessagesRead()
+
+        // When 1,000 /64 routes outside 2001:4860::/32 are added
+        let batch = try XCTUnwrap(directory).file("ipv6.batch")
+        try (0..<1_000).map { "route add 2001:db8:1:\(String($0, radix: 16))::/64 dev ra0" }.joined(separator: "\n")
+            .write(toFile: batch, atomically: true, encoding: .utf8)
+        try netns.ip("-batch", batch)
+        // and then an unreachable /32 containing the IPv6 probe
+        try netns.ip("-6", "route", "add", "unreachable", "2001:4860::/32")
+
+        // Then the covering route is seen, and none of the others reached the daemon
+        try waitForProperties("IPv6Reachable false") { $0.bool(.ipv6Reachable) == false }
+        let routesRead = routeMessagesRead() - routesReadBefore
+        XCTAssertLessThanOrEqual(routesRead, 3, "the daemon read \(routesRead) route messages; the socket filter should drop the /64s")
+    }
+
     /// The route messages the daemon has read so far, from its debug log lines
     /// "Read N rtnetlink message(s), M of them route(s)."
     private func routeMessagesRead() -> Int {
