@@ -1,14 +1,18 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package, then the end-to-end test (make e2e)
+#               build the Examples/ package, then the end-to-end test (make e2e) and the
+#               benchmark's smoke run (make bench-smoke)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
+# and the benchmark (README "Benchmarks"; root, network namespaces):
+#   make bench        full run: the daemon beside the netlink floor and GLib's GNetworkMonitor
+#   make bench-smoke  the same with small N and short windows (CI, through make test)
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 
-.PHONY: all deps build release run test deb e2e clean
+.PHONY: all deps build release run test deb e2e bench bench-smoke clean
 
 all: build
 
@@ -29,12 +33,19 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --package-path Examples
 	$(MAKE) e2e
+	$(MAKE) bench-smoke
 
 deb:
 	SWIFT=$(SWIFT) scripts/build-deb.sh out
 
 e2e:
 	SWIFT=$(SWIFT) tests/e2e/run.sh
+
+bench:
+	SWIFT=$(SWIFT) Benchmarks/run.sh
+
+bench-smoke:
+	SWIFT=$(SWIFT) Benchmarks/run.sh --smoke
 
 clean:
 	rm -rf .build Examples/.build out

@@ -82,6 +82,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         do throws(SystemError) {
             let effective = try monitor.setReceiveBuffer(bytes: configuration.receiveBufferBytes)
             Log.debug("Netlink receive buffer: \(effective) bytes")
+            // The kernel drops route messages that cannot change the route to the probes.
+            try Self.probeRouteFilter.attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases)
             query = try NetlinkQueryClient()
             try resynchronise()
@@ -95,6 +97,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         source.start()
         return snapshot
     }
+
+    /// The monitor socket's filter: only routes whose prefix contains a probe destination (and
+    /// every non-route message) reach the engine. See ``NetlinkSocketFilter``.
+    static let probeRouteFilter = NetlinkSocketFilter.routesToProbes(
+        ipv4Probe: IPAddressBytes.parse(EngineConfiguration.ipv4ProbeDestination)!.bytes,
+        ipv6Probe: IPAddressBytes.parse(EngineConfiguration.ipv6ProbeDestination)!.bytes
+    )
 
     /// Stops listening and closes the sockets.
     public func stop() {
@@ -169,6 +178,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if batch.foreignDatagrams > 0 {
             Log.debug("Ignored \(batch.foreignDatagrams) netlink datagram(s) not sent by the kernel.")
         }
+        Log.debug("Read \(batch.messages.count) rtnetlink message(s), \(Self.routeMessageCount(batch)) of them route(s).")
         var relevant = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
@@ -264,6 +274,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
             outputLink: table.facts(forLink: index, configuration: settings),
             outputLinkAddresses: table.addresses(onLink: index)
         )
+    }
+
+    private static func routeMessageCount(_ batch: NetlinkBatch) -> Int {
+        batch.messages.reduce(0) { count, message in
+            switch message.payload {
+            case .newRoute, .deleteRoute: count + 1
+            default: count
+            }
+        }
     }
 
     private static func routeType(_ number: UInt8) -> RouteType {

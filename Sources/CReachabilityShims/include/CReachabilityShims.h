@@ -9,6 +9,9 @@
 #include <linux/rtnetlink.h>
 #include <linux/if_link.h>
 #include <linux/if_addr.h>
+// struct sock_filter / sock_fprog and the BPF_* opcodes for the netlink socket filter
+// (glibc does not include the kernel's filter header).
+#include <linux/filter.h>
 #include <systemd/sd-bus.h>
 
 // MARK: - netlink

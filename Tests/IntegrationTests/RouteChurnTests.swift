@@ -1,0 +1,116 @@
+import Foundation
+import ReachabilityCore
+import XCTest
+
+/// Route churn that cannot change the answer costs nothing, while the routes that can are seen:
+/// the kernel-side filter on the daemon's netlink socket (RTNetlink `NetlinkSocketFilter`).
+final class RouteChurnTests: DaemonTestCase {
+    func testTenThousandNonDefaultRoutesEmitNothingAndKeepTheStatus() throws {
+        // Given a reachable daemon whose signals have settled
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let before = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        let routesReadBefore = routeMessagesRead()
+        let propertiesChangedBefore = try signals.propertiesChangedCount
+
+        // When 10,000 host routes that do not contain 8.8.8.8 are added, then deleted
+        let directory = try XCTUnwrap(directory)
+        let prefixes = (0..<10_000).map { "100.64.\($0 >> 8).\($0 & 255)/32" }
+        try prefixes.map { "route add \($0) dev ra0" }.joined(separator: "\n")
+            .write(toFile: directory.file("add.batch"), atomically: true, encoding: .utf8)
+        try prefixes.map { "route del \($0) dev ra0" }.joined(separator: "\n")
+            .write(toFile: directory.file("del.batch"), atomically: true, encoding: .utf8)
+        try netns.ip("-batch", directory.file("add.batch"))
+        XCTAssertEqual(try busctl.properties().values, before.values, "the published properties changed with 10,000 added routes")
+        try netns.ip("-batch", directory.file("del.batch"))
+
+        // And a real change as a fence: once the daemon reports it, it has read everything before it
+        try netns.ip("route", "del", "default")
+        try waitForStatus(.notReachable)
+
+        // Then the only signals after the first StatusChanged are the fence's
+        XCTAssertEqual(
+            try signals.waitForStatusChanged(count: 2),
+            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        )
+        let changes = try signals.propertiesChanges.dropFirst(propertiesChangedBefore)
+        XCTAssertEqual(changes.count, 1, "PropertiesChanged after the routes: \(Array(changes))")
+        XCTAssertEqual(changes.first?.changed["Status"]?.value, .string(ReachabilityStatus.notReachable.rawValue))
+        // and the kernel never delivered the 20,000 route messages: only the fence's default route
+        let routesRead = routeMessagesRead() - routesReadBefore
+        XCTAssertLessThanOrEqual(routesRead, 5, "the daemon read \(routesRead) route messages; the socket filter should drop them")
+    }
+
+    func testHalfDefaultRoutesOfAVPNAreSeen() throws {
+        // Given a default route over ra0, and ra1 with an address of its own
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
+        try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+
+        // When a VPN client overrides the default route with the pair 0.0.0.0/1 + 128.0.0.0/1
+        try netns.ip("route", "add", "0.0.0.0/1", "via", "10.78.0.1", "dev", "ra1")
+        try netns.ip("route", "add", "128.0.0.0/1", "via", "10.78.0.1", "dev", "ra1")
+
+        // Then the route to 8.8.8.8 leaves through ra1
+        try waitForProperties("Interface ra1") { $0.string(.interface) == "ra1" }
+
+        // When the half-default route is removed, ra0 carries it again
+        try netns.ip("route", "del", "0.0.0.0/1")
+        try waitForProperties("Interface ra0 again") { $0.string(.interface) == "ra0" }
+    }
+
+    func testAMoreSpecificRouteToTheProbeIsSeen() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When a /24 containing 8.8.8.8 becomes unreachable
+        try netns.ip("route", "add", "unreachable", "8.8.8.0/24")
+
+        // Then
+        try waitForStatus(.notReachable)
+
+        // When it goes away
+        try netns.ip("route", "del", "unreachable", "8.8.8.0/24")
+
+        // Then
+        try waitForStatus(.reachableViaEthernet)
+    }
+
+    func testIPv6RoutesAreFilteredByPrefixToo() throws {
+        // Given IPv6 reachable through a default route
+        try startDaemon()
+        try configureIPv6Default()
+        try waitForProperties("IPv6Reachable true") { $0.bool(.ipv6Reachable) == true }
+        let routesReadBefore = routeMessagesRead()
+
+        // When 1,000 /64 routes outside 2001:4860::/32 are added
+        let batch = try XCTUnwrap(directory).file("ipv6.batch")
+        try (0..<1_000).map { "route add 2001:db8:1:\(String($0, radix: 16))::/64 dev ra0" }.joined(separator: "\n")
+            .write(toFile: batch, atomically: true, encoding: .utf8)
+        try netns.ip("-batch", batch)
+        // and then an unreachable /32 containing the IPv6 probe
+        try netns.ip("-6", "route", "add", "unreachable", "2001:4860::/32")
+
+        // Then the covering route is seen, and none of the others reached the daemon
+        try waitForProperties("IPv6Reachable false") { $0.bool(.ipv6Reachable) == false }
+        let routesRead = routeMessagesRead() - routesReadBefore
+        XCTAssertLessThanOrEqual(routesRead, 3, "the daemon read \(routesRead) route messages; the socket filter should drop the /64s")
+    }
+
+    /// The route messages the daemon has read so far, from its debug log lines
+    /// "Read N rtnetlink message(s), M of them route(s)."
+    private func routeMessagesRead() -> Int {
+        (daemon?.log ?? "").split(separator: "\n").reduce(0) { total, line in
+            guard let range = line.range(of: #", (\d+) of them route"#, options: .regularExpression) else { return total }
+            let digits = line[range].filter(\.isNumber)
+            return total + (Int(digits) ?? 0)
+        }
+    }
+}

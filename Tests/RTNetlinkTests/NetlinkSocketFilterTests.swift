@@ -1,0 +1,188 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RTNetlink
+import XCTest
+
+/// The monitor socket's classic-BPF filter: which route messages it keeps, run by a small
+/// interpreter of the kernel's semantics over byte fixtures, and accepted by the real kernel.
+final class NetlinkSocketFilterTests: XCTestCase {
+    private let filter = NetlinkSocketFilter.routesToProbes(ipv4Probe: [8, 8, 8, 8], ipv6Probe: NetlinkSocketFilterTests.googleIPv6)
+    private static let googleIPv6: [UInt8] = [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88]
+
+    func testThatTheKernelAcceptsTheProgram() throws {
+        // Given an unbound rtnetlink socket (no privilege needed)
+        let socket = try NetlinkSocket.open()
+        defer { socket.close() }
+
+        // When / Then
+        XCTAssertNoThrow(try filter.attach(to: socket), "program: \(filter.instructions)")
+    }
+
+    func testThatDefaultRoutesAreKept() {
+        XCTAssertTrue(keeps(ipv4Route(destination: nil, length: 0)))
+        XCTAssertTrue(keeps(ipv4Route(destination: nil, length: 0, type: ABI.MessageType.deleteRoute)))
+        XCTAssertTrue(keeps(ipv6Route(destination: nil, length: 0)))
+    }
+
+    func testThatRoutesContainingTheProbeAreKept() {
+        // Given the prefixes VPN clients use, and ever more specific ones down to the probe itself
+        let ipv4: [([UInt8], UInt8)] = [
+            ([0, 0, 0, 0], 1), ([8, 0, 0, 0], 5), ([8, 0, 0, 0], 7), ([8, 0, 0, 0], 8), ([8, 8, 0, 0], 16),
+            ([8, 8, 8, 0], 24), ([8, 8, 8, 8], 31), ([8, 8, 8, 8], 32),
+        ]
+        for (destination, length) in ipv4 {
+            XCTAssertTrue(keeps(ipv4Route(destination: destination, length: length)), "\(destination)/\(length)")
+        }
+        let ipv6: [([UInt8], UInt8)] = [
+            ([0x20] + [UInt8](repeating: 0, count: 15), 3), (Array(Self.googleIPv6.prefix(4)) + [UInt8](repeating: 0, count: 12), 32),
+            (Array(Self.googleIPv6.prefix(6)) + [UInt8](repeating: 0, count: 10), 48), (Self.googleIPv6, 127), (Self.googleIPv6, 128),
+        ]
+        for (destination, length) in ipv6 {
+            XCTAssertTrue(keeps(ipv6Route(destination: destination, length: length)), "\(destination)/\(length)")
+        }
+    }
+
+    func testThatRoutesExcludingTheProbeAreDropped() {
+        let ipv4: [([UInt8], UInt8)] = [
+            ([128, 0, 0, 0], 1), ([10, 0, 0, 0], 8), ([100, 64, 0, 1], 32), ([8, 8, 4, 0], 24), ([8, 8, 8, 9], 32), ([9, 0, 0, 0], 8),
+        ]
+        for (destination, length) in ipv4 {
+            XCTAssertFalse(keeps(ipv4Route(destination: destination, length: length)), "\(destination)/\(length)")
+            XCTAssertFalse(keeps(ipv4Route(destination: destination, length: length, type: ABI.MessageType.deleteRoute)))
+        }
+        var nextHost = Self.googleIPv6
+        nextHost[15] ^= 1
+        let ipv6: [([UInt8], UInt8)] = [
+            ([0xff] + [UInt8](repeating: 0, count: 15), 8), ([0xfe, 0x80] + [UInt8](repeating: 0, count: 14), 64),
+            ([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 12), 32), (nextHost, 128),
+        ]
+        for (destination, length) in ipv6 {
+            XCTAssertFalse(keeps(ipv6Route(destination: destination, length: length)), "\(destination)/\(length)")
+        }
+    }
+
+    func testThatEverythingElseIsKept() {
+        // Links, addresses, rules, errors: never filtered
+        XCTAssertTrue(keeps(Fixture.ipv4DefaultRoute))
+        for (name, datagram) in Fixture.all
+        where ![ABI.MessageType.newRoute, ABI.MessageType.deleteRoute].contains(Wire.readU16(datagram, at: 4)) {
+            XCTAssertTrue(keeps(datagram), name)
+        }
+        // Two messages in one datagram: the program looks at one message only, so it keeps both
+        let irrelevant = ipv4Route(destination: [10, 0, 0, 0], length: 8)
+        XCTAssertTrue(keeps(irrelevant + irrelevant))
+        // RTA_DST beyond the attributes scanned: kept
+        let padding = (0..<NetlinkSocketFilter.maximumAttributesScanned).map { _ in Wire.attribute(ABI.RouteAttribute.priority, Wire.u32(1)) }
+        XCTAssertTrue(keeps(ipv4Route(destination: [10, 0, 0, 0], length: 8, attributesBefore: padding)))
+        // Truncated: RTA_DST running past the end; shorter than struct rtmsg
+        let cut = ABI.Size.header + ABI.Size.routeInfo + 8 + ABI.Size.attributeHeader + 2  // 2 bytes into RTA_DST's address
+        XCTAssertTrue(keeps(Wire.u32(UInt32(cut)) + irrelevant[4..<cut]))
+        XCTAssertTrue(keeps(Wire.message(type: ABI.MessageType.newRoute, body: [2, 8, 0, 0])))
+        // Unknown family
+        XCTAssertTrue(keeps(route(family: 7, destination: [10, 0, 0, 0], length: 8)))
+    }
+
+    func testThatTheFirstAttributesMayPrecedeTheDestination() {
+        // Given RTA_DST after RTA_TABLE and RTA_PRIORITY (within the scanned attributes)
+        let before = [Wire.attribute(ABI.RouteAttribute.priority, Wire.u32(5))]
+        XCTAssertFalse(keeps(ipv4Route(destination: [10, 0, 0, 0], length: 8, attributesBefore: before)))
+        XCTAssertTrue(keeps(ipv4Route(destination: [8, 0, 0, 0], length: 8, attributesBefore: before)))
+    }
+
+    // MARK: - Fixtures
+
+    private func ipv4Route(destination: [UInt8]?, length: UInt8, type: UInt16 = ABI.MessageType.newRoute, attributesBefore: [[UInt8]] = []) -> [UInt8] {
+        route(family: ABI.Family.ipv4, destination: destination, length: length, type: type, attributesBefore: attributesBefore)
+    }
+
+    private func ipv6Route(destination: [UInt8]?, length: UInt8) -> [UInt8] {
+        route(family: ABI.Family.ipv6, destination: destination, length: length)
+    }
+
+    /// A route notification laid out as the kernel sends it: RTA_TABLE, then RTA_DST, then the rest.
+    private func route(
+        family: UInt8, destination: [UInt8]?, length: UInt8, type: UInt16 = ABI.MessageType.newRoute, attributesBefore: [[UInt8]] = []
+    ) -> [UInt8] {
+        var body = Wire.routeInfo(
+            family: family, destinationLength: length, table: ABI.Table.main, protocol: ABI.RouteProtocol.dhcp,
+            scope: ABI.Scope.universe, type: ABI.RouteType.unicast, flags: 0
+        )
+        body += Wire.attribute(ABI.RouteAttribute.table, Wire.u32(254))
+        body += attributesBefore.flatMap { $0 }
+        if let destination { body += Wire.attribute(ABI.RouteAttribute.destination, destination) }
+        body += Wire.attribute(ABI.RouteAttribute.outputInterface, Wire.u32(2))
+        return Wire.message(type: type, body: body)
+    }
+
+    private func keeps(_ datagram: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        ClassicBPF.run(filter.instructions, on: datagram) != 0
+    }
+}
+
+/// An interpreter of classic BPF with the kernel's semantics: big-endian halfword and word
+/// loads, out-of-bounds loads end the program with 0 (drop), division by zero drops.
+enum ClassicBPF {
+    static func run(_ program: [BPFInstruction], on packet: [UInt8]) -> UInt32 {
+        var a: UInt32 = 0
+        var x: UInt32 = 0
+        var memory = [UInt32](repeating: 0, count: 16)
+        var pc = 0
+        func load(_ offset: Int, _ size: Int) -> UInt32? {
+            guard offset >= 0, offset + size <= packet.count else { return nil }
+            return packet[offset..<(offset + size)].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        while pc < program.count {
+            let instruction = program[pc]
+            let code = instruction.code, k = instruction.constant
+            pc += 1
+            switch code & 0x07 {
+            case 0x00, 0x01:  // LD, LDX
+                let size = [0x00: 4, 0x08: 2, 0x10: 1][Int(code & 0x18)] ?? 4
+                let value: UInt32
+                switch code & 0xe0 {
+                case 0x00: value = k  // IMM
+                case 0x20: guard let loaded = load(Int(k), size) else { return 0 }; value = loaded  // ABS
+                case 0x40: guard let loaded = load(Int(x &+ k), size) else { return 0 }; value = loaded  // IND
+                case 0x60: value = memory[Int(k)]  // MEM
+                case 0x80: value = UInt32(packet.count)  // LEN
+                default: preconditionFailure("unsupported load 0x\(String(code, radix: 16))")
+                }
+                if code & 0x07 == 0x00 { a = value } else { x = value }
+            case 0x02: memory[Int(k)] = a  // ST
+            case 0x03: memory[Int(k)] = x  // STX
+            case 0x04:  // ALU
+                let operand = code & 0x08 != 0 ? x : k
+                switch code & 0xf0 {
+                case 0x00: a = a &+ operand
+                case 0x10: a = a &- operand
+                case 0x20: a = a &* operand
+                case 0x30: guard operand != 0 else { return 0 }; a /= operand
+                case 0x40: a |= operand
+                case 0x50: a &= operand
+                case 0x60: a = operand >= 32 ? 0 : a << operand
+                case 0x70: a = operand >= 32 ? 0 : a >> operand
+                case 0x80: a = 0 &- a
+                case 0xa0: a ^= operand
+                default: preconditionFailure("unsupported ALU 0x\(String(code, radix: 16))")
+                }
+            case 0x05:  // JMP
+                let operand = code & 0x08 != 0 ? x : k
+                let taken: Bool
+                switch code & 0xf0 {
+                case 0x00: pc += Int(k); continue
+                case 0x10: taken = a == operand
+                case 0x20: taken = a > operand
+                case 0x30: taken = a >= operand
+                case 0x40: taken = a & operand != 0
+                default: preconditionFailure("unsupported jump 0x\(String(code, radix: 16))")
+                }
+                pc += Int(taken ? instruction.jumpIfTrue : instruction.jumpIfFalse)
+            case 0x06: return code & 0x18 == 0x10 ? a : k  // RET
+            case 0x07: if code & 0xf8 == 0x80 { a = x } else { x = a }  // MISC: TXA / TAX
+            default: preconditionFailure("unreachable")
+            }
+        }
+        preconditionFailure("program fell off its end")
+    }
+}
