@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
-                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport",
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CReachabilityShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CReachabilityShims
 import Dispatch
 import ReachabilityBus
 import ReachabilityCore
@@ -16,7 +17,7 @@ final class Daemon: @unchecked Sendable {
     private let engine: ReachabilityEngine
     private var connection: BusConnection?
     private var object: ReachabilityObject?
-    private var signalSources: [DispatchSourceSignal] = []
+    private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     /// When `RoutesChanged` was last emitted, and whether one is scheduled.
     private var lastRoutesChanged = DispatchTime(uptimeNanoseconds: 0)
@@ -33,13 +34,26 @@ final class Daemon: @unchecked Sendable {
 
     /// Starts on the queue and never returns; the process exits from a signal or a failure.
     func run() -> Never {
-        queue.async { self.start() }
-        dispatchMain()
+        // Block the signals the daemon handles before any Dispatch thread exists, so every thread
+        // inherits the mask and a signal that arrives early waits in the signalfd instead of
+        // being lost while a Dispatch signal source is still being registered.
+        let signals: Int32
+        do throws(SystemError) {
+            signals = try Self.openSignalDescriptor(for: [SIGTERM, SIGINT, SIGHUP])
+        } catch {
+            Log.error("\(error)")
+            exit(EXIT_FAILURE)
+        }
+        queue.async { self.start(signalDescriptor: signals) }
+        // Not dispatchMain(): it clears the main thread's signal mask, and the default action of
+        // SIGTERM would then kill the process before the signalfd reports it. The daemon uses no
+        // main queue; the main thread only waits, with the signals still blocked.
+        while true { pause() }
     }
 
-    private func start() {
+    private func start(signalDescriptor: Int32) {
         do throws(SystemError) {
-            installSignalHandlers()
+            handleSignals(from: signalDescriptor)
             engine.onRoutingEvents = { [weak self] in self?.routingEvents() }
             if let configuration = configurationFiles.load() {
                 engine.apply(configuration)
@@ -150,22 +164,32 @@ final class Daemon: @unchecked Sendable {
         ServiceManager.notify("READY=1")
     }
 
-    /// SIGTERM and SIGINT: release the name so clients see the service leave, flush, exit 0.
-    /// SIGHUP: reload the configuration. SIGPIPE: ignored (a closed peer is an errno, not a death).
-    private func installSignalHandlers() {
+    /// Blocks `numbers` in the calling thread (and so in every thread created after it) and
+    /// returns a signalfd that reports them. SIGPIPE is ignored: a closed peer is an errno.
+    /// The corresponding C functions are `pthread_sigmask` and `signalfd`.
+    private static func openSignalDescriptor(for numbers: [Int32]) throws(SystemError) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGHUP, SIG_IGN)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-        hangup.setEventHandler { [weak self] in self?.reload() }
-        hangup.activate()
-        signalSources.append(hangup)
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in self?.shutDown(signal: number) }
-            source.activate()
-            signalSources.append(source)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for number in numbers { sigaddset(&mask, number) }
+        let blocked = pthread_sigmask(SIG_BLOCK, &mask, nil)
+        if blocked != 0 { throw SystemError(action: "block signals", errno: blocked) }
+        return try valueOrErrno("open signalfd") { signalfd(-1, &mask, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) }
+    }
+
+    /// SIGTERM and SIGINT: release the name so clients see the service leave, flush, exit 0.
+    /// SIGHUP: reload the configuration.
+    private func handleSignals(from descriptor: Int32) {
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        source.setEventHandler { [weak self] in
+            var info = signalfd_siginfo()
+            while read(descriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+                let number = Int32(info.ssi_signo)
+                if number == SIGHUP { self?.reload() } else { self?.shutDown(signal: number) }
+            }
         }
+        source.activate()
+        signalSource = source
     }
 
     private func shutDown(signal number: Int32) {

@@ -13,6 +13,8 @@
 // (glibc does not include the kernel's filter header).
 #include <linux/filter.h>
 #include <systemd/sd-bus.h>
+// Swift's Glibc module does not export signalfd(2); the daemon reads its signals through one.
+#include <sys/signalfd.h>
 
 // MARK: - netlink
 
