@@ -78,8 +78,8 @@ public final class ReachabilityObject: @unchecked Sendable {
         handlers.deallocate()
     }
 
-    /// Publishes `next`: one `PropertiesChanged` naming exactly the properties that changed (and
-    /// `Generation`), then `StatusChanged` if `Status` changed. Nothing when nothing changed.
+    /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged` naming
+    /// exactly the properties that changed (and `Generation`). Nothing when nothing changed.
     public func publish(_ next: ReachabilitySnapshot) {
         let changed = next.changedProperties(since: snapshot)
         guard !changed.isEmpty else { return }
@@ -88,8 +88,9 @@ public final class ReachabilityObject: @unchecked Sendable {
         generation += 1
         let names = (changed + [.generation]).map(\.rawValue)
         do throws(SystemError) {
-            try emitPropertiesChanged(names)
+            // StatusChanged first: it is what most subscribers wait for.
             if statusChanged { try emitStatusChanged(next.status) }
+            try emitPropertiesChanged(names)
         } catch {
             Log.error("\(error)")
         }

@@ -34,6 +34,11 @@ final class Daemon: @unchecked Sendable {
 
     /// Starts on the queue and never returns; the process exits from a signal or a failure.
     func run() -> Never {
+        // A fixed mmap threshold returns large buffers (a 1 MiB D-Bus message) to the kernel when
+        // freed, instead of glibc raising the threshold and keeping them; two arenas are plenty
+        // for a daemon whose work runs on one serial queue.
+        _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
+        _ = mallopt(M_ARENA_MAX, 2)
         // Block the signals the daemon handles before any Dispatch thread exists, so every thread
         // inherits the mask and a signal that arrives early waits in the signalfd instead of
         // being lost while a Dispatch signal source is still being registered.

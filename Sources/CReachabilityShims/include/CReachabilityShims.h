@@ -15,6 +15,8 @@
 #include <systemd/sd-bus.h>
 // Swift's Glibc module does not export signalfd(2); the daemon reads its signals through one.
 #include <sys/signalfd.h>
+// Nor mallopt(3), which the daemon uses to give large freed buffers back to the kernel.
+#include <malloc.h>
 
 // MARK: - netlink
 
