@@ -1,0 +1,54 @@
+import Foundation
+import RTNetlink
+import XCTest
+
+/// Replays the fuzzing seed corpus and every committed crasher through the parser on each
+/// `swift test`, so a crash found once can never come back unnoticed.
+final class FuzzCorpusReplayTests: XCTestCase {
+    /// `Tests/Fuzz/` in the repository.
+    private static let fuzzDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz")
+
+    private func inputs(in subdirectory: String) throws -> [URL] {
+        let directory = Self.fuzzDirectory.appendingPathComponent(subdirectory)
+        guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
+        return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { !$0.lastPathComponent.hasPrefix(".") }
+            .sorted { $0.path < $1.path }
+    }
+
+    func testThatEverySeedAndCrasherParsesTheSameTwiceWithoutTrapping() throws {
+        // Given
+        let seeds = try inputs(in: "corpus/netlink")
+        let crashers = try inputs(in: "crashers/netlink")
+        XCTAssertGreaterThan(seeds.count, 0, "no seed corpus under \(Self.fuzzDirectory.path)")
+
+        for file in seeds + crashers {
+            // When
+            let bytes = [UInt8](try Data(contentsOf: file))
+            let first = NetlinkParser.parse(datagram: bytes)
+            let second = NetlinkParser.parse(datagram: bytes)
+
+            // Then: deterministic, and a framing error can only be the last result
+            XCTAssertEqual(first, second, file.lastPathComponent)
+            for result in first.dropLast() {
+                if case .failure(.truncatedHeader) = result { XCTFail("framing error before the end: \(file.lastPathComponent)") }
+                if case .failure(.invalidMessageLength) = result { XCTFail("framing error before the end: \(file.lastPathComponent)") }
+            }
+        }
+    }
+
+    func testThatTheSeedsAreRealKernelMessagesThatParse() throws {
+        // Given, When
+        let failures = try inputs(in: "corpus/netlink").flatMap { file in
+            NetlinkParser.parse(datagram: [UInt8](try Data(contentsOf: file))).compactMap { result -> String? in
+                if case .failure(let error) = result { return "\(file.lastPathComponent): \(error)" }
+                return nil
+            }
+        }
+
+        // Then
+        XCTAssertEqual(failures, [], "the seed corpus holds real kernel messages: each must parse")
+    }
+}
