@@ -48,26 +48,15 @@ public struct NetlinkSocket: Sendable {
         }
         let opened = NetlinkSocket(fileDescriptor: descriptor)
         do throws(SystemError) {
-            var address = sockaddr_nl()
-            address.nl_family = sa_family_t(AF_NETLINK)
+            // Port 0 in bind lets the kernel pick this socket's port id.
             try valueOrErrno("bind netlink socket") {
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
-                    }
-                }
+                withKernelAddress { bind(descriptor, $0, $1) }
             }
             // Connected to the kernel (port 0), the socket refuses unicast from user processes
             // (their sendto fails with ECONNREFUSED), so forged datagrams cannot fill its queue
             // and push out the kernel's replies. Multicast events still arrive.
-            var kernel = sockaddr_nl()
-            kernel.nl_family = sa_family_t(AF_NETLINK)
             try valueOrErrno("connect netlink socket to the kernel") {
-                withUnsafePointer(to: &kernel) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
-                    }
-                }
+                withKernelAddress { connect(descriptor, $0, $1) }
             }
         } catch {
             opened.close()
@@ -113,16 +102,19 @@ public struct NetlinkSocket: Sendable {
     /// Sends one request to the kernel.
     /// The corresponding C function is `sendto`.
     public func send(_ message: [UInt8]) throws(SystemError) {
-        var kernel = sockaddr_nl()
-        kernel.nl_family = sa_family_t(AF_NETLINK)
         try valueOrErrno("send netlink request") {
             message.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &kernel) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fileDescriptor, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
-                    }
-                }
+                Self.withKernelAddress { sendto(fileDescriptor, bytes.baseAddress, bytes.count, 0, $0, $1) }
             }
+        }
+    }
+
+    /// Calls `body` with the kernel's netlink address (`AF_NETLINK`, port 0, no groups).
+    private static func withKernelAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        var kernel = sockaddr_nl()
+        kernel.nl_family = sa_family_t(AF_NETLINK)
+        return withUnsafePointer(to: &kernel) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
         }
     }
 
