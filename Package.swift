@@ -36,7 +36,6 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CReachabilityShims",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
