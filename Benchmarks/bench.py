@@ -410,7 +410,7 @@ class Bench:
         figures, samples = {}, {}
         # PropertiesChanged carries no direction: pair each with the StatusChanged right after it.
         properties = [(t, kind) for (t, _), (_, kind) in zip(properties, daemon)] if len(properties) == len(daemon) else []
-        for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("  (its PropertiesChanged, sent just before)", properties),
+        for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("  (its PropertiesChanged, sent just after)", properties),
                                ("netlink floor (C)", floor), ("GLib GNetworkMonitor", glib)):
             latencies, missing, position = [], 0, 0
             for index, (sent_at, kind) in enumerate(writes):
