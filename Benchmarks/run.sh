@@ -19,16 +19,7 @@ swift=${SWIFT:-$(command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)}
 
 # Dependencies: the project's own, plus the peers' and the chart's (Debian packages only).
 scripts/install-deps.sh
-bench_packages=(python3 python3-gi gir1.2-glib-2.0 python3-dbus python3-matplotlib gcc libc6-dev)
-missing=()
-for package in "${bench_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+scripts/install-deps.sh python3 python3-gi gir1.2-glib-2.0 python3-dbus python3-matplotlib gcc libc6-dev
 
 # Build.
 if [ -n "${REACHABILITYD_BENCH_BINARY:-}" ]; then

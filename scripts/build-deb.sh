@@ -9,16 +9,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 outdir=$(mkdir -p "${1:-$repo/out}" && cd "${1:-$repo/out}" && pwd)
 
 # What dpkg-buildpackage, the build dependencies and lintian need (installed when missing).
-packages=(debhelper fakeroot build-essential lintian libsystemd-dev pkg-config)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "build-deb: installing ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2
-fi
+"$repo/scripts/install-deps.sh" debhelper fakeroot build-essential lintian libsystemd-dev pkg-config
 
 work=$(mktemp -d /tmp/reachabilityd-deb.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages reachabilityd needs to build, run and test. Idempotent: does
-# nothing when everything is present. Needs root (or sudo) to install.
+# Installs Debian packages that are missing: with no arguments, what reachabilityd needs to
+# build, run and test; with arguments, those packages (the package build, the end-to-end test
+# and the benchmark name theirs). Idempotent: does nothing when everything is present. Needs
+# root (or sudo) to install; retries apt-get three times.
+#   scripts/install-deps.sh [PACKAGE...]
 set -euo pipefail
 
 packages=(
@@ -9,10 +12,10 @@ packages=(
   systemd                     # busctl
   iproute2                    # ip netns / veth for the integration tests
 )
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for package in "${packages[@]}"; do
-  [[ "$package" == \#* ]] && continue
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -eq 0 ]; then
@@ -27,7 +30,7 @@ fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 for attempt in 1 2 3; do
-  if "${as_root[@]}" apt-get update -qq && "${as_root[@]}" apt-get install -y -qq "${missing[@]}"; then
+  if "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2; then
     exit 0
   fi
   echo "install-deps: apt-get failed (attempt $attempt), retrying" >&2

@@ -61,21 +61,7 @@ host_packages=(
     libsystemd-dev pkg-config                                      # build dependencies
     systemd-container debootstrap zstd                             # the container
 )
-install_host_packages() {
-    local missing=() package
-    for package in "${host_packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    for attempt in 1 2 3; do
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null && return 0
-        log "apt-get failed (attempt $attempt), retrying"
-        sleep 5
-    done
-    return 1
-}
+install_host_packages() { "$repo/scripts/install-deps.sh" "${host_packages[@]}" >&2; }
 require "host packages installed" install_host_packages
 
 # One container at a time: without systemd on the host, containers share one cgroup.
