@@ -96,7 +96,7 @@ final class BusFaultTests: DaemonTestCase {
         }
         let endings = clients.map { $0.wait(timeout: .seconds(60)) }
         let burstSeconds = FaultInjection.seconds(since: started)
-        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: stopFile, contents: nil), "could not tell the probe to stop")
         let probeEnding = probe.wait(timeout: .seconds(10))
 
         // Then every call got the right answer

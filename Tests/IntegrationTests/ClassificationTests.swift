@@ -38,12 +38,7 @@ final class ClassificationTests: DaemonTestCase {
         try startDaemon(sysfsRoot: sysfs.root)
 
         // When the macvlan, not ra0, carries the default route
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
-        try netns.ip("link", "set", "mv0", "up")
-        try netns.waitForCarrier("mv0")
-        try netns.ip("addr", "add", "10.77.0.5/24", "dev", "mv0")
-        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "mv0")
+        try routeDefault(overStackedLink: "mv0", address: "10.77.0.5/24")
 
         // Then the medium beneath decides
         let properties = try waitForStatus(.reachableViaWiFi)
@@ -72,12 +67,7 @@ final class ClassificationTests: DaemonTestCase {
         try netns.ip("link", "set", "ra0", "master", "br0")
 
         // When the bridge carries the default route
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
-        try netns.ip("link", "set", "br0", "up")
-        try netns.waitForCarrier("br0")
-        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "br0")
-        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "br0")
+        try routeDefault(overStackedLink: "br0", address: "10.77.0.2/24")
 
         // Then
         let properties = try waitForStatus(.reachableViaWiFi)
@@ -246,9 +236,7 @@ final class ClassificationTests: DaemonTestCase {
         try netns.addQuietVethPair("rb0", peer: "rb1")
         try startDaemon(sysfsRoot: sysfs.root)
         try configureIPv4Link()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
-        try netns.ip("link", "set", "rb1", "up")
-        try netns.ip("link", "set", "rb0", "up")
+        try configureSecondIPv4Link()
 
         // When a tunnel not bound to either carries the default route
         let tun = try attachedTun()

@@ -11,9 +11,7 @@ final class RouteSelectionTests: DaemonTestCase {
         try netns.addQuietVethPair("rb0", peer: "rb1")
         try startDaemon(sysfsRoot: sysfs.root)
         try configureIPv4Link()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
-        try netns.ip("link", "set", "rb1", "up")
-        try netns.ip("link", "set", "rb0", "up")
+        try configureSecondIPv4Link()
 
         // When both carry a default route, rb0's with the lower metric (added first, so that
         // any switch to ra0 would show up as a StatusChanged)
@@ -68,9 +66,7 @@ final class RouteSelectionTests: DaemonTestCase {
         try netns.addQuietVethPair("rb0", peer: "rb1")
         try startDaemon()
         try configureIPv4Link()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
-        try netns.ip("link", "set", "rb1", "up")
-        try netns.ip("link", "set", "rb0", "up")
+        try configureSecondIPv4Link()
 
         // When one default route has a next hop on each
         try netns.ip("route", "add", "default", "nexthop", "via", "10.77.0.1", "dev", "ra0", "nexthop", "via", "10.78.0.1", "dev", "rb0")

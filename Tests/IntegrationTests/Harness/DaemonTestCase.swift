@@ -133,6 +133,31 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("link", "set", "ra0", "up")
     }
 
+    /// Brings the veth pair and the stacked `link` (a bridge or macvlan over ra0) up, waits for
+    /// its carrier, gives it `address` and routes `default via 10.77.0.1` through it.
+    ///
+    /// - Throws: `HarnessError` when a command fails or the carrier never comes.
+    func routeDefault(overStackedLink link: String, address: String) throws {
+        let netns = try netns
+        try netns.ip("link", "set", "ra1", "up")
+        try netns.ip("link", "set", "ra0", "up")
+        try netns.ip("link", "set", link, "up")
+        try netns.waitForCarrier(link)
+        try netns.ip("addr", "add", address, "dev", link)
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", link)
+    }
+
+    /// Configures the second physical link rb0/rb1 (created with `addQuietVethPair`): both ends
+    /// up, 10.78.0.2/24 on rb0.
+    ///
+    /// - Throws: `HarnessError` when a command fails.
+    func configureSecondIPv4Link() throws {
+        let netns = try netns
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
+        try netns.ip("link", "set", "rb1", "up")
+        try netns.ip("link", "set", "rb0", "up")
+    }
+
     /// Adds `default via 10.77.0.1 dev ra0` to the main table.
     ///
     /// - Throws: `HarnessError` when `ip` fails.
