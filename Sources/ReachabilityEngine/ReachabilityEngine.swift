@@ -100,10 +100,24 @@ public final class ReachabilityEngine: @unchecked Sendable {
 
     /// The monitor socket's filter: only routes whose prefix contains a probe destination (and
     /// every non-route message) reach the engine. See ``NetlinkSocketFilter``.
-    static let probeRouteFilter = NetlinkSocketFilter.routesToProbes(
-        ipv4Probe: IPAddressBytes.parse(EngineConfiguration.ipv4ProbeDestination)!.bytes,
-        ipv6Probe: IPAddressBytes.parse(EngineConfiguration.ipv6ProbeDestination)!.bytes
-    )
+    static let probeRouteFilter = NetlinkSocketFilter.routesToProbes(ipv4Probe: ipv4Probe.bytes, ipv6Probe: ipv6Probe.bytes)
+
+    /// A probe destination, parsed once.
+    private struct Probe {
+        let text: String
+        let family: UInt8
+        let bytes: [UInt8]
+
+        init(_ text: String) {
+            let parsed = IPAddressBytes.parse(text)!
+            self.text = text
+            family = parsed.family
+            bytes = parsed.bytes
+        }
+    }
+
+    private static let ipv4Probe = Probe(EngineConfiguration.ipv4ProbeDestination)
+    private static let ipv6Probe = Probe(EngineConfiguration.ipv6ProbeDestination)
 
     /// Stops listening and closes the sockets.
     public func stop() {
@@ -128,9 +142,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func explain() -> String {
         dispatchPrecondition(condition: .onQueue(queue))
         var lines = ["Status: \(snapshot.status.rawValue)", "Reason: \(snapshot.reason)"]
-        for (family, probe) in [(AddressFamily.ipv4, EngineConfiguration.ipv4ProbeDestination), (.ipv6, EngineConfiguration.ipv6ProbeDestination)] {
-            let parsed = IPAddressBytes.parse(probe)!
-            let facts = destinationFacts(parsed.bytes, family: parsed.family)
+        for (family, probe) in [(AddressFamily.ipv4, Self.ipv4Probe), (.ipv6, Self.ipv6Probe)] {
+            let facts = destinationFacts(probe.bytes, family: probe.family)
             let verdict = ReachabilityRule.evaluate(facts)
             let route: String
             switch facts.lookup {
@@ -139,7 +152,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
                     + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
             }
-            lines.append("\(family.displayName) (route to \(probe)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+            lines.append("\(family.displayName) (route to \(probe.text)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
         }
         lines.append("Links:")
         for index in table.links.keys.sorted() {
@@ -227,11 +240,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     private func evaluate() -> ReachabilitySnapshot {
-        let ipv4 = IPAddressBytes.parse(EngineConfiguration.ipv4ProbeDestination)!
-        let ipv6 = IPAddressBytes.parse(EngineConfiguration.ipv6ProbeDestination)!
-        return ReachabilityRule.decide(
-            ipv4: destinationFacts(ipv4.bytes, family: ipv4.family),
-            ipv6: destinationFacts(ipv6.bytes, family: ipv6.family)
+        ReachabilityRule.decide(
+            ipv4: destinationFacts(Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
+            ipv6: destinationFacts(Self.ipv6Probe.bytes, family: Self.ipv6Probe.family)
         )
     }
 
