@@ -39,8 +39,9 @@ final class BusLifecycleTests: DaemonTestCase {
         XCTAssertEqual(newBus.address, oldBus.address)
         try startDaemon()
 
-        // Then the manager reconnects (it retries every second) and reads the daemon again
-        try waitForManager(manager, status: .reachableViaEthernet, timeout: .seconds(5))
+        // Then the manager reconnects (at its next attempt: see BusHub.reconnectDelay) and reads
+        // the daemon again
+        try waitForManager(manager, status: .reachableViaEthernet, timeout: BusHub.longestReconnectDelay + .seconds(2))
         XCTAssertTrue(manager.isDaemonAvailable)
         manager.stopMonitoring()
     }
