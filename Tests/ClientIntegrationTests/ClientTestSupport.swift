@@ -183,6 +183,19 @@ final class MonitorSubprocess {
         process.terminate()
     }
 
+    /// Waits until the last line printed satisfies `accept`.
+    ///
+    /// - Parameters:
+    ///   - what: what is awaited, for the failure message.
+    ///   - timeout: the deadline.
+    ///   - accept: a predicate over the last line.
+    /// - Throws: `HarnessError` with the last line, on timeout.
+    func waitForLastLine(_ what: String, timeout: Duration = Poll.defaultTimeout, where accept: (StatusReport) -> Bool) throws {
+        guard reports.wait(timeout: timeout, until: { $0.last.map(accept) ?? false }) else {
+            throw HarnessError("Timed out after \(timeout) waiting for the monitor to print \(what); last line: \(String(describing: reports.all.last))")
+        }
+    }
+
     /// Reads `descriptor` until end of file (the monitor exited), calling `body` with each line.
     private static func readLines(from descriptor: Int32, _ body: (String) -> Void) {
         var pending: [UInt8] = []
