@@ -67,14 +67,18 @@ def status_fields(pid):
 
 
 def memory(pid):
-    """RSS, peak RSS (VmHWM) and private memory (Private_Clean + Private_Dirty), in KiB."""
+    """RSS, peak RSS (VmHWM), private memory (Private_Clean + Private_Dirty: pages no other
+    process maps, file-backed ones included, e.g. a static binary's code) and of that the
+    anonymous part (heap, stacks, relocated data), in KiB."""
     fields = status_fields(pid)
-    private = 0
+    private = anonymous = 0
     with open(f"/proc/{pid}/smaps_rollup") as rollup:
         for line in rollup:
             if line.startswith(("Private_Clean:", "Private_Dirty:")):
                 private += int(line.split()[1])
-    return {"rss_kib": int(fields["VmRSS"]), "hwm_kib": int(fields["VmHWM"]), "private_kib": private}
+            elif line.startswith("Anonymous:"):
+                anonymous = int(line.split()[1])
+    return {"rss_kib": int(fields["VmRSS"]), "hwm_kib": int(fields["VmHWM"]), "private_kib": private, "anonymous_kib": anonymous}
 
 
 def context_switches(pid):
@@ -622,11 +626,12 @@ def table(results):
     for label, f in results["startup"].items():
         lines.append(f"| {label} | {f['reachabilityd_ms']['p50']:.1f} / {f['reachabilityd_ms']['max']:.1f} | {f['reachabilityd_rss_kib'] / 1024:.1f} | "
                      f"{f['glib_ms']['p50']:.1f} | {f['glib_rss_kib'] / 1024:.1f} |")
-    lines += ["", "| idle | watcher | RSS MiB | private MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|"]
+    lines += ["", "| idle | watcher | RSS MiB | private MiB | of which anonymous MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|---|"]
     for label, block in results["idle"].items():
         for name, f in block["watchers"].items():
+            anonymous = f"{f['anonymous_kib'] / 1024:.2f}" if "anonymous_kib" in f else "–"
             lines.append(f"| {label} ({block['window_s']} s) | {name} | {f['rss_kib'] / 1024:.1f} | {f['private_kib'] / 1024:.2f} | "
-                         f"{f['wakeups_per_min']} | {f['cpu_s']:.2f} |")
+                         f"{anonymous} | {f['wakeups_per_min']} | {f['cpu_s']:.2f} |")
     return "\n".join(lines)
 
 

@@ -28,6 +28,8 @@ else
   "$swift" build -c release --static-swift-stdlib --scratch-path .build-bench --product reachabilityd
   daemon="$("$swift" build -c release --static-swift-stdlib --scratch-path .build-bench --show-bin-path)/reachabilityd"
 fi
+# Written back now: the freshly linked binary's pages would otherwise count as dirty in smaps.
+sync "$daemon"
 mkdir -p .build-bench/bench "$out"
 cc -O2 -Wall -o .build-bench/bench/netlink-floor Benchmarks/netlink-floor.c
 
