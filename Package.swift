@@ -36,7 +36,16 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CReachabilityShims",
-            ]
+            ],
+            // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
+            // exported symbols: the static standard library's 22,000 relative relocations take
+            // 4 KiB instead of a 516 KiB .rela.dyn that the dynamic loader read at every start,
+            // and it has no symbol table of ours to read. About 0.7 MiB less resident memory;
+            // still a PIE (ASLR, lintian's hardening check). Every build of the daemon gets it:
+            // make, the benchmark, debian/rules.
+            linkerSettings: [.unsafeFlags([
+                "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+            ])]
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
