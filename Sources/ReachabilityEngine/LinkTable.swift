@@ -3,7 +3,7 @@ import ReachabilityCore
 
 /// The daemon's mirror of the kernel's links and addresses, kept from dumps and events.
 /// Routes are not mirrored: the kernel is asked for the route it would use.
-struct LinkTable {
+struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
         var index: Int32
@@ -24,6 +24,13 @@ struct LinkTable {
     mutating func removeAll() {
         links.removeAll()
         addresses.removeAll()
+    }
+
+    /// Replaces the contents with what a link and address dump says (a resynchronisation):
+    /// everything is forgotten, then each message is applied in order.
+    mutating func replace(withDump messages: [NetlinkMessage]) {
+        removeAll()
+        for message in messages { apply(message.payload) }
     }
 
     /// Applies one link or address message; returns whether it was one.
