@@ -39,7 +39,9 @@ struct LinkTable: Equatable {
         switch payload {
         case .newLink(let link):
             let previous = links[link.index]
-            let name = link.name ?? previous?.name ?? "if\(link.index)"
+            // An empty IFLA_IFNAME (the kernel never sends one) is no name: the status would
+            // say reachable on interface "".
+            let name = link.name.flatMap { $0.isEmpty ? nil : $0 } ?? previous?.name ?? "if\(link.index)"
             // sysfs is read when a link appears or is renamed, not on every flag change.
             let attributes = previous?.name == name
                 ? SysfsLinkInspector.LinkAttributes(deviceType: previous?.deviceType, hasWirelessDirectory: previous?.hasWirelessDirectory ?? false, driver: previous?.driver)
