@@ -712,11 +712,13 @@ def main():
     parser.add_argument("--smoke", action="store_true", help="small N and short windows (CI)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help=f"comma-separated subset of {','.join(WORKLOADS)} (default: all)")
+    parser.add_argument("--toggles", type=int, default=0, help="default-route toggles of the latency workload "
+                        "(default: 60 with --smoke, else 1000)")
     options = parser.parse_args()
     options.workloads = set(options.workloads.split(","))
     if not options.workloads <= set(WORKLOADS):
         parser.error(f"unknown workload(s): {', '.join(sorted(options.workloads - set(WORKLOADS)))}")
-    options.toggles = 60 if options.smoke else 1000
+    options.toggles = options.toggles or (60 if options.smoke else 1000)
     options.routes = [1000, 10000] if options.smoke else [1000, 10000, 100000, 1000000]
     options.idle_seconds = 3 if options.smoke else 60
     options.startup_runs = 4 if options.smoke else 10

@@ -18,6 +18,8 @@ public final class BusConnection: @unchecked Sendable {
     private var writeSource: DispatchSourceWrite?
     private var writeSourceRunning = false
     private var timer: DispatchSourceTimer?
+    /// The sd-bus deadline (µs, `CLOCK_MONOTONIC`) the timer is set for; `UInt64.max` for none.
+    private var timerDeadline: UInt64?
     private var onDisconnect: (SystemError) -> Void = { _ in }
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
@@ -50,7 +52,11 @@ public final class BusConnection: @unchecked Sendable {
         let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
         write.setEventHandler { [weak self] in self?.process() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [weak self] in self?.process() }
+        timer.setEventHandler { [weak self] in
+            // Fired (it is one-shot): the next rearm() sets it again, whatever the deadline.
+            self?.timerDeadline = nil
+            self?.process()
+        }
         readSource = read
         writeSource = write
         self.timer = timer
@@ -120,8 +126,13 @@ public final class BusConnection: @unchecked Sendable {
             wantsWrite ? writeSource.resume() : writeSource.suspend()
             writeSourceRunning = wantsWrite
         }
-        var deadline: UInt64 = 0
-        if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
+        var deadline = UInt64.max
+        if sd_bus_get_timeout(bus, &deadline) < 0 { deadline = UInt64.max }
+        // Re-setting a Dispatch timer wakes libdispatch's manager thread; after a signal that
+        // competes with the bus daemon and the subscribers for the CPU. Set it only on a change.
+        guard deadline != timerDeadline else { return }
+        timerDeadline = deadline
+        if deadline != UInt64.max {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
             let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000

@@ -92,9 +92,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
             throw error
         }
         snapshot = evaluate()
-        let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
+        let source: NetlinkEventSource
+        do throws(SystemError) {
+            source = try NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
+        } catch {
+            monitor.close()
+            throw error
+        }
+        try source.start()
         events = source
-        source.start()
         return snapshot
     }
 
