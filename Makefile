@@ -4,7 +4,7 @@
 #               build the Examples/ package, then the end-to-end test (make e2e), the
 #               benchmark's smoke run (make bench-smoke) and the 10-minute soak (make soak)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
-#               churn checked against an oracle every second (root, network namespaces, ~11 min)
+#               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 # and the benchmark (README "Benchmarks"; root, network namespaces):
