@@ -36,7 +36,16 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CReachabilityShims",
-            ]
+            ],
+            // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
+            // exported symbols: the static standard library's 22,000 relative relocations take
+            // 4 KiB instead of a 516 KiB .rela.dyn that the dynamic loader read at every start,
+            // and it has no symbol table of ours to read. About 0.7 MiB less resident memory;
+            // still a PIE (ASLR, lintian's hardening check). Every build of the daemon gets it:
+            // make, the benchmark, debian/rules.
+            linkerSettings: [.unsafeFlags([
+                "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+            ])]
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
@@ -55,6 +64,8 @@ let package = Package(
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
+        // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
+        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
         // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),

@@ -9,12 +9,16 @@ host's namespace.
 
 Workloads (see README "Benchmarks"):
   startup  time from spawn to READY=1 and RSS at READY, with the default table and with many routes
+           (IPv4 /32s; and, under ipv6, IPv6 /64s)
   latency  default route deleted/added by a netlink write timestamped just before send(); the time
            until (a) the floor reader sees the RTM_*ROUTE, (b) GLib emits network-changed,
            (c) a separate D-Bus subscriber receives StatusChanged
   churn    N /32 routes added then deleted with `ip -n NS -batch`: CPU seconds and peak RSS of
            each watcher, change signals emitted, and whether each watcher still reacts afterwards
+  ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
+           many IPv6 routes present
   idle     RSS, private memory, context switches (wakeups) and CPU over a window
+--workloads selects some of them (the watchers are started either way).
 All timestamps are CLOCK_MONOTONIC in nanoseconds, which every process shares.
 """
 import argparse
@@ -36,6 +40,7 @@ OBJECT_PATH = "/org/reachabilityd/Reachability1"
 REACHABLE = "reachable-via-ethernet"
 NOT_REACHABLE = "not-reachable"
 GATEWAY = "10.88.0.1"
+WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle")
 LOCAL = "10.88.0.2/24"
 
 
@@ -62,14 +67,18 @@ def status_fields(pid):
 
 
 def memory(pid):
-    """RSS, peak RSS (VmHWM) and private memory (Private_Clean + Private_Dirty), in KiB."""
+    """RSS, peak RSS (VmHWM), private memory (Private_Clean + Private_Dirty: pages no other
+    process maps, file-backed ones included, e.g. a static binary's code) and of that the
+    anonymous part (heap, stacks, relocated data), in KiB."""
     fields = status_fields(pid)
-    private = 0
+    private = anonymous = 0
     with open(f"/proc/{pid}/smaps_rollup") as rollup:
         for line in rollup:
             if line.startswith(("Private_Clean:", "Private_Dirty:")):
                 private += int(line.split()[1])
-    return {"rss_kib": int(fields["VmRSS"]), "hwm_kib": int(fields["VmHWM"]), "private_kib": private}
+            elif line.startswith("Anonymous:"):
+                anonymous = int(line.split()[1])
+    return {"rss_kib": int(fields["VmRSS"]), "hwm_kib": int(fields["VmHWM"]), "private_kib": private, "anonymous_kib": anonymous}
 
 
 def context_switches(pid):
@@ -215,6 +224,16 @@ class NotifySocket:
             return self.ready_times[mark]
 
 
+def route_prefixes(count, family):
+    """`count` distinct prefixes the probe routes cannot depend on: IPv4 /32s in 100.64.0.0/10,
+    IPv6 /64s in 2001:db8::/32 (documentation ranges, routed to rb0 by the workloads)."""
+    for index in range(count):
+        if family == 6:
+            yield f"2001:db8:{index >> 16:x}:{index & 0xffff:x}::/64"
+        else:
+            yield f"100.{64 + (index >> 16)}.{(index >> 8) & 255}.{index & 255}/32"
+
+
 # --- netlink route writer ------------------------------------------------------------------------
 
 class RouteWriter:
@@ -267,6 +286,7 @@ class Bench:
         self.glib = None
         self.subscriber = None
         self.notify = None
+        self.latency_samples = {}
 
     # Processes
 
@@ -298,11 +318,11 @@ class Bench:
         ready = self.notify.wait_ready(mark)
         return child, (ready - started) / 1e9
 
-    def spawn_glib(self):
+    def spawn_glib(self, timeout=30):
         started = time.monotonic_ns()
         child = Child("glib", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/glib-monitor.py"], env=self.env,
                       log_path=f"{self.work}/glib.log")
-        _, line = child.wait_for_line(lambda line: line.startswith("ready "), timeout=30)
+        _, line = child.wait_for_line(lambda line: line.startswith("ready "), timeout=timeout)
         return child, (int(line.split()[1]) - started) / 1e9, line.split()[2]
 
     def busctl_status(self):
@@ -342,7 +362,7 @@ class Bench:
 
     # Workloads
 
-    def startup(self, label, runs):
+    def startup(self, label, runs, glib_runs=None):
         times, rss, lost = [], [], 0
         for _ in range(runs):
             child, seconds = self.spawn_daemon()
@@ -356,8 +376,8 @@ class Bench:
                 lost += 1
                 log(f"warning: reachabilityd ended with {child.process.returncode} after SIGTERM (killed after 5 s)")
         glib_times, glib_rss = [], []
-        for _ in range(max(1, runs // 2)):
-            child, seconds, backend = self.spawn_glib()
+        for _ in range(glib_runs or max(1, runs // 2)):
+            child, seconds, backend = self.spawn_glib(timeout=300)
             glib_times.append(seconds * 1000)
             glib_rss.append(memory(child.pid)["rss_kib"])
             child.stop()
@@ -439,16 +459,15 @@ class Bench:
         self.results["latency"] = {"toggles": toggles, "watchers": figures}
         self.latency_samples = samples
 
-    def churn(self, count):
-        add_path, delete_path = f"{self.work}/add-{count}.batch", f"{self.work}/del-{count}.batch"
+    def churn(self, count, family=4):
+        add_path, delete_path = f"{self.work}/add-{count}-v{family}.batch", f"{self.work}/del-{count}-v{family}.batch"
         with open(add_path, "w") as add, open(delete_path, "w") as delete:
-            for index in range(count):
-                prefix = f"100.{64 + (index >> 16)}.{(index >> 8) & 255}.{index & 255}/32"
+            for prefix in route_prefixes(count, family):
                 add.write(f"route add {prefix} dev rb0\n")
                 delete.write(f"route del {prefix} dev rb0\n")
         signals_before = len([l for l in self.subscriber.snapshot() if l[:2] in ("S ", "P ")])
         floor_before = self.floor_counts()
-        row = {"routes": count, "watchers": {}}
+        row = {"routes": count, "family": family, "watchers": {}}
         phases = {}
         for phase, path in (("add", add_path), ("delete", delete_path)):
             before = {name: cpu_seconds(c.pid) for name, c in self.watchers().items() if c.alive()}
@@ -478,7 +497,7 @@ class Bench:
         row["status_right"] = row["status_after"] == REACHABLE
         row["still_reacting"] = self.still_reacting()
         self.results["churn"].append(row)
-        log(f"churn {count}: " + json.dumps(row))
+        log(f"churn {count} IPv{family}: " + json.dumps(row))
 
     def still_reacting(self):
         """Deletes and re-adds the default route: which watchers notice within 2 s?"""
@@ -506,10 +525,14 @@ class Bench:
             "kernel": os.uname().release, "cpus": os.cpu_count(), "load_average_at_start": os.getloadavg(),
             "daemon": options.daemon, "toggles": options.toggles, "routes": options.routes,
             "idle_seconds": options.idle_seconds, "startup_routes": options.startup_routes,
+            "ipv6_routes": options.ipv6_routes, "ipv6_startup_routes": options.ipv6_startup_routes,
+            "workloads": sorted(options.workloads),
         }
+        wanted = options.workloads
         self.start_bus()
         self.configure_link()
-        self.startup("default table", options.startup_runs)
+        if "startup" in wanted:
+            self.startup("default table", options.startup_runs)
 
         self.floor = Child("floor", [options.floor], log_path=f"{self.work}/floor.log")
         self.floor.wait_for_line(lambda line: line == "ready")
@@ -521,27 +544,46 @@ class Bench:
         if self.busctl_status() != REACHABLE:
             raise RuntimeError(f"daemon status is {self.busctl_status()}, expected {REACHABLE}")
         self.settle()
-        self.idle("after start", options.idle_seconds)
-        self.latency(options.toggles)
-        for count in options.routes:
-            self.churn(count)
-        self.idle("after all workloads", options.idle_seconds)
+        if "idle" in wanted:
+            self.idle("after start", options.idle_seconds)
+        if "latency" in wanted:
+            self.latency(options.toggles)
+        if "ipv6" in wanted:
+            # Before the IPv4 bursts, which can leave GLib deaf. IPv6 on rb0 (no address: none is
+            # needed to route a prefix to the link); 2001:4860:4860::8888 stays unroutable, so the
+            # status does not change.
+            with open("/proc/sys/net/ipv6/conf/rb0/disable_ipv6", "w") as switch:
+                switch.write("0")
+            self.settle()
+            self.churn(options.ipv6_routes, family=6)
+        if "churn" in wanted:
+            for count in options.routes:
+                self.churn(count)
+        if "idle" in wanted:
+            self.idle("after all workloads", options.idle_seconds)
         self.results["memory_after_workloads"] = {name: memory(c.pid) for name, c in self.watchers().items() if c.alive()}
 
         self.daemon.stop()
         self.results["daemon_exit_status"] = self.daemon.process.returncode
         for child in (self.subscriber, self.glib, self.floor):
             child.stop()
-        log(f"adding {options.startup_routes} routes for the start-up measurement")
-        self.churn_table(options.startup_routes, "add")
-        self.startup(f"{options.startup_routes} routes", max(1, options.startup_runs // 2))
-        self.churn_table(options.startup_routes, "del")
+        if "startup" in wanted:
+            self.startup_with_routes(options.startup_routes, 4, max(1, options.startup_runs // 2))
+        if "ipv6" in wanted:
+            # GLib needs most of a minute per start with 300k IPv6 routes: one run of it.
+            self.startup_with_routes(options.ipv6_startup_routes, 6, max(1, options.startup_runs // 4), glib_runs=1)
 
-    def churn_table(self, count, verb):
-        path = f"{self.work}/startup-{verb}.batch"
+    def startup_with_routes(self, count, family, runs, glib_runs=None):
+        log(f"adding {count} IPv{family} routes for the start-up measurement")
+        self.churn_table(count, family, "add")
+        self.startup(f"{count:,} {'IPv6 ' if family == 6 else ''}routes", runs, glib_runs)
+        self.churn_table(count, family, "del")
+
+    def churn_table(self, count, family, verb):
+        path = f"{self.work}/startup-{verb}-v{family}.batch"
         with open(path, "w") as out:
-            for index in range(count):
-                out.write(f"route {verb} 100.{64 + (index >> 16)}.{(index >> 8) & 255}.{index & 255}/32 dev rb0\n")
+            for prefix in route_prefixes(count, family):
+                out.write(f"route {verb} {prefix} dev rb0\n")
         subprocess.run(["ip", "-n", self.netns, "-batch", path], check=True, capture_output=True)
 
     def stop(self):
@@ -556,35 +598,40 @@ def table(results):
     p = results["parameters"]
     lines = [f"reachabilityd benchmark ({p['mode']}), {p['date']}, kernel {p['kernel']}, {p['cpus']} CPUs, "
              f"load average at start {', '.join(f'{x:.2f}' for x in p['load_average_at_start'])}", ""]
-    lines += ["| latency: default-route write → event | p50 ms | p90 ms | p99 ms | max ms | missed |", "|---|---|---|---|---|---|"]
-    for name, f in results["latency"]["watchers"].items():
+    if results["latency"]:
+        lines += ["| latency: default-route write → event | p50 ms | p90 ms | p99 ms | max ms | missed |", "|---|---|---|---|---|---|"]
+    for name, f in results["latency"].get("watchers", {}).items():
         if f["n"]:
             lines.append(f"| {name} ({f['n']} samples) | {f['p50']:.3f} | {f['p90']:.3f} | {f['p99']:.3f} | {f['max']:.3f} | {f['missing']} |")
         else:
             lines.append(f"| {name} | – | – | – | – | {f['missing']} |")
-    lines += ["", "| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (schedstat) | peak RSS MiB | still reacting |",
+    if results["latency"]:
+        lines.append("")
+    lines += ["| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (schedstat) | peak RSS MiB | still reacting |",
               "|---|---|---|---|---|---|---|"]
     for row in results["churn"]:
+        routes = f"{row['routes']:,}" + (" IPv6" if row.get("family") == 6 else "")
         for name, f in row["watchers"].items():
             reacting = row["still_reacting"].get(name)
             if f.get("dead"):
-                lines.append(f"| {row['routes']:,} | {name} | dead | dead | – | – | no |")
+                lines.append(f"| {routes} | {name} | dead | dead | – | – | no |")
                 continue
             thread_ms = f.get("add_thread_cpu_ms", 0) + f.get("delete_thread_cpu_ms", 0)
-            lines.append(f"| {row['routes']:,} | {name} | {f.get('add_cpu_s', 0):.2f} | {f.get('delete_cpu_s', 0):.2f} | {thread_ms:.2f} | "
+            lines.append(f"| {routes} | {name} | {f.get('add_cpu_s', 0):.2f} | {f.get('delete_cpu_s', 0):.2f} | {thread_ms:.2f} | "
                          f"{f['peak_rss_kib'] / 1024:.1f} | {'yes' if reacting else 'NO'} |")
-        lines.append(f"| {row['routes']:,} | (daemon: {row['daemon_signals']} change signals, Status after: {row['status_after']}; "
+        lines.append(f"| {routes} | (daemon: {row['daemon_signals']} change signals, Status after: {row['status_after']}; "
                      f"floor read {row['floor_messages']:,} messages, {row['floor_overruns']} overruns, "
                      f"≤ {row['floor_most_messages_per_datagram']} message(s)/datagram) | | | | | |")
     lines += ["", "| start-up | reachabilityd to READY=1, p50 / max ms | RSS MiB | GLib monitor ready, p50 ms (incl. Python) | RSS MiB |", "|---|---|---|---|---|"]
     for label, f in results["startup"].items():
         lines.append(f"| {label} | {f['reachabilityd_ms']['p50']:.1f} / {f['reachabilityd_ms']['max']:.1f} | {f['reachabilityd_rss_kib'] / 1024:.1f} | "
                      f"{f['glib_ms']['p50']:.1f} | {f['glib_rss_kib'] / 1024:.1f} |")
-    lines += ["", "| idle | watcher | RSS MiB | private MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|"]
+    lines += ["", "| idle | watcher | RSS MiB | private MiB | of which anonymous MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|---|"]
     for label, block in results["idle"].items():
         for name, f in block["watchers"].items():
+            anonymous = f"{f['anonymous_kib'] / 1024:.2f}" if "anonymous_kib" in f else "–"
             lines.append(f"| {label} ({block['window_s']} s) | {name} | {f['rss_kib'] / 1024:.1f} | {f['private_kib'] / 1024:.2f} | "
-                         f"{f['wakeups_per_min']} | {f['cpu_s']:.2f} |")
+                         f"{anonymous} | {f['wakeups_per_min']} | {f['cpu_s']:.2f} |")
     return "\n".join(lines)
 
 
@@ -610,7 +657,8 @@ def chart(results, samples, path):
     left.set_ylabel("fraction of toggles")
     left.set_title("Latency distribution (CDF)", fontsize=10)
     left.grid(True, which="both", alpha=0.3)
-    left.legend(fontsize=8)
+    if samples:
+        left.legend(fontsize=8)
     names = list(results["churn"][0]["watchers"]) if results["churn"] else []
 
     def churn_cpu(figures):
@@ -620,17 +668,23 @@ def chart(results, samples, path):
         return figures.get("add_cpu_s", 0) + figures.get("delete_cpu_s", 0)
 
     for name in names:
-        points = [(row["routes"], churn_cpu(row["watchers"][name])) for row in results["churn"] if not row["watchers"][name].get("dead")]
-        if points:
-            line, = right.plot([n for n, _ in points], [max(c, 1e-4) for _, c in points], marker="o", label=name, color=color(name))
+        for family in (4, 6):
+            rows = [row for row in results["churn"] if row.get("family", 4) == family]
+            points = [(row["routes"], churn_cpu(row["watchers"][name])) for row in rows if not row["watchers"][name].get("dead")]
+            if not points:
+                continue
+            # IPv4 bursts as a line, the IPv6 burst(s) as hollow squares of the same colour.
+            style = dict(marker="o") if family == 4 else dict(marker="s", linestyle="none", markerfacecolor="none", markersize=9)
+            label = name if family == 4 else f"{name}, IPv6"
+            right.plot([n for n, _ in points], [max(c, 1e-4) for _, c in points], label=label, color=color(name), **style)
             # A watcher that no longer reacted to a default-route change after the churn: a cross.
-            deaf = [(row["routes"], churn_cpu(row["watchers"][name])) for row in results["churn"] if not row["still_reacting"].get(name, True)]
+            deaf = [(row["routes"], churn_cpu(row["watchers"][name])) for row in rows if not row["still_reacting"].get(name, True)]
             if deaf:
                 right.plot([n for n, _ in deaf], [max(c, 1e-4) for _, c in deaf], linestyle="none", marker="X", markersize=11,
-                           color=line.get_color(), label=f"{name}: deaf afterwards")
+                           color=color(name), label=f"{label}: deaf afterwards")
     right.set_xscale("log")
     right.set_yscale("log")
-    right.set_xlabel("routes added then deleted (log)")
+    right.set_xlabel("routes added then deleted (log; squares: IPv6)")
     right.set_ylabel("CPU seconds, add + delete (log)")
     right.set_title("CPU under route churn (0 drawn at 0.1 ms)", fontsize=10)
     right.grid(True, which="both", alpha=0.3)
@@ -656,12 +710,19 @@ def main():
     parser.add_argument("--floor", required=True, help="the netlink-floor binary")
     parser.add_argument("--out", required=True, help="directory for results.json, table.md, chart.png")
     parser.add_argument("--smoke", action="store_true", help="small N and short windows (CI)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help=f"comma-separated subset of {','.join(WORKLOADS)} (default: all)")
     options = parser.parse_args()
+    options.workloads = set(options.workloads.split(","))
+    if not options.workloads <= set(WORKLOADS):
+        parser.error(f"unknown workload(s): {', '.join(sorted(options.workloads - set(WORKLOADS)))}")
     options.toggles = 60 if options.smoke else 1000
     options.routes = [1000, 10000] if options.smoke else [1000, 10000, 100000, 1000000]
     options.idle_seconds = 3 if options.smoke else 60
     options.startup_runs = 4 if options.smoke else 10
     options.startup_routes = 10000 if options.smoke else 1000000
+    options.ipv6_routes = 1000 if options.smoke else 10000
+    options.ipv6_startup_routes = 5000 if options.smoke else 300000
 
     own, wanted = os.stat("/proc/self/ns/net"), os.stat(f"/run/netns/{options.netns}")
     if (own.st_dev, own.st_ino) != (wanted.st_dev, wanted.st_ino):

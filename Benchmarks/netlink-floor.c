@@ -1,8 +1,8 @@
-// netlink-floor: the cheapest possible watcher of IPv4 routes, the floor the daemon is compared to.
+// netlink-floor: the cheapest possible watcher of routes, the floor the daemon is compared to.
 //
-// Subscribes to RTNLGRP_IPV4_ROUTE (and RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR so that its idle
-// figures are comparable with the daemon's), reads every datagram, and for each RTM_NEWROUTE /
-// RTM_DELROUTE of a default route (rtm_dst_len 0) prints "<CLOCK_MONOTONIC ns> new|del" on
+// Subscribes to RTNLGRP_IPV4_ROUTE and RTNLGRP_IPV6_ROUTE (and RTNLGRP_LINK, the address groups
+// so that its idle figures are comparable with the daemon's), reads every datagram, and for each
+// RTM_NEWROUTE / RTM_DELROUTE of a default route (rtm_dst_len 0) prints "<CLOCK_MONOTONIC ns> new|del" on
 // stdout, flushed at once. Every other message is only counted. SIGUSR1 prints
 // "counts <datagrams> <messages> <overruns> <largest messages per datagram>"; SIGTERM or SIGINT
 // prints the same and exits 0.
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
     struct sockaddr_nl local = {.nl_family = AF_NETLINK};
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) { perror("bind"); return 1; }
-    int groups[] = {RTNLGRP_IPV4_ROUTE, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR};
+    int groups[] = {RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR};
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &groups[i], sizeof groups[i]) < 0) {
             perror("NETLINK_ADD_MEMBERSHIP");

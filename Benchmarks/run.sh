@@ -2,6 +2,8 @@
 # The one benchmark command (README "Benchmarks"):
 #   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 60 s idle windows
 #   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 3 s windows
+#   Benchmarks/run.sh [--smoke] --workloads latency,ipv6   only some workloads (startup, latency,
+#                              churn, ipv6, idle; see bench.py)
 # Installs what it needs (apt), builds the release daemon (static stdlib, scratch path
 # .build-bench) and the C floor reader, creates a namespace rbench-<pid> with a veth pair
 # rb0/rb1, runs Benchmarks/bench.py inside it, and deletes the namespace on exit. Never touches
@@ -10,8 +12,6 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-mode=()
-[ "${1:-}" = --smoke ] && mode=(--smoke)
 out=${BENCH_OUT:-$repo/out/bench}
 swift=${SWIFT:-$(command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)}
 
@@ -28,6 +28,8 @@ else
   "$swift" build -c release --static-swift-stdlib --scratch-path .build-bench --product reachabilityd
   daemon="$("$swift" build -c release --static-swift-stdlib --scratch-path .build-bench --show-bin-path)/reachabilityd"
 fi
+# Written back now: the freshly linked binary's pages would otherwise count as dirty in smaps.
+sync "$daemon"
 mkdir -p .build-bench/bench "$out"
 cc -O2 -Wall -o .build-bench/bench/netlink-floor Benchmarks/netlink-floor.c
 
@@ -49,5 +51,5 @@ for link in rb0 rb1; do
 done
 ip -n "$netns" link set lo up
 
-ip netns exec "$netns" /usr/bin/python3 Benchmarks/bench.py "${mode[@]}" --netns "$netns" --repo "$repo" \
+ip netns exec "$netns" /usr/bin/python3 Benchmarks/bench.py "$@" --netns "$netns" --repo "$repo" \
   --daemon "$daemon" --floor "$repo/.build-bench/bench/netlink-floor" --out "$out"

@@ -76,6 +76,20 @@ public final class NetlinkQueryClient {
         case route(RouteMessage)
         /// The kernel refused (positive errno: `ENETUNREACH` when nothing routes there).
         case error(errno: Int32)
+
+        /// The answer a reply carries: its first route or error message; nil when it has neither.
+        /// Pure, so the status reducer can be fed captured replies.
+        public init?(reply: [Result<NetlinkMessage, NetlinkParseError>]) {
+            for parsed in reply {
+                guard case .success(let message) = parsed else { continue }
+                switch message.payload {
+                case .newRoute(let route): self = .route(route); return
+                case .error(let code): self = .error(errno: code); return
+                default: continue
+                }
+            }
+            return nil
+        }
     }
 
     /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
@@ -95,14 +109,7 @@ public final class NetlinkQueryClient {
         let expected = nextSequence()
         try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, matchedEntry: matchedEntry, sequence: expected))
         while true {
-            for parsed in try receiveReply(sequence: expected) {
-                guard case .success(let message) = parsed else { continue }
-                switch message.payload {
-                case .newRoute(let route): return .route(route)
-                case .error(let code): return .error(errno: code)
-                default: continue
-                }
-            }
+            if let answer = RouteAnswer(reply: try receiveReply(sequence: expected)) { return answer }
         }
     }
 

@@ -37,12 +37,25 @@ protocol BusHubListener: AnyObject {
 /// attached the hub keeps a connection with matches for `NameOwnerChanged` of the daemon's name
 /// (so a stopped daemon reads `.absent` at once and a restarted one is re-read),
 /// `PropertiesChanged` on the daemon's object and, once a listener asks, `RoutesChanged`;
-/// signals are believed only from the name's current owner. A lost bus connection is retried
-/// every second. Every (re)connection starts a new epoch; replies from an older one are dropped.
+/// signals are believed only from the name's current owner. A bus that cannot be reached is
+/// tried again with a bounded exponential backoff (``reconnectDelay(attempt:)``). Every
+/// (re)connection starts a new epoch; replies from an older one are dropped.
 /// The last listener to detach closes the connection.
 final class BusHub: @unchecked Sendable {
-    /// How long to wait before reconnecting to a bus that went away.
-    static let reconnectDelay: DispatchTimeInterval = .seconds(1)
+    /// The wait before the first attempt to reconnect to a bus that went away.
+    static let firstReconnectDelay: Duration = .milliseconds(100)
+    /// The longest wait between two attempts: each failed attempt doubles the wait up to this.
+    static let longestReconnectDelay: Duration = .seconds(5)
+
+    /// The wait before a reconnection attempt: 0.1 s before the first, doubling after each
+    /// failure, at most ``longestReconnectDelay``.
+    ///
+    /// - Parameter attempt: 1 for the first attempt after the bus went away (or could not be
+    ///   reached at all), 2 for the next...
+    static func reconnectDelay(attempt: Int) -> Duration {
+        let doublings = min(max(attempt - 1, 0), 16)  // 0.1 s << 16 is far beyond the cap
+        return min(firstReconnectDelay * (1 << doublings), longestReconnectDelay)
+    }
 
     private static let hubs = Mutex<[BusEndpoint: BusHub]>([:])
 
@@ -67,6 +80,8 @@ final class BusHub: @unchecked Sendable {
     private var matches: [BusSlot] = []
     private var routesMatch: BusSlot?
     private var reconnectTimer: DispatchSourceTimer?
+    /// Connections lost or refused since the bus last answered: what the backoff counts.
+    private var failedConnections = 0
     /// What is known; nil until the first answer after (re)connecting.
     private(set) var state: DaemonState?
 
@@ -107,6 +122,7 @@ final class BusHub: @unchecked Sendable {
         tearDown()
         reconnectTimer?.cancel()
         reconnectTimer = nil
+        failedConnections = 0
     }
 
     private func tell(_ body: (BusHubListener) -> Void) {
@@ -190,8 +206,10 @@ final class BusHub: @unchecked Sendable {
         guard lostEpoch == epoch, !listeners.isEmpty else { return }
         tearDown()
         setState(.busUnavailable("no system bus (\(error.errnoDescription))"))
+        failedConnections += 1
+        let delay = Self.reconnectDelay(attempt: failedConnections)
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + Self.reconnectDelay)
+        timer.schedule(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1))))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             self.reconnectTimer = nil
@@ -221,6 +239,9 @@ final class BusHub: @unchecked Sendable {
 
     private func nameOwnerReply(_ reply: BusMessage, epoch replyEpoch: Int) {
         guard replyEpoch == epoch else { return }
+        // The bus driver answered (not sd-bus failing the call as the connection dropped): the
+        // bus works, and the next loss starts the backoff afresh.
+        if reply.error.map({ $0.name == BusError.nameHasNoOwner }) ?? true { failedConnections = 0 }
         // NameHasNoOwner: not running now; NameOwnerChanged tells when it starts.
         guard reply.error == nil, let unique = try? reply.readString() else { return setState(.absent) }
         daemonAppeared(unique)

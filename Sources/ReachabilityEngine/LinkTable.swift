@@ -3,7 +3,7 @@ import ReachabilityCore
 
 /// The daemon's mirror of the kernel's links and addresses, kept from dumps and events.
 /// Routes are not mirrored: the kernel is asked for the route it would use.
-struct LinkTable {
+struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
         var index: Int32
@@ -26,13 +26,22 @@ struct LinkTable {
         addresses.removeAll()
     }
 
+    /// Replaces the contents with what a link and address dump says (a resynchronisation):
+    /// everything is forgotten, then each message is applied in order.
+    mutating func replace(withDump messages: [NetlinkMessage]) {
+        removeAll()
+        for message in messages { apply(message.payload) }
+    }
+
     /// Applies one link or address message; returns whether it was one.
     @discardableResult
     mutating func apply(_ payload: RouteNetlinkPayload) -> Bool {
         switch payload {
         case .newLink(let link):
             let previous = links[link.index]
-            let name = link.name ?? previous?.name ?? "if\(link.index)"
+            // An empty IFLA_IFNAME (the kernel never sends one) is no name: the status would
+            // say reachable on interface "".
+            let name = link.name.flatMap { $0.isEmpty ? nil : $0 } ?? previous?.name ?? "if\(link.index)"
             // sysfs is read when a link appears or is renamed, not on every flag change.
             let attributes = previous?.name == name
                 ? SysfsLinkInspector.LinkAttributes(deviceType: previous?.deviceType, hasWirelessDirectory: previous?.hasWirelessDirectory ?? false, driver: previous?.driver)

@@ -52,7 +52,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var query: NetlinkQueryClient?
     private var events: NetlinkEventSource?
     private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
-    private var loggedParseErrors: Set<NetlinkParseError> = []
+    private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
 
     /// Called on the queue after every batch of link, address, route or rule events (and after
@@ -185,9 +185,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     private func handle(_ batch: NetlinkBatch) {
-        for error in batch.parseErrors where loggedParseErrors.insert(error).inserted {
-            Log.warning("Failed to parse rtnetlink message: \(error), ignoring.")
-        }
+        parseErrorLog.report(batch.parseErrors, parsing: "rtnetlink message")
         if batch.foreignDatagrams > 0 {
             Log.debug("Ignored \(batch.foreignDatagrams) netlink datagram(s) not sent by the kernel.")
         }
@@ -230,61 +228,37 @@ public final class ReachabilityEngine: @unchecked Sendable {
         guard let query else { return }
         let links = try query.dump(NetlinkRequest.dumpLinks)
         let addresses = try query.dump(NetlinkRequest.dumpAddresses)
-        var fresh = table
-        fresh.removeAll()
-        for message in links.messages + addresses.messages { fresh.apply(message.payload) }
-        for error in links.parseErrors + addresses.parseErrors where loggedParseErrors.insert(error).inserted {
-            Log.warning("Failed to parse rtnetlink dump message: \(error), ignoring.")
-        }
-        table = fresh
+        table.replace(withDump: links.messages + addresses.messages)
+        parseErrorLog.report(links.parseErrors + addresses.parseErrors, parsing: "rtnetlink dump message")
     }
 
     private func evaluate() -> ReachabilitySnapshot {
-        ReachabilityRule.decide(
-            ipv4: destinationFacts(Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
-            ipv6: destinationFacts(Self.ipv6Probe.bytes, family: Self.ipv6Probe.family)
+        StatusReducer.snapshot(
+            of: table,
+            ipv4: routeLookup(to: Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
+            ipv6: routeLookup(to: Self.ipv6Probe.bytes, family: Self.ipv6Probe.family),
+            configuration: settings
         )
     }
 
     /// Asks the kernel for the route to `destination` and gathers what the rule needs.
     private func destinationFacts(_ destination: [UInt8], family: UInt8) -> DestinationFacts {
-        let addressFamily = LinkTable.family(family)!
-        let lookup: RouteLookup
+        StatusReducer.destinationFacts(in: table, family: LinkTable.family(family)!, lookup: routeLookup(to: destination, family: family), configuration: settings)
+    }
+
+    /// Asks the kernel for the route to `destination`: the resolved next hop, then (for a route)
+    /// the matched entry, which adds prefix and metric.
+    private func routeLookup(to destination: [UInt8], family: UInt8) -> RouteLookup {
         do {
-            guard let query else { return DestinationFacts(family: addressFamily, lookup: .failed(errno: EBADF)) }
-            switch try query.lookupRoute(to: destination, family: family) {
-            case .error(let code):
-                lookup = .failed(errno: code)
-            case .route(let route):
-                // The resolved answer names the next hop; the matched entry adds prefix and metric.
-                var matched: RouteMessage?
-                if case .route(let entry) = try query.lookupRoute(to: destination, family: family, matchedEntry: true) { matched = entry }
-                lookup = .route(RouteFacts(
-                    type: Self.routeType(route.type),
-                    outputInterfaceIndex: route.outputInterface,
-                    gateway: route.gateway.map { IPAddressBytes.format($0, family: family) },
-                    table: route.table,
-                    isLinkDown: route.flags & RouteFlag.linkDown != 0,
-                    matchedPrefix: matched.flatMap { entry in
-                        guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
-                        return "\(IPAddressBytes.format(prefix, family: family))/\(entry.destinationLength)"
-                    },
-                    metric: matched?.priority
-                ))
-            }
+            guard let query else { return .failed(errno: EBADF) }
+            let answer = try query.lookupRoute(to: destination, family: family)
+            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: family) }
+            let matchedEntry = try query.lookupRoute(to: destination, family: family, matchedEntry: true)
+            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
         } catch {
             Log.warning("\(error)")
-            lookup = .failed(errno: error.errno)
+            return .failed(errno: error.errno)
         }
-        guard case .route(let route) = lookup, let index = route.outputInterfaceIndex else {
-            return DestinationFacts(family: addressFamily, lookup: lookup)
-        }
-        return DestinationFacts(
-            family: addressFamily,
-            lookup: lookup,
-            outputLink: table.facts(forLink: index, configuration: settings),
-            outputLinkAddresses: table.addresses(onLink: index)
-        )
     }
 
     private static func routeMessageCount(_ batch: NetlinkBatch) -> Int {
@@ -293,18 +267,6 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .newRoute, .deleteRoute: count + 1
             default: count
             }
-        }
-    }
-
-    private static func routeType(_ number: UInt8) -> RouteType {
-        switch number {
-        case RouteTypeNumber.unicast: .unicast
-        case RouteTypeNumber.local: .local
-        case RouteTypeNumber.unreachable: .unreachable
-        case RouteTypeNumber.blackhole: .blackhole
-        case RouteTypeNumber.prohibit: .prohibit
-        case RouteTypeNumber.throw: .throw
-        default: .other(number)
         }
     }
 }

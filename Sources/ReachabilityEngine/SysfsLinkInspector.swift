@@ -7,7 +7,7 @@ import ReachabilityCore
 /// whether `class/net/IF/wireless` or `class/net/IF/phy80211` exist, and the driver.
 ///
 /// The root is injectable so tests can fake a WiFi or WWAN link.
-public struct SysfsLinkInspector: Sendable {
+public struct SysfsLinkInspector: Sendable, Hashable {
     /// The sysfs mount point, normally "/sys".
     public var root: String
 

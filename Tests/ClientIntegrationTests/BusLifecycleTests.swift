@@ -2,6 +2,9 @@ import Foundation
 @testable import ReachabilityClient
 import ReachabilityCore
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The client across a restart of the bus itself, and the daemon's `RoutesChanged` rate limit.
 final class BusLifecycleTests: DaemonTestCase {
@@ -39,10 +42,78 @@ final class BusLifecycleTests: DaemonTestCase {
         XCTAssertEqual(newBus.address, oldBus.address)
         try startDaemon()
 
-        // Then the manager reconnects (it retries every second) and reads the daemon again
-        try waitForManager(manager, status: .reachableViaEthernet, timeout: .seconds(5))
+        // Then the manager reconnects (at its next attempt: see BusHub.reconnectDelay) and reads
+        // the daemon again
+        try waitForManager(manager, status: .reachableViaEthernet, timeout: BusHub.longestReconnectDelay + .seconds(2))
         XCTAssertTrue(manager.isDaemonAvailable)
         manager.stopMonitoring()
+    }
+
+    /// How long each idle CPU measurement lasts.
+    private static let idleWindow: Duration = .seconds(10)
+
+    func testClientsIdleBelowOnePercentCPUWhileTheServiceOrTheBusIsGoneAndResumeWithTheTruth() throws {
+        // Given a library manager and a `reachabilityctl monitor` following a reachable network
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let manager = try makeManager()
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        let monitor = try MonitorSubprocess(environment: try controlEnvironment(), directory: try XCTUnwrap(directory))
+        try waitForManager(manager, status: .reachableViaEthernet)
+        try monitor.waitForLastLine("reachable-via-ethernet") { $0.status == "reachable-via-ethernet" }
+
+        // When the service stops (the bus stays)
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+
+        // Then both report unknown, and idle while it is gone
+        try waitForManager(manager, status: .unknown, timeout: .seconds(1))
+        try monitor.waitForLastLine("unknown") { $0.status == "unknown" }
+        let serviceGone = try idleCPUPercent(monitor: monitor.process.pid)
+
+        // When the bus dies too, and the default route goes while it is gone
+        let oldBus = try XCTUnwrap(bus)
+        kill(oldBus.pid, SIGKILL)
+        try Poll.until("the manager to lose the bus", observe: { manager.snapshot.reason }) { $0.hasPrefix("no system bus") }
+        try monitor.waitForLastLine("no system bus") { $0.status == "unknown" && $0.reason.hasPrefix("no system bus") }
+        let busGone = try idleCPUPercent(monitor: monitor.process.pid)
+        try netns.ip("route", "del", "default")
+
+        // When a bus comes back on the same socket, and the service with it
+        replacementBus = try PrivateBus(in: try XCTUnwrap(directory))
+        try startDaemon()
+        let restarted = ContinuousClock.now
+
+        // Then both resume with the true status, at their next reconnection attempt
+        let resumeDeadline = BusHub.longestReconnectDelay + .seconds(2)
+        let libraryResumed = try waitForManager(manager, status: .notReachable, timeout: resumeDeadline)
+        try monitor.waitForLastLine("not-reachable", timeout: resumeDeadline) { $0.status == "not-reachable" }
+        let monitorResumed = ContinuousClock.now - restarted
+        XCTAssertTrue(manager.isDaemonAvailable)
+        XCTAssertNil(monitor.process.poll(), "reachabilityctl monitor ended")
+        let percent = { (value: Double) in String(format: "%.2f %%", value) }
+        print("FIGURE: idle clients, service stopped (bus alive), \(Self.idleWindow.components.seconds) s: reachabilityctl monitor \(percent(serviceGone.monitor)) CPU, library (whole test process) \(percent(serviceGone.library))")
+        print("FIGURE: idle clients, bus killed (SIGKILL), \(Self.idleWindow.components.seconds) s: reachabilityctl monitor \(percent(busGone.monitor)) CPU, library (whole test process) \(percent(busGone.library))")
+        print("FIGURE: bus and service back after \(Self.idleWindow.components.seconds) s without a bus: true status (route removed meanwhile) in the library after \(String(format: "%.2f", libraryResumed.timeInterval)) s, in the monitor after \(String(format: "%.2f", monitorResumed.timeInterval)) s")
+        for (what, measured) in [("service gone", serviceGone), ("bus gone", busGone)] {
+            XCTAssertLessThan(measured.monitor, 1, "reachabilityctl monitor, \(what)")
+            XCTAssertLessThan(measured.library, 1, "library, \(what)")
+        }
+    }
+
+    /// Measures, over `idleWindow` in which the test does nothing, the CPU used by the monitor
+    /// process and by this process (the library's managers and its bus hub).
+    ///
+    /// - Parameter monitor: the monitor's pid.
+    /// - Returns: each one's CPU time as a percentage of the window.
+    private func idleCPUPercent(monitor: pid_t) throws -> (monitor: Double, library: Double) {
+        let before = (try XCTUnwrap(FaultInjection.cpuTime(of: monitor)), try XCTUnwrap(FaultInjection.cpuTime(of: getpid())))
+        let start = ContinuousClock.now
+        Thread.sleep(forTimeInterval: Self.idleWindow.timeInterval)  // the measurement window, not a wait for anything
+        let elapsed = ContinuousClock.now - start
+        let after = (try XCTUnwrap(FaultInjection.cpuTime(of: monitor)), try XCTUnwrap(FaultInjection.cpuTime(of: getpid())))
+        return ((after.0 - before.0) / elapsed * 100, (after.1 - before.1) / elapsed * 100)
     }
 
     func testRoutesChangedIsRateLimitedUnderRouteChurn() throws {

@@ -1,21 +1,57 @@
 import Foundation
 @testable import ReachabilityClient
-import Synchronization
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Values collected from callbacks on other threads, read by the test with polling.
-final class Collected<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+/// Values collected from callbacks on other threads, read by the test with polling or awaited
+/// with ``wait(timeout:until:)``.
+final class Collected<Value: Sendable>: @unchecked Sendable {
+    /// Guards `values` and wakes the waiters of ``wait(timeout:until:)`` on every append.
+    private let condition = NSCondition()
+    private var values: [Value] = []
 
     /// Appends one value.
     func append(_ value: Value) {
-        values.withLock { $0.append(value) }
+        condition.lock()
+        values.append(value)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Everything collected so far.
     var all: [Value] {
-        values.withLock { $0 }
+        condition.lock()
+        defer { condition.unlock() }
+        return values
     }
+
+    /// Waits, without polling, until `accept` holds for the values collected so far.
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline.
+    ///   - accept: a predicate over every value collected so far; called under the lock.
+    /// - Returns: whether `accept` held before the deadline.
+    func wait(timeout: Duration, until accept: ([Value]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout.timeInterval)
+        condition.lock()
+        defer { condition.unlock() }
+        while !accept(values) {
+            guard condition.wait(until: deadline) else { return accept(values) }
+        }
+        return true
+    }
+}
+
+/// One status a client reported, with the moment the test saw it.
+struct StatusReport: Sendable {
+    /// When the handler ran or the line was read.
+    var time: ContinuousClock.Instant
+    /// The status's wire string (`reachable-via-ethernet`, `unknown`…).
+    var status: String
+    /// The reason (`reachabilityctl monitor` only; empty for the library's handler).
+    var reason: String = ""
 }
 
 extension DaemonTestCase {
@@ -94,4 +130,85 @@ func jsonObject(_ text: String) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
     guard let dictionary = object as? [String: Any] else { throw HarnessError("not a JSON object: \(text)") }
     return dictionary
+}
+
+/// `reachabilityctl monitor --json` against the test's bus, each line read the moment it is
+/// printed: its stdout is a FIFO that a thread of the test reads.
+final class MonitorSubprocess {
+    /// The running `reachabilityctl`.
+    let process: ChildProcess
+    /// Every line printed so far, parsed.
+    let reports = Collected<StatusReport>()
+
+    /// Starts the monitor and the thread that reads it.
+    ///
+    /// - Parameters:
+    ///   - environment: the environment that points it at the test's bus.
+    ///   - directory: where the FIFO and the monitor's stderr go.
+    /// - Throws: `HarnessError` when the FIFO or the process cannot be made.
+    init(environment: [String: String], directory: TemporaryDirectory) throws {
+        let fifo = directory.file("monitor.fifo")
+        guard mkfifo(fifo, 0o600) == 0 else {
+            throw HarnessError("Failed to make the FIFO \(fifo): \(String(cString: strerror(errno)))")
+        }
+        // Opened for reading before the monitor opens it for writing: a non-blocking open
+        // succeeds without a writer, and the monitor's open then does not block posix_spawn.
+        let descriptor = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw HarnessError("Failed to open the FIFO \(fifo): \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        do {
+            process = try ChildProcess(
+                try ClientTestPaths.controlBinary(), ["monitor", "--json"], environment: environment,
+                standardOutput: fifo, standardError: directory.file("monitor.err")
+            )
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        let reports = reports
+        Thread.detachNewThread {
+            Self.readLines(from: descriptor) { line in
+                let object = (try? jsonObject(line)) ?? [:]
+                reports.append(StatusReport(
+                    time: .now, status: object["status"] as? String ?? "unparsable: \(line)", reason: object["reason"] as? String ?? ""
+                ))
+            }
+            close(descriptor)
+        }
+    }
+
+    deinit {
+        process.terminate()
+    }
+
+    /// Waits until the last line printed satisfies `accept`.
+    ///
+    /// - Parameters:
+    ///   - what: what is awaited, for the failure message.
+    ///   - timeout: the deadline.
+    ///   - accept: a predicate over the last line.
+    /// - Throws: `HarnessError` with the last line, on timeout.
+    func waitForLastLine(_ what: String, timeout: Duration = Poll.defaultTimeout, where accept: (StatusReport) -> Bool) throws {
+        guard reports.wait(timeout: timeout, until: { $0.last.map(accept) ?? false }) else {
+            throw HarnessError("Timed out after \(timeout) waiting for the monitor to print \(what); last line: \(String(describing: reports.all.last))")
+        }
+    }
+
+    /// Reads `descriptor` until end of file (the monitor exited), calling `body` with each line.
+    private static func readLines(from descriptor: Int32, _ body: (String) -> Void) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            pending += buffer[..<count]
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                body(String(decoding: pending[..<newline], as: UTF8.self))
+                pending.removeSubrange(...newline)
+            }
+        }
+    }
 }

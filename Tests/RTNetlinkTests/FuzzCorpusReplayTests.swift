@@ -5,24 +5,11 @@ import XCTest
 /// Replays the fuzzing seed corpus and every committed crasher through the parser on each
 /// `swift test`, so a crash found once can never come back unnoticed.
 final class FuzzCorpusReplayTests: XCTestCase {
-    /// `Tests/Fuzz/` in the repository.
-    private static let fuzzDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz")
-
-    private func inputs(in subdirectory: String) throws -> [URL] {
-        let directory = Self.fuzzDirectory.appendingPathComponent(subdirectory)
-        guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
-        return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-            .filter { !$0.lastPathComponent.hasPrefix(".") }
-            .sorted { $0.path < $1.path }
-    }
-
     func testThatEverySeedAndCrasherParsesTheSameTwiceWithoutTrapping() throws {
         // Given
-        let seeds = try inputs(in: "corpus/netlink")
-        let crashers = try inputs(in: "crashers/netlink")
-        XCTAssertGreaterThan(seeds.count, 0, "no seed corpus under \(Self.fuzzDirectory.path)")
+        let seeds = try FuzzInputs.files(in: "corpus/netlink")
+        let crashers = try FuzzInputs.files(in: "crashers/netlink")
+        XCTAssertGreaterThan(seeds.count, 0, "no seed corpus under \(FuzzInputs.directory.path)")
 
         for file in seeds + crashers {
             // When
@@ -41,7 +28,7 @@ final class FuzzCorpusReplayTests: XCTestCase {
 
     func testThatTheSeedsAreRealKernelMessagesThatParse() throws {
         // Given, When
-        let failures = try inputs(in: "corpus/netlink").flatMap { file in
+        let failures = try FuzzInputs.files(in: "corpus/netlink").flatMap { file in
             NetlinkParser.parse(datagram: [UInt8](try Data(contentsOf: file))).compactMap { result -> String? in
                 if case .failure(let error) = result { return "\(file.lastPathComponent): \(error)" }
                 return nil

@@ -211,3 +211,18 @@ final class LocalizationResourceTests: XCTestCase {
         XCTAssertEqual(StringsFile.parse(""), [:])
     }
 }
+
+final class ReconnectBackoffTests: XCTestCase {
+    func testDelayDoublesFromATenthOfASecondUpToFiveSeconds() {
+        // Given attempt numbers and the waits before them
+        let expected: [(attempt: Int, delay: Duration)] = [
+            (1, .milliseconds(100)), (2, .milliseconds(200)), (3, .milliseconds(400)), (4, .milliseconds(800)),
+            (5, .milliseconds(1600)), (6, .milliseconds(3200)), (7, .seconds(5)), (8, .seconds(5)), (1_000, .seconds(5)),
+        ]
+
+        // When / Then
+        for (attempt, delay) in expected {
+            XCTAssertEqual(BusHub.reconnectDelay(attempt: attempt), delay, "attempt \(attempt)")
+        }
+    }
+}

@@ -1,18 +1,27 @@
 #!/bin/sh
-# Builds the libFuzzer target for the rtnetlink parser with Swift's own sanitizers:
+# Builds the libFuzzer targets with Swift's own sanitizers:
 #   scripts/fuzz/build.sh [OUTPUT_DIR]        (default .build-fuzz)
-# then runs it, e.g. for 60 s on the committed seed corpus (copied, so that new inputs stay out
-# of the repository):
-#   cp -r Tests/Fuzz/corpus/netlink .build-fuzz/corpus
-#   .build-fuzz/netlink-parser-fuzzer -max_total_time=60 -max_len=4096 .build-fuzz/corpus
-# Crashers are written to ./crash-*; commit them under Tests/Fuzz/crashers/netlink/.
+# - netlink-parser-fuzzer: one datagram through the rtnetlink parser;
+# - status-reducer-fuzzer: datagrams as dumps, events and route-lookup answers through the
+#   parser, the link table and the decision rule (the engine without its sockets).
+# Then run one on a copy of its committed seed corpus (so that new inputs stay out of the
+# repository), e.g. for 60 s:
+#   export SWIFT_BACKTRACE=enable=no   # else a trap hangs in Swift's backtracer under ASan
+#   cp -r Tests/Fuzz/corpus/netlink .build-fuzz/corpus-netlink
+#   .build-fuzz/netlink-parser-fuzzer -max_total_time=60 -max_len=4096 .build-fuzz/corpus-netlink
+#   cp -r Tests/Fuzz/corpus/reducer .build-fuzz/corpus-reducer
+#   .build-fuzz/status-reducer-fuzzer -max_total_time=60 -timeout=10 .build-fuzz/corpus-reducer
+# Crashers are written to ./crash-*; commit them under Tests/Fuzz/crashers/netlink/ or
+# Tests/Fuzz/crashers/reducer/, where the replay tests run them on every `swift test`.
 #
 # SwiftPM's own fuzzer support (`swift build -Xswiftc -sanitize=fuzzer`) instruments every target
 # and then fails linking the executables (each has its own main, libFuzzer brings another), so the
-# parser is compiled here module by module with swiftc, Swift 6.3.1 at /opt/swift:
+# modules are compiled here one by one with swiftc, Swift 6.3.1 at /opt/swift:
 #   1. the C shim with clang -fsanitize=fuzzer-no-link,address,
-#   2. SystemSupport and RTNetlink as modules (-sanitize=fuzzer,address instruments them),
-#   3. the entry point (@_cdecl LLVMFuzzerTestOneInput) linked with libFuzzer's main.
+#   2. SystemSupport, RTNetlink, ReachabilityCore and ReachabilityEngine as modules
+#      (-sanitize=fuzzer,address instruments them; the engine with -enable-testing, for the
+#      oracle's @testable import),
+#   3. each entry point (@_cdecl LLVMFuzzerTestOneInput) linked with libFuzzer's main.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$ROOT/.build-fuzz}
@@ -31,11 +40,22 @@ MAP
 "$SWIFT_BIN/clang" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CReachabilityShims/include" \
     -c "$ROOT/Sources/CReachabilityShims/shims.c" -o "$OUT/shims.o"
 
-"$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name SystemSupport -emit-module -emit-module-path "$OUT/modules/SystemSupport.swiftmodule" \
-    -c "$ROOT"/Sources/SystemSupport/*.swift -wmo -o "$OUT/SystemSupport.o"
-"$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name RTNetlink -emit-module -emit-module-path "$OUT/modules/RTNetlink.swiftmodule" \
-    -c "$ROOT"/Sources/RTNetlink/*.swift -wmo -o "$OUT/RTNetlink.o"
+# module NAME [EXTRA_FLAGS]: Sources/NAME as an instrumented module and object file.
+module() {
+    "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE ${2:-} -module-name "$1" -emit-module -emit-module-path "$OUT/modules/$1.swiftmodule" \
+        -c "$ROOT/Sources/$1"/*.swift -wmo -o "$OUT/$1.o"
+}
+module SystemSupport
+module RTNetlink
+module ReachabilityCore
+module ReachabilityEngine -enable-testing
+
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name NetlinkParserFuzzer \
     "$ROOT/scripts/fuzz/NetlinkParserFuzzer.swift" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
     -use-ld=lld -lsystemd -o "$OUT/netlink-parser-fuzzer"
+"$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name StatusReducerFuzzer \
+    "$ROOT/scripts/fuzz/StatusReducerFuzzer.swift" "$ROOT/Tests/ReachabilityEngineTests/StatusReducerOracle.swift" \
+    "$OUT/ReachabilityEngine.o" "$OUT/ReachabilityCore.o" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
+    -use-ld=lld -lsystemd -o "$OUT/status-reducer-fuzzer"
 echo "$OUT/netlink-parser-fuzzer"
+echo "$OUT/status-reducer-fuzzer"

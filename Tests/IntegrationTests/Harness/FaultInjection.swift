@@ -47,6 +47,20 @@ enum FaultInjection {
         statusField("VmRSS", of: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
     }
 
+    /// The CPU time a process has used, user and system (`utime` + `stime` in `/proc/PID/stat`).
+    ///
+    /// - Parameter pid: the process; `getpid()` for the test process itself (all its threads).
+    /// - Returns: the time, at the kernel's clock-tick resolution (10 ms), or nil when it is gone.
+    static func cpuTime(of pid: pid_t) -> Duration? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let commandEnd = text.lastIndex(of: ")")
+        else { return nil }
+        // After "PID (COMM)": state is field 3, utime field 14, stime field 15.
+        let fields = text[text.index(after: commandEnd)...].split(separator: " ")
+        guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
+        return .milliseconds((user + system) * 1000 / Int64(sysconf(Int32(_SC_CLK_TCK))))
+    }
+
     /// The signals a process ignores (`SigIgn` in `/proc/PID/status`), as a bit set: bit
     /// `n - 1` is signal `n`.
     ///

@@ -1,0 +1,158 @@
+import Foundation
+@testable import ReachabilityClient
+import ReachabilityCore
+import XCTest
+
+/// The clients across 1,000 restarts of the daemon (issue 6): a `ReachabilityManager` in the test
+/// process and a `reachabilityctl monitor --json` subprocess follow the daemon while it is stopped
+/// with SIGTERM and started again, and every other time the default route is added or removed
+/// while it is down, so that a client still showing the status from before the restart is seen.
+/// Prints `FIGURE:` lines for README's Reliability table.
+final class DaemonRestartTests: DaemonTestCase {
+    /// How many times the daemon restarts.
+    private static let restarts = 1_000
+    /// How long a client may take to report the daemon gone, or the true status after a restart.
+    private static let deadline: Duration = .seconds(2)
+    /// After this many missed deadlines the test stops restarting: the figures are void anyway.
+    private static let tolerableMisses = 10
+
+    /// One client's reports and what the test found in them.
+    private final class FollowedClient {
+        let name: String
+        let reports: Collected<StatusReport>
+        /// The first report not yet examined.
+        var nextIndex = 0
+        /// Known statuses other than the truth (an old status after a restart, or a new one before).
+        var staleStatuses: [String] = []
+        /// Deadlines passed without the awaited status.
+        var misses: [String] = []
+        /// From SIGTERM to the client's `unknown`.
+        var goneLatencies: [Duration] = []
+        /// From starting the daemon to the client's report of the true status.
+        var reconnectLatencies: [Duration] = []
+
+        init(_ name: String, _ reports: Collected<StatusReport>) {
+            self.name = name
+            self.reports = reports
+        }
+
+        /// Waits for a report of `status` from `nextIndex` on and moves past it; the reports before
+        /// it may only be `allowed` ones, the rest count as stale.
+        ///
+        /// - Returns: how long after `since` the client reported `status`, or nil on a missed deadline.
+        func awaitStatus(_ status: String, allowing allowed: String, since: ContinuousClock.Instant, restart: Int) -> Duration? {
+            let start = nextIndex
+            let arrived = reports.wait(timeout: DaemonRestartTests.deadline) { reports in
+                reports.dropFirst(start).contains { $0.status == status }
+            }
+            let seen = Array(reports.all.dropFirst(start))
+            let index = seen.firstIndex { $0.status == status }
+            for report in seen[..<(index ?? seen.count)] where report.status != allowed {
+                staleStatuses.append("restart \(restart): \(report.status) while awaiting \(status)")
+            }
+            guard arrived, let index else {
+                misses.append("restart \(restart): no \(status) within \(DaemonRestartTests.deadline.components.seconds) s, saw \(seen.map(\.status))")
+                nextIndex = start + seen.count
+                return nil
+            }
+            nextIndex = start + index + 1
+            return seen[index].time - since
+        }
+    }
+
+    func testClientsFollowAThousandRestartsWithoutAStaleStatus() throws {
+        // Given a default route, the daemon, and both clients reporting it
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        var routed = true
+        var truth = ReachabilityStatus.reachableViaEthernet.rawValue
+        var daemon = try launchDaemon()
+        defer { _ = daemon.stop() }
+        let manager = try makeManager()
+        let libraryReports = Collected<StatusReport>()
+        manager.setStatusChangeHandler(queue: DispatchQueue(label: "DaemonRestartTests.library")) { status in
+            libraryReports.append(StatusReport(time: .now, status: status.rawValue))
+        }
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        let monitor = try MonitorSubprocess(environment: try controlEnvironment(), directory: try XCTUnwrap(directory))
+        let clients = [FollowedClient("library", libraryReports), FollowedClient("monitor", monitor.reports)]
+        for client in clients {
+            // The first reports: `unknown` until the first answer (the monitor prints it).
+            XCTAssertNotNil(client.awaitStatus(truth, allowing: "unknown", since: .now, restart: 0), client.misses.joined())
+        }
+
+        // When the daemon restarts 1,000 times, the default route toggled while it is down every
+        // other time
+        var unexpectedExits: [String] = []
+        var monitorEnded: Termination?
+        let started = ContinuousClock.now
+        var restart = 0
+        while restart < Self.restarts, clients.map(\.misses.count).reduce(0, +) < Self.tolerableMisses {
+            restart += 1
+            let stopping = ContinuousClock.now
+            let ended = daemon.stop()
+            if ended != .exited(0) {
+                unexpectedExits.append("restart \(restart): \(ended.map { "\($0)" } ?? "killed after 1 s")")
+            }
+            for client in clients {
+                if let latency = client.awaitStatus("unknown", allowing: truth, since: stopping, restart: restart) {
+                    client.goneLatencies.append(latency)
+                }
+            }
+            if restart.isMultiple(of: 2) {
+                if routed {
+                    try netns.ip("route", "del", "default")
+                } else {
+                    try addIPv4DefaultRoute()
+                }
+                routed.toggle()
+                truth = (routed ? ReachabilityStatus.reachableViaEthernet : .notReachable).rawValue
+            }
+            let starting = ContinuousClock.now
+            daemon = try launchDaemon()
+            for client in clients {
+                if let latency = client.awaitStatus(truth, allowing: "unknown", since: starting, restart: restart) {
+                    client.reconnectLatencies.append(latency)
+                }
+            }
+            if let ended = monitor.process.poll() {
+                monitorEnded = ended
+                break
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+
+        // Then no client crashed, none reported a stale status or missed a deadline
+        for client in clients {
+            print("FIGURE: \(restart) daemon restarts (\(restart / 2) with the default route toggled while down) in \(String(format: "%.1f", elapsed.timeInterval)) s: \(client.name): \(client.staleStatuses.count) stale statuses, \(client.misses.count) missed \(Self.deadline.components.seconds) s deadlines; unknown after SIGTERM p50 \(Self.milliseconds(client.goneLatencies, 0.5)) ms, max \(Self.milliseconds(client.goneLatencies, 1)) ms; true status after the restart p50 \(Self.milliseconds(client.reconnectLatencies, 0.5)) ms, p99 \(Self.milliseconds(client.reconnectLatencies, 0.99)) ms, max \(Self.milliseconds(client.reconnectLatencies, 1)) ms")
+        }
+        print("FIGURE: \(restart) daemon restarts: reachabilityctl monitor \(monitorEnded.map { "ended: \($0)" } ?? "still running (0 crashes)"); library still answering (0 crashes); daemon exits other than 0: \(unexpectedExits.count)")
+        XCTAssertEqual(restart, Self.restarts, "stopped early")
+        XCTAssertNil(monitorEnded, "reachabilityctl monitor ended: \((try? String(contentsOfFile: try XCTUnwrap(directory).file("monitor.err"), encoding: .utf8)) ?? "")")
+        XCTAssertEqual(unexpectedExits, [])
+        for client in clients {
+            XCTAssertEqual(client.staleStatuses, [], client.name)
+            XCTAssertEqual(client.misses, [], client.name)
+        }
+        XCTAssertTrue(manager.isDaemonAvailable)
+        XCTAssertEqual(manager.status.rawValue, truth)
+    }
+
+    /// Starts the daemon without waiting for `READY=1` and without a signal recorder: the
+    /// clients' reports are what the test waits for.
+    private func launchDaemon() throws -> DaemonProcess {
+        try DaemonProcess(
+            binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try XCTUnwrap(bus).address,
+            directory: try XCTUnwrap(directory)
+        )
+    }
+
+    /// The `fraction` quantile of `durations` in milliseconds, with one decimal ("-" when empty).
+    private static func milliseconds(_ durations: [Duration], _ fraction: Double) -> String {
+        let sorted = durations.sorted()
+        guard !sorted.isEmpty else { return "-" }
+        let index = min(sorted.count - 1, Int(Double(sorted.count) * fraction))
+        return String(format: "%.1f", sorted[index].timeInterval * 1000)
+    }
+}

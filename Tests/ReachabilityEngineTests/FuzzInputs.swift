@@ -1,0 +1,1 @@
+../RTNetlinkTests/FuzzInputs.swift
