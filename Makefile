@@ -1,8 +1,10 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package, then the end-to-end test (make e2e) and the
-#               benchmark's smoke run (make bench-smoke)
+#               build the Examples/ package, then the end-to-end test (make e2e), the
+#               benchmark's smoke run (make bench-smoke) and the 10-minute soak (make soak)
+#   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
+#               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 # and the benchmark (README "Benchmarks"; root, network namespaces):
@@ -11,8 +13,9 @@
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
+SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run test deb e2e bench bench-smoke clean
+.PHONY: all deps build release run test soak deb e2e bench bench-smoke clean
 
 all: build
 
@@ -30,10 +33,16 @@ run: release
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
 	$(MAKE) e2e
 	$(MAKE) bench-smoke
+	$(MAKE) soak
+
+# REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.
+soak: deps
+	$(SWIFT) build --build-tests
+	REACHABILITYD_SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test --skip-build --filter SoakTests
 
 deb:
 	SWIFT=$(SWIFT) scripts/build-deb.sh out

@@ -85,11 +85,3 @@ final class FlapDampingTests: DaemonTestCase {
         XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
     }
 }
-
-private extension Thread {
-    /// Sleeps until `instant` (at once when it has passed).
-    static func sleep(until instant: ContinuousClock.Instant) {
-        let remaining = instant - ContinuousClock.now
-        if remaining > .zero { sleep(forTimeInterval: remaining.timeInterval) }
-    }
-}

@@ -39,9 +39,17 @@ extension TestNamespace {
     /// - Throws: `HarnessError` when `ip` fails or prints no flags.
     func linkFlags(_ link: String) throws -> Set<String> {
         let line = try ip("-o", "link", "show", "dev", link)
-        guard let open = line.firstIndex(of: "<"), let close = line.firstIndex(of: ">"), open < close else {
+        guard let flags = Self.flags(inLinkLine: line) else {
             throw HarnessError("No flags in `ip link show dev \(link)`: \(line)")
         }
+        return flags
+    }
+
+    /// The flags between `<` and `>` of an `ip link` line, or nil when it has none.
+    ///
+    /// - Parameter line: e.g. `3: ra0@ra1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 …`.
+    static func flags(inLinkLine line: String) -> Set<String>? {
+        guard let open = line.firstIndex(of: "<"), let close = line.firstIndex(of: ">"), open < close else { return nil }
         return Set(line[line.index(after: open)..<close].split(separator: ",").map(String.init))
     }
 

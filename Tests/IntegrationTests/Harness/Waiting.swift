@@ -59,3 +59,12 @@ extension Duration {
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
+
+extension Thread {
+    /// Sleeps until `instant` (at once when it has passed): for tests about time, which cause
+    /// outages or pace changes on purpose.
+    static func sleep(until instant: ContinuousClock.Instant) {
+        let remaining = instant - ContinuousClock.now
+        if remaining > .zero { sleep(forTimeInterval: remaining.timeInterval) }
+    }
+}
