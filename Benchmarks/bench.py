@@ -465,6 +465,10 @@ class Bench:
             for prefix in route_prefixes(count, family):
                 add.write(f"route add {prefix} dev rb0\n")
                 delete.write(f"route del {prefix} dev rb0\n")
+        # A fresh GLib monitor for every burst: one that an earlier burst left deaf would read
+        # nothing and show 0 CPU at every N.
+        self.glib.stop()
+        self.glib, _, _ = self.spawn_glib()
         signals_before = len([l for l in self.subscriber.snapshot() if l[:2] in ("S ", "P ")])
         floor_before = self.floor_counts()
         row = {"routes": count, "family": family, "watchers": {}}
@@ -549,9 +553,8 @@ class Bench:
         if "latency" in wanted:
             self.latency(options.toggles)
         if "ipv6" in wanted:
-            # Before the IPv4 bursts, which can leave GLib deaf. IPv6 on rb0 (no address: none is
-            # needed to route a prefix to the link); 2001:4860:4860::8888 stays unroutable, so the
-            # status does not change.
+            # IPv6 on rb0 (no address: none is needed to route a prefix to the link);
+            # 2001:4860:4860::8888 stays unroutable, so the status does not change.
             with open("/proc/sys/net/ipv6/conf/rb0/disable_ipv6", "w") as switch:
                 switch.write("0")
             self.settle()
