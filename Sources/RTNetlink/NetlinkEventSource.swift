@@ -91,12 +91,18 @@ public final class NetlinkEventSource: @unchecked Sendable {
             pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopSignal, events: Int16(POLLIN), revents: 0),
         ]
+        var failing = false
         while true {
             do {
                 try valueOrErrno("wait for netlink events") { poll(&descriptors, nfds_t(descriptors.count), -1) }
+                failing = false
             } catch {
-                Log.error("\(error); no more netlink events will be read.")
-                return
+                // Only ENOMEM is possible here: wait and try again rather than stop listening.
+                if !failing { Log.error("\(error); trying again every 0.1 s.") }
+                failing = true
+                usleep(100_000)
+                if queue.sync(execute: { cancelled }) { return }
+                continue
             }
             if descriptors[1].revents != 0 { return }
             let stopped = queue.sync { () -> Bool in
