@@ -34,6 +34,21 @@ public enum IPAddressBytes {
         return nil
     }
 
+    /// Whether the prefix `prefix`/`length` contains `address` (both of one family; a nil prefix
+    /// is the default route, which contains every address). A length past the address's bits
+    /// compares every bit.
+    public static func prefix(_ prefix: [UInt8]?, length: UInt8, contains address: [UInt8]) -> Bool {
+        guard let prefix, length > 0 else { return true }
+        guard prefix.count == address.count else { return false }
+        var remaining = Int(length)
+        for (prefixByte, addressByte) in zip(prefix, address) where remaining > 0 {
+            let mask = remaining >= 8 ? UInt8.max : ~(UInt8.max >> remaining)
+            guard prefixByte & mask == addressByte & mask else { return false }
+            remaining -= 8
+        }
+        return true
+    }
+
     /// Formats address bytes of `family` as text ("10.0.0.1", "fe80::1").
     /// The corresponding C function is `inet_ntop`.
     public static func format(_ bytes: [UInt8], family: UInt8) -> String {

@@ -5,26 +5,35 @@ import CReachabilityShims
 import SystemSupport
 
 /// A classic-BPF socket filter (`SO_ATTACH_FILTER`) for the rtnetlink monitor socket: the kernel
-/// drops route notifications that cannot change the route to the probe destinations before
-/// they are queued, so a route table churning with irrelevant routes costs the daemon nothing.
+/// drops route notifications that cannot change the route to the destinations the daemon follows
+/// (the probes, and the addresses clients recently asked about) before they are queued, so a
+/// route table churning with irrelevant routes costs the daemon nothing.
 ///
 /// ## What it keeps
-/// Everything except `RTM_NEWROUTE`/`RTM_DELROUTE` messages whose destination prefix does *not*
-/// contain the probe destination of the message's family. Kept, in particular:
+/// Everything except `RTM_NEWROUTE`/`RTM_DELROUTE` messages whose destination prefix contains
+/// *none* of the followed destinations of the message's family. Kept, in particular:
 /// - every link, address, rule and other message;
 /// - default routes (`rtm_dst_len` 0), in any table;
-/// - routes whose prefix contains the probe, whatever its length: `0.0.0.0/1` (the half-default
-///   pair VPN clients install), `8.0.0.0/7`, or even `8.8.8.8/32` — each changes the kernel's
-///   answer for the probe, so each must trigger a new lookup;
+/// - routes whose prefix contains a followed destination, whatever its length: for the probe
+///   8.8.8.8, `0.0.0.0/1` (the half-default pair VPN clients install), `8.0.0.0/7`, or even
+///   `8.8.8.8/32` — each changes the kernel's answer for that destination, so each must trigger
+///   a new lookup;
 /// - anything the program cannot decide safely (fail open): a datagram holding more than one
 ///   message, a family other than IPv4/IPv6, a route message too short to hold `struct rtmsg`,
 ///   an `RTA_DST` not among the first ``maximumAttributesScanned`` attributes or running past
 ///   the end of the message.
 ///
-/// Dropped: routes whose prefix excludes the probe, e.g. `10.1.2.0/24`, `128.0.0.0/1` or
-/// `ff00::/8`. Such a route can never be the kernel's longest match for the probe, in any table,
-/// so the lookups the daemon makes would return the same answer (the per-address `CheckAddress`
-/// answers are fresh kernel lookups at call time and do not depend on events at all).
+/// Dropped: routes whose prefix excludes every followed destination, e.g. `10.1.2.0/24`,
+/// `128.0.0.0/1` or `ff00::/8` when only the probes are followed. Such a route can never be the
+/// kernel's longest match for them, in any table, so the lookups the daemon makes would return
+/// the same answers.
+///
+/// ## How a prefix is compared
+/// Once per message the program turns the prefix length into one mask per 32-bit word of the
+/// address and stores the masked destination beside it (`M[]`); each followed address then costs
+/// 4 instructions per word (`(address & mask) == masked destination`) and a `ret`, all with short
+/// conditional jumps. Unconditional `ja` (32-bit offset) reaches the IPv6 section past the IPv4
+/// one. At ``maximumDestinationsPerFamily`` per family the program stays under `BPF_MAXINSNS`.
 ///
 /// ## Why one message per filter run is enough
 /// A BPF socket filter sees one `sk_buff`. The kernel builds one `sk_buff` per multicast
@@ -43,14 +52,19 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     /// second, after `RTA_TABLE`, for both IPv4 and IPv6).
     public static let maximumAttributesScanned = 4
 
-    /// The filter that keeps only route messages able to change the route to `ipv4Probe` or
-    /// `ipv6Probe`.
+    /// The most destinations a program compares per family (IPv6 costs 17 instructions each,
+    /// IPv4 5; at 128 of each the program is about 3,200 instructions of the kernel's 4,096).
+    public static let maximumDestinationsPerFamily = 128
+
+    /// The filter that keeps only route messages able to change the route to one of
+    /// `ipv4Destinations` or `ipv6Destinations` (and every non-route message).
     ///
     /// - Parameters:
-    ///   - ipv4Probe: the 4 bytes of the IPv4 probe destination.
-    ///   - ipv6Probe: the 16 bytes of the IPv6 probe destination.
-    public static func routesToProbes(ipv4Probe: [UInt8], ipv6Probe: [UInt8]) -> NetlinkSocketFilter {
-        precondition(ipv4Probe.count == 4 && ipv6Probe.count == 16, "probe destinations must be 4 and 16 bytes")
+    ///   - ipv4Destinations: IPv4 addresses, 4 bytes each, at most ``maximumDestinationsPerFamily``.
+    ///   - ipv6Destinations: IPv6 addresses, 16 bytes each, at most ``maximumDestinationsPerFamily``.
+    public static func routesContaining(ipv4Destinations: [[UInt8]], ipv6Destinations: [[UInt8]]) -> NetlinkSocketFilter {
+        precondition(ipv4Destinations.allSatisfy { $0.count == 4 } && ipv6Destinations.allSatisfy { $0.count == 16 }, "destinations must be 4 or 16 bytes")
+        precondition(max(ipv4Destinations.count, ipv6Destinations.count) <= maximumDestinationsPerFamily, "too many destinations for one BPF program")
         var program = BPFAssembler()
         let header = LinuxNetlink.headerLength
         let routeMessage = header + LinuxNetlink.routeInfoLength
@@ -80,20 +94,26 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         program.jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: "keep", ifFalse: nil)
         program.statement(Op.st, Slot.destinationLength)
         program.statement(Op.ld | Op.b | Op.abs, UInt32(header + RouteMessageOffset.family))
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET), ifTrue: "ipv4", ifFalse: nil)
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET6), ifTrue: "ipv6", ifFalse: "keep")
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET), ifTrue: nil, ifFalse: "not-ipv4")
+        program.always("ipv4")
+        program.label("not-ipv4")
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET6), ifTrue: nil, ifFalse: "keep")
+        program.always("ipv6")
         program.label("keep")
         program.statement(Op.ret | Op.k, UInt32.max)
 
-        // Each family's section ends with its own returns: cBPF jumps reach 255 instructions at most.
-        for (family, probe) in [("ipv4", ipv4Probe), ("ipv6", ipv6Probe)] {
+        // Each family's section ends with its own returns: conditional jumps reach 255 instructions at most.
+        for (family, destinations, addressLength) in [("ipv4", ipv4Destinations, 4), ("ipv6", ipv6Destinations, 16)] {
             program.label(family)
-            program.findDestination(from: routeMessage, addressLength: probe.count, found: "\(family)-destination", keep: "\(family)-keep")
-            program.label("\(family)-destination")
-            program.compareWithProbe(probe, family: family, keep: "\(family)-keep", drop: "\(family)-drop")
+            program.findDestination(from: routeMessage, addressLength: addressLength, found: "\(family)-destination", keep: "\(family)-keep")
             program.label("\(family)-keep")
             program.statement(Op.ret | Op.k, UInt32.max)
-            program.label("\(family)-drop")
+            program.label("\(family)-destination")
+            program.maskDestination(addressLength: addressLength, family: family)
+            for (index, destination) in destinations.enumerated() {
+                program.keepWhenPrefixContains(destination, otherwise: "\(family)-after\(index)")
+                program.label("\(family)-after\(index)")
+            }
             program.statement(Op.ret | Op.k, 0)
         }
         return NetlinkSocketFilter(instructions: program.assemble())
@@ -116,10 +136,13 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         static let length: UInt32 = 0
         static let attributeOffset: UInt32 = 1
         static let destinationLength: UInt32 = 2
-        static let difference: UInt32 = 3
-        static let scratch: UInt32 = 4
-        static let scratch2: UInt32 = 5
-        static let all = [length, attributeOffset, destinationLength, difference, scratch, scratch2]
+        static let scratch: UInt32 = 3
+        static let scratch2: UInt32 = 4
+        /// The prefix's mask for each 32-bit word of the address (0 past the prefix).
+        static let mask: [UInt32] = [5, 6, 7, 8]
+        /// Each word of `RTA_DST` with its mask applied.
+        static let maskedDestination: [UInt32] = [9, 10, 11, 12]
+        static let all = [length, attributeOffset, destinationLength, scratch, scratch2] + mask + maskedDestination
     }
 
     /// Offsets inside `struct rtmsg`.
@@ -153,23 +176,29 @@ enum LinuxBPF {
     static let imm = UInt16(BPF_IMM), abs = UInt16(BPF_ABS), ind = UInt16(BPF_IND), mem = UInt16(BPF_MEM), len = UInt16(BPF_LEN)
     static let add = UInt16(BPF_ADD), or = UInt16(BPF_OR), and = UInt16(BPF_AND), lsh = UInt16(BPF_LSH), rsh = UInt16(BPF_RSH)
     static let neg = UInt16(BPF_NEG), xor = UInt16(BPF_XOR)
-    static let jeq = UInt16(BPF_JEQ), jgt = UInt16(BPF_JGT), jge = UInt16(BPF_JGE)
+    static let ja = UInt16(BPF_JA), jeq = UInt16(BPF_JEQ), jgt = UInt16(BPF_JGT), jge = UInt16(BPF_JGE)
     static let k = UInt16(BPF_K), x = UInt16(BPF_X), tax = UInt16(BPF_TAX)
 }
 
 /// Builds a program with named forward jump targets, resolved by ``assemble()``.
 struct BPFAssembler {
-    private var code: [(code: UInt16, ifTrue: String?, ifFalse: String?, constant: UInt32)] = []
+    /// Each instruction with its jump targets; `always` marks a `ja`, whose constant is the offset.
+    private var code: [(code: UInt16, ifTrue: String?, ifFalse: String?, always: String?, constant: UInt32)] = []
     private var labels: [String: Int] = [:]
     private let littleEndian = UInt16(1).littleEndian == 1
 
     mutating func statement(_ opcode: UInt16, _ constant: UInt32 = 0) {
-        code.append((opcode, nil, nil, constant))
+        code.append((opcode, nil, nil, nil, constant))
     }
 
     /// A conditional jump; a nil target is the next instruction.
     mutating func jump(_ opcode: UInt16, _ constant: UInt32, ifTrue: String?, ifFalse: String?) {
-        code.append((opcode, ifTrue, ifFalse, constant))
+        code.append((opcode, ifTrue, ifFalse, nil, constant))
+    }
+
+    /// An unconditional jump (`ja`), whose 32-bit offset reaches past 255 instructions.
+    mutating func always(_ target: String) {
+        code.append((LinuxBPF.jmp | LinuxBPF.ja, nil, nil, target, 0))
     }
 
     mutating func label(_ name: String) {
@@ -257,52 +286,68 @@ struct BPFAssembler {
         jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: keep, ifFalse: keep)
     }
 
-    /// With M[attributeOffset] at `RTA_DST` and M[destinationLength] its prefix length: keeps
-    /// the message when the prefix contains `probe`, drops it otherwise.
-    mutating func compareWithProbe(_ probe: [UInt8], family: String, keep: String, drop: String) {
+    /// With M[attributeOffset] at `RTA_DST` and M[destinationLength] its prefix length (not 0):
+    /// stores the prefix's mask for each word of the address in M[mask], and the masked
+    /// destination in M[maskedDestination].
+    mutating func maskDestination(addressLength: Int, family: String) {
         typealias Op = LinuxBPF
         typealias Slot = NetlinkSocketFilter.Slot
-        let header = LinuxNetlink.attributeHeaderLength
-        for word in 0..<(probe.count / 4) {
+        for word in 0..<(addressLength / 4) {
             let bits = UInt32(32 * word)
-            let probeWord = probe[(4 * word)..<(4 * word + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            let partial = "\(family)-word\(word)-partial"
-            // All prefix bits were in earlier words, which matched: the prefix contains the probe.
+            let name = "\(family)-mask\(word)"
             statement(Op.ld | Op.mem, Slot.destinationLength)
-            jump(Op.jmp | Op.jgt | Op.k, bits, ifTrue: nil, ifFalse: keep)
-            // M[difference] = this word of the destination XOR the probe's.
-            statement(Op.ldx | Op.mem, Slot.attributeOffset)
-            statement(Op.ld | Op.w | Op.ind, UInt32(header + 4 * word))
-            statement(Op.alu | Op.xor | Op.k, probeWord)
-            statement(Op.st, Slot.difference)
-            statement(Op.ld | Op.mem, Slot.destinationLength)
-            jump(Op.jmp | Op.jge | Op.k, bits + 32, ifTrue: nil, ifFalse: partial)
-            // The whole word is prefix: it must match, then the next word decides.
-            statement(Op.ld | Op.mem, Slot.difference)
-            jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: nil, ifFalse: drop)
-            jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: "\(family)-word\(word)-done", ifFalse: "\(family)-word\(word)-done")
-            // Only the top (length - bits) bits are prefix: shift the rest out.
-            label(partial)
+            jump(Op.jmp | Op.jgt | Op.k, bits, ifTrue: nil, ifFalse: "\(name)-none")
+            jump(Op.jmp | Op.jge | Op.k, bits + 32, ifTrue: "\(name)-all", ifFalse: nil)
+            // Only the top (length - bits) bits are prefix: ~0 << (bits + 32 - length), a shift of 1...31.
             statement(Op.alu | Op.neg)
             statement(Op.alu | Op.add | Op.k, bits + 32)
             statement(Op.misc | Op.tax)
-            statement(Op.ld | Op.mem, Slot.difference)
-            statement(Op.alu | Op.rsh | Op.x)
-            jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: keep, ifFalse: drop)
-            label("\(family)-word\(word)-done")
+            statement(Op.ld | Op.imm, UInt32.max)
+            statement(Op.alu | Op.lsh | Op.x)
+            jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: "\(name)-done", ifFalse: "\(name)-done")
+            label("\(name)-all")
+            statement(Op.ld | Op.imm, UInt32.max)
+            jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: "\(name)-done", ifFalse: "\(name)-done")
+            label("\(name)-none")
+            statement(Op.ld | Op.imm, 0)
+            label("\(name)-done")
+            statement(Op.st, Slot.mask[word])
+            statement(Op.ldx | Op.mem, Slot.attributeOffset)
+            statement(Op.ld | Op.w | Op.ind, UInt32(LinuxNetlink.attributeHeaderLength + 4 * word))
+            statement(Op.ldx | Op.mem, Slot.mask[word])
+            statement(Op.alu | Op.and | Op.x)
+            statement(Op.st, Slot.maskedDestination[word])
         }
-        // Every word matched in full (a host route to the probe itself).
-        jump(Op.jmp | Op.jeq | Op.k, 0, ifTrue: keep, ifFalse: keep)
+    }
+
+    /// After ``maskDestination(addressLength:family:)``: keeps the message when the prefix
+    /// contains `address`, else goes on at `otherwise`. 4 instructions per word and a `ret`.
+    mutating func keepWhenPrefixContains(_ address: [UInt8], otherwise: String) {
+        typealias Op = LinuxBPF
+        typealias Slot = NetlinkSocketFilter.Slot
+        for word in 0..<(address.count / 4) {
+            let addressWord = address[(4 * word)..<(4 * word + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            statement(Op.ldx | Op.mem, Slot.maskedDestination[word])
+            statement(Op.ld | Op.mem, Slot.mask[word])
+            statement(Op.alu | Op.and | Op.k, addressWord)
+            jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: otherwise)
+        }
+        statement(Op.ret | Op.k, UInt32.max)
     }
 
     /// Resolves the labels into forward offsets.
     func assemble() -> [BPFInstruction] {
-        func offset(from index: Int, to label: String?) -> UInt8 {
-            guard let label else { return 0 }
+        func distance(from index: Int, to label: String) -> Int {
             guard let target = labels[label] else { preconditionFailure("undefined BPF label \(label)") }
             let distance = target - index - 1
-            precondition(distance >= 0 && distance <= Int(UInt8.max), "BPF jump to \(label) out of range (\(distance))")
-            return UInt8(distance)
+            precondition(distance >= 0, "BPF jump to \(label) goes backwards")
+            return distance
+        }
+        func offset(from index: Int, to label: String?) -> UInt8 {
+            guard let label else { return 0 }
+            let offset = distance(from: index, to: label)
+            precondition(offset <= Int(UInt8.max), "BPF conditional jump to \(label) out of range (\(offset)); use always(_:)")
+            return UInt8(offset)
         }
         precondition(code.count <= Int(BPF_MAXINSNS), "BPF program too long")
         return code.enumerated().map { index, instruction in
@@ -310,7 +355,7 @@ struct BPFAssembler {
                 code: instruction.code,
                 jumpIfTrue: offset(from: index, to: instruction.ifTrue),
                 jumpIfFalse: offset(from: index, to: instruction.ifFalse),
-                constant: instruction.constant
+                constant: instruction.always.map { UInt32(distance(from: index, to: $0)) } ?? instruction.constant
             )
         }
     }

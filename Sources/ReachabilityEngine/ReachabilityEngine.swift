@@ -42,22 +42,31 @@ public struct InvalidAddressError: Error, Sendable, CustomStringConvertible {
 /// The reachability engine: rtnetlink events in, ``ReachabilitySnapshot`` changes out.
 ///
 /// Start-up subscribes to link, address, route and rule groups, dumps links and addresses,
-/// and evaluates. Each batch of events updates the link/address mirror, asks the kernel for
-/// the routes to the probe destinations, applies ``ReachabilityRule`` once and reports the
-/// snapshot if it changed. Confined to `queue`: call every method there; callbacks run there.
+/// and evaluates. Each batch of link, address or rule events, or of routes whose prefix contains
+/// a probe destination, updates the link/address mirror, asks the kernel for the routes to the
+/// probe destinations, applies ``ReachabilityRule`` once and reports the snapshot if it changed.
+/// Routes for the destinations clients asked about (``checkAddress(_:)``, kept in
+/// ``WatchedDestinations``) only call ``onRoutingEvents``. Confined to `queue`: call every
+/// method there; callbacks run there.
 public final class ReachabilityEngine: @unchecked Sendable {
     private let queue: DispatchQueue
     private let configuration: EngineConfiguration
     private var table: LinkTable
     private var query: NetlinkQueryClient?
     private var events: NetlinkEventSource?
+    /// The subscribed socket (owned and closed by `events`), whose filter changes with `watched`.
+    private var monitor: NetlinkSocket?
+    /// The addresses recently asked about with ``checkAddress(_:)``, whose routes the filter keeps.
+    private var watched = WatchedDestinations()
     private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
     private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
 
     /// Called on the queue after every batch of link, address, route or rule events (and after
     /// a resynchronisation), once the batch has been evaluated, whether or not the snapshot
-    /// changed: routes to other destinations may have changed. Set before ``start(onChange:)``.
+    /// changed: routes to other destinations may have changed. Route events reach the engine
+    /// only for prefixes containing a probe or a watched destination (see ``checkAddress(_:)``).
+    /// Set before ``start(onChange:)``.
     public var onRoutingEvents: () -> Void = {}
 
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
@@ -83,7 +92,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let effective = try monitor.setReceiveBuffer(bytes: configuration.receiveBufferBytes)
             Log.debug("Netlink receive buffer: \(effective) bytes")
             // The kernel drops route messages that cannot change the route to the probes.
-            try Self.probeRouteFilter.attach(to: monitor)
+            try Self.routeFilter(watching: watched).attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases)
             query = try NetlinkQueryClient()
             try resynchronise()
@@ -101,12 +110,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         try source.start()
         events = source
+        self.monitor = monitor
         return snapshot
     }
 
-    /// The monitor socket's filter: only routes whose prefix contains a probe destination (and
-    /// every non-route message) reach the engine. See ``NetlinkSocketFilter``.
-    static let probeRouteFilter = NetlinkSocketFilter.routesToProbes(ipv4Probe: ipv4Probe.bytes, ipv6Probe: ipv6Probe.bytes)
+    /// The monitor socket's filter: only routes whose prefix contains a probe or a `watched`
+    /// destination (and every non-route message) reach the engine. See ``NetlinkSocketFilter``.
+    static func routeFilter(watching watched: WatchedDestinations) -> NetlinkSocketFilter {
+        NetlinkSocketFilter.routesContaining(ipv4Destinations: [ipv4Probe.bytes] + watched.ipv4, ipv6Destinations: [ipv6Probe.bytes] + watched.ipv6)
+    }
 
     /// A probe destination, parsed once.
     private struct Probe {
@@ -129,6 +141,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func stop() {
         events?.cancel()
         events = nil
+        monitor = nil
         query = nil
     }
 
@@ -181,13 +194,37 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Decides reachability of one literal address with the kernel's route lookup for it.
+    /// Decides reachability of one literal address with the kernel's route lookup for it, and
+    /// watches it: from then on, route events for prefixes containing it reach the engine and
+    /// ``onRoutingEvents`` (until ``WatchedDestinations/capacity`` more recently asked addresses
+    /// of its family push it out).
     ///
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
     public func checkAddress(_ text: String) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let (family, bytes) = IPAddressBytes.parse(text) else { throw InvalidAddressError(address: text) }
+        // Before the lookup, so that a route change right after it is not filtered out.
+        watch(bytes)
         return ReachabilityRule.evaluate(destinationFacts(bytes, family: family))
+    }
+
+    /// Adds `address` to the watched destinations; a new one replaces the socket's filter
+    /// (`SO_ATTACH_FILTER` swaps programs atomically), one already watched costs nothing.
+    private func watch(_ address: [UInt8]) {
+        guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address), let monitor else { return }
+        do {
+            try Self.routeFilter(watching: watched).attach(to: monitor)
+        } catch {
+            Log.warning("Failed to replace the netlink socket filter for \(watched.ipv4.count + watched.ipv6.count) watched destination(s): \(error), ignoring: route changes for the newest ones are not announced.")
+        }
+    }
+
+    /// Whether a route message can change the route to a probe destination (its prefix contains
+    /// the probe of its family); other route messages come from watched destinations.
+    private static func concernsProbes(_ route: RouteMessage) -> Bool {
+        let probe = route.family == ipv4Probe.family ? ipv4Probe : route.family == ipv6Probe.family ? ipv6Probe : nil
+        guard let probe else { return true }
+        return IPAddressBytes.prefix(route.destination, length: route.destinationLength, contains: probe.bytes)
     }
 
     private func handle(_ batch: NetlinkBatch) {
@@ -196,7 +233,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             Log.debug("Ignored \(batch.foreignDatagrams) netlink datagram(s) not sent by the kernel.")
         }
         Log.debug("Read \(batch.messages.count) rtnetlink message(s), \(Self.routeMessageCount(batch)) of them route(s).")
+        // relevant: the probes' routes may have changed; routing: only other destinations' routes.
         var relevant = false
+        var routing = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             do {
@@ -212,12 +251,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 continue
             }
             switch message.payload {
-            case .newRoute, .deleteRoute, .ruleChanged: relevant = true
+            case .newRoute(let route), .deleteRoute(let route):
+                if Self.concernsProbes(route) { relevant = true } else { routing = true }
+            case .ruleChanged: relevant = true
             default: break
             }
         }
-        guard relevant else { return }
-        reevaluate()
+        if relevant {
+            reevaluate()
+        } else if routing {
+            onRoutingEvents()
+        }
     }
 
     private func reevaluate() {

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilityCore
 @testable import ReachabilityClient
 import XCTest
 
@@ -240,6 +241,31 @@ final class ReachabilityManagerTests: DaemonTestCase {
         try addIPv4DefaultRoute()
         try waitForManager(elsewhere, status: .reachableViaEthernet)
         try waitForManager(global, status: .reachableViaEthernet)
+    }
+
+    func testAddressManagerIsToldOfARouteAddedForItsAddressAlone() throws {
+        // Given a manager following 10.9.1.1 through the default route over ra0, and ra1 with
+        // an address of its own
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
+        let manager = try makeManager(.address("10.9.1.1"))
+        manager.startMonitoring()
+        try waitForManager(manager, status: .reachableViaEthernet)
+        try Poll.until("manager interface ra0", observe: { manager.interfaceName }) { $0 == "ra0" }
+        // (the last RoutesChanged for the set-up, held by its rate limit, has come and gone)
+        Thread.sleep(forTimeInterval: Double(BusContract.routesChangedIntervalMilliseconds) * 3 / 1000)
+
+        // When only a route for 10.9.0.0/16 appears (no link or address change beside it)
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.78.0.1", "dev", "ra1")
+
+        // Then the manager hears of it (RoutesChanged) and checks again
+        try Poll.until("manager interface ra1", observe: { manager.interfaceName }) { $0 == "ra1" }
+
+        // When it becomes unreachable, the manager says so
+        try netns.ip("route", "replace", "unreachable", "10.9.0.0/16")
+        try waitForManager(manager, status: .notReachable)
     }
 
     func testDomainManagerChecksTheResolvedAddresses() throws {

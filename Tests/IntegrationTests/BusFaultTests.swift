@@ -87,27 +87,11 @@ final class BusFaultTests: DaemonTestCase {
         // When four clients make 2,500 calls each while a fifth reads Status every 20 ms
         let stopFile = directory.file("probe.stop")
         let probe = try ChildProcess(FaultInjection.python, [client, "probe", address, stopFile], standardOutput: directory.file("probe.out"), standardError: directory.file("probe.err"))
-        let started = ContinuousClock.now
-        let clients = try (0..<4).map { number in
-            try ChildProcess(
-                FaultInjection.python, [client, "burst", address, "2500", "\(number)"],
-                standardOutput: directory.file("burst\(number).out"), standardError: directory.file("burst\(number).err")
-            )
-        }
-        let endings = clients.map { $0.wait(timeout: .seconds(60)) }
-        let burstSeconds = FaultInjection.seconds(since: started)
+        let (answered, burstSeconds) = try runFourClients("burst", client: client, address: address, in: directory, timeout: .seconds(60))
         XCTAssertTrue(FileManager.default.createFile(atPath: stopFile, contents: nil), "could not tell the probe to stop")
         let probeEnding = probe.wait(timeout: .seconds(10))
 
         // Then every call got the right answer
-        var answered = 0
-        for (number, ending) in endings.enumerated() {
-            XCTAssertEqual(ending, .exited(0), "client \(number): \((try? String(contentsOfFile: directory.file("burst\(number).err"), encoding: .utf8)) ?? "")")
-            let output = (try? String(contentsOfFile: directory.file("burst\(number).out"), encoding: .utf8)) ?? ""
-            let report = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any] ?? [:]
-            XCTAssertEqual(report["wrong"] as? Int, 0, "client \(number): \(report)")
-            if report["wrong"] as? Int == 0 { answered += report["calls"] as? Int ?? 0 }
-        }
         XCTAssertEqual(answered, 10_000)
 
         // and the other client was answered throughout
@@ -126,6 +110,39 @@ final class BusFaultTests: DaemonTestCase {
         let median = probeReport["median"] as? Double ?? -1
         print("FIGURE: CheckAddress burst: \(answered) calls from 4 clients answered correctly in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); Get(Status) from a fifth client during the burst: \(probeReport["gets"] ?? 0) calls, median \(String(format: "%.1f", median * 1000)) ms, max \(String(format: "%.1f", maximum * 1000)) ms")
         print("FIGURE: CheckAddress burst: RSS \(residentCold) KiB idle, \(residentBefore) KiB after 200 warm-up calls, \(residentAfter) KiB after 10,000 calls (growth \(residentAfter - residentBefore) KiB)")
+    }
+
+    func testTenThousandDistinctAddressesOnlyChurnTheWatchedSet() throws {
+        // Given a daemon with an on-link network (no default route: every address asked is
+        // not reachable), warmed up with 200 distinct addresses
+        try startDaemon()
+        try configureIPv4Link()
+        let daemon = try XCTUnwrap(daemon)
+        let directory = try XCTUnwrap(directory)
+        let address = try XCTUnwrap(bus).address
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        let warmUp = try FaultInjection.json(Command.run(FaultInjection.python, [client, "distinct", address, "200", "9"], timeout: .seconds(30)))
+        XCTAssertEqual(warmUp["wrong"] as? Int, 0, "warm-up: \(warmUp)")
+        let residentBefore = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+
+        // When four clients ask about 2,500 addresses each, every one new (each replaces the filter)
+        let (answered, burstSeconds) = try runFourClients("distinct", client: client, address: address, in: directory, timeout: .seconds(120))
+
+        // Then every call got the right answer
+        XCTAssertEqual(answered, 10_000)
+        // and memory stayed flat (the watched set and the filter are bounded)
+        XCTAssertNil(daemon.termination, "the daemon died")
+        let residentAfter = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
+        XCTAssertLessThan(residentAfter - residentBefore, 2048, "RSS grew from \(residentBefore) to \(residentAfter) KiB")
+        XCTAssertFalse(daemon.log.contains("Failed to replace the netlink socket filter"), daemon.log)
+
+        // and a destination asked about after the churn is still watched
+        let routesChangedBefore = try signals.routesChangedCount
+        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.77.0.1", "dev", "ra0")
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
+        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0"))
+        print("FIGURE: CheckAddress burst of distinct addresses: \(answered) calls from 4 clients answered in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); RSS \(residentBefore) -> \(residentAfter) KiB")
     }
 
     func testBusDeathEndsTheDaemonNonZeroWithinOneSecond() throws {
@@ -166,5 +183,30 @@ final class BusFaultTests: DaemonTestCase {
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
         print("FIGURE: SIGPIPE x3: still running, answering and following changes")
+    }
+
+    /// Runs four `bus_client.py MODE ADDRESS 2500 N` clients at once (N = 0...3) and checks that
+    /// each ended well with no wrong answer.
+    ///
+    /// - Returns: the calls answered right, and the seconds from the first start to the last end.
+    private func runFourClients(_ mode: String, client: String, address: String, in directory: TemporaryDirectory, timeout: Duration) throws -> (answered: Int, seconds: Double) {
+        let started = ContinuousClock.now
+        let clients = try (0..<4).map { number in
+            try ChildProcess(
+                FaultInjection.python, [client, mode, address, "2500", "\(number)"],
+                standardOutput: directory.file("\(mode)\(number).out"), standardError: directory.file("\(mode)\(number).err")
+            )
+        }
+        let endings = clients.map { $0.wait(timeout: timeout) }
+        let seconds = FaultInjection.seconds(since: started)
+        var answered = 0
+        for (number, ending) in endings.enumerated() {
+            XCTAssertEqual(ending, .exited(0), "client \(number): \((try? String(contentsOfFile: directory.file("\(mode)\(number).err"), encoding: .utf8)) ?? "")")
+            let output = (try? String(contentsOfFile: directory.file("\(mode)\(number).out"), encoding: .utf8)) ?? ""
+            let report = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any] ?? [:]
+            XCTAssertEqual(report["wrong"] as? Int, 0, "client \(number): \(report)")
+            if report["wrong"] as? Int == 0 { answered += report["calls"] as? Int ?? 0 }
+        }
+        return (answered, seconds)
     }
 }

@@ -45,11 +45,7 @@ final class RouteChurnTests: DaemonTestCase {
 
     func testHalfDefaultRoutesOfAVPNAreSeen() throws {
         // Given a default route over ra0, and ra1 with an address of its own
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
-        try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+        try startWithDefaultRouteOverRa0AndAnAddressOnRa1()
 
         // When a VPN client overrides the default route with the pair 0.0.0.0/1 + 128.0.0.0/1
         try netns.ip("route", "add", "0.0.0.0/1", "via", "10.78.0.1", "dev", "ra1")
@@ -102,6 +98,52 @@ final class RouteChurnTests: DaemonTestCase {
         try waitForProperties("IPv6Reachable false") { $0.bool(.ipv6Reachable) == false }
         let routesRead = routeMessagesRead() - routesReadBefore
         XCTAssertLessThanOrEqual(routesRead, 3, "the daemon read \(routesRead) route messages; the socket filter should drop the /64s")
+    }
+
+    func testARouteToAnAddressAskedAboutIsAnnouncedWhileOtherRoutesStayFiltered() throws {
+        // Given a reachable daemon, ra1 with an address of its own, and signals settled
+        try startWithDefaultRouteOverRa0AndAnAddressOnRa1()
+        let viaRa0 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("CheckAddress(10.9.1.1) through ra0", observe: { try busctl.checkAddress("10.9.1.1") }) { $0 == viaRa0 }
+        Thread.sleep(forTimeInterval: Double(BusContract.routesChangedIntervalMilliseconds) * 3 / 1000)
+        let routesChangedBefore = try signals.routesChangedCount
+        let propertiesChangedBefore = try signals.propertiesChangedCount
+        let routesReadBefore = routeMessagesRead()
+
+        // When 10,000 host routes containing neither 10.9.1.1 nor a probe are added
+        let batch = try XCTUnwrap(directory).file("unrelated.batch")
+        try (0..<10_000).map { "route add 100.64.\($0 >> 8).\($0 & 255)/32 dev ra0" }.joined(separator: "\n")
+            .write(toFile: batch, atomically: true, encoding: .utf8)
+        try netns.ip("-batch", batch)
+        // and then only a route for the prefix containing 10.9.1.1 (no link or address change)
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.78.0.1", "dev", "ra1")
+
+        // Then exactly one RoutesChanged comes, for that route, and the answer follows it
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
+        let viaRa1 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra1")
+        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), viaRa1)
+        Thread.sleep(forTimeInterval: Double(BusContract.routesChangedIntervalMilliseconds) * 3 / 1000)
+        XCTAssertEqual(try signals.routesChangedCount, routesChangedBefore + 1)
+        // and the status did not move, and the daemon read the watched route, not the 10,000
+        XCTAssertEqual(try signals.propertiesChangedCount, propertiesChangedBefore)
+        let routesRead = routeMessagesRead() - routesReadBefore
+        XCTAssertGreaterThanOrEqual(routesRead, 1)
+        XCTAssertLessThanOrEqual(routesRead, 3, "the daemon read \(routesRead) route messages; the socket filter should drop the 10,000")
+
+        // When the route goes, the answer goes back
+        try netns.ip("route", "del", "10.9.0.0/16")
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 2)
+        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), viaRa0)
+    }
+
+    /// Starts the daemon with a default route over ra0 and 10.78.0.2/24 on ra1, and waits until
+    /// it publishes ra0.
+    private func startWithDefaultRouteOverRa0AndAnAddressOnRa1() throws {
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
+        try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
     }
 
     /// The route messages the daemon has read so far, from its debug log lines

@@ -7,7 +7,7 @@ import XCTest
 /// The monitor socket's classic-BPF filter: which route messages it keeps, run by a small
 /// interpreter of the kernel's semantics over byte fixtures, and accepted by the real kernel.
 final class NetlinkSocketFilterTests: XCTestCase {
-    private let filter = NetlinkSocketFilter.routesToProbes(ipv4Probe: [8, 8, 8, 8], ipv6Probe: NetlinkSocketFilterTests.googleIPv6)
+    private let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: [[8, 8, 8, 8]], ipv6Destinations: [NetlinkSocketFilterTests.googleIPv6])
     private static let googleIPv6: [UInt8] = [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88]
 
     func testThatTheKernelAcceptsTheProgram() throws {
@@ -90,10 +90,100 @@ final class NetlinkSocketFilterTests: XCTestCase {
         XCTAssertTrue(keeps(ipv4Route(destination: [8, 0, 0, 0], length: 8, attributesBefore: before)))
     }
 
+    // MARK: - Many destinations (the probes and the addresses clients asked about)
+
+    func testThatAPrefixContainingAnyListedDestinationIsKeptAtTheMaximum() {
+        // Given the most destinations per family, distinct and spread over the address space
+        let count = NetlinkSocketFilter.maximumDestinationsPerFamily
+        let ipv4 = (0..<count).map { [UInt8(10 + $0), UInt8($0), 1, 1] }
+        let ipv6 = (0..<count).map { [0x20, 0x01, 0x0d, 0xb8, UInt8($0), 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8($0), 1] }
+        let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: ipv4, ipv6Destinations: ipv6)
+
+        // Then every destination's own prefixes are kept, the first and the last in the program alike
+        for (index, address) in ipv4.enumerated() {
+            for length: UInt8 in [8, 16, 24, 32] {
+                XCTAssertTrue(keeps(ipv4Route(destination: masked(address, length), length: length), by: filter), "\(address)/\(length) (#\(index))")
+            }
+            // and its neighbours' are not (only one address per /16)
+            XCTAssertFalse(keeps(ipv4Route(destination: [address[0], address[1], 2, 0], length: 24), by: filter), "\(address) neighbour")
+        }
+        for (index, address) in ipv6.enumerated() {
+            for length: UInt8 in [40, 64, 100, 128] {
+                XCTAssertTrue(keeps(ipv6Route(destination: masked(address, length), length: length), by: filter), "\(address)/\(length) (#\(index))")
+            }
+            var other = address
+            other[15] ^= 0x80
+            XCTAssertFalse(keeps(ipv6Route(destination: other, length: 128), by: filter), "\(address) neighbour")
+        }
+        XCTAssertFalse(keeps(ipv4Route(destination: [192, 168, 0, 0], length: 16), by: filter))
+        XCTAssertFalse(keeps(ipv6Route(destination: [0xfd] + [UInt8](repeating: 0, count: 15), length: 8), by: filter))
+        XCTAssertTrue(keeps(ipv4Route(destination: nil, length: 0), by: filter))
+        print("FIGURE: netlink socket filter: \(filter.instructions.count) instructions for \(count) IPv4 + \(count) IPv6 destinations")
+    }
+
+    func testThatTheFilterAgreesWithThePrefixRuleOnRandomRoutes() {
+        // Given a few destinations per family and random prefixes, many of them near those
+        var generator = SplitMix64(seed: 42)
+        let ipv4 = (0..<5).map { _ in (0..<4).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+        let ipv6 = (0..<5).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+        let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: ipv4, ipv6Destinations: ipv6)
+        for _ in 0..<3000 {
+            let isIPv4 = Bool.random(using: &generator)
+            let addresses = isIPv4 ? ipv4 : ipv6
+            var prefix = addresses.randomElement(using: &generator)!
+            // flip one bit somewhere: inside the prefix it excludes the address, past it not
+            let bit = Int.random(in: 0..<(prefix.count * 8), using: &generator)
+            prefix[bit / 8] ^= 0x80 >> UInt8(bit % 8)
+            let length = UInt8.random(in: 1...UInt8(prefix.count * 8), using: &generator)
+            prefix = masked(prefix, length)
+            let expected = addresses.contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
+
+            // When
+            let kept = keeps(isIPv4 ? ipv4Route(destination: prefix, length: length) : ipv6Route(destination: prefix, length: length), by: filter)
+
+            // Then
+            XCTAssertEqual(kept, expected, "\(prefix)/\(length)")
+        }
+    }
+
+    func testThatTheKernelAcceptsAndReplacesTheProgramAtTheMaximum() throws {
+        // Given the daemon's largest program (64 watched destinations and a probe per family) and
+        // the largest one allowed, and a socket already filtered
+        let socket = try NetlinkSocket.open()
+        defer { socket.close() }
+        try filter.attach(to: socket)
+        for count in [65, NetlinkSocketFilter.maximumDestinationsPerFamily] {
+            let assembling = ContinuousClock.now
+            let large = NetlinkSocketFilter.routesContaining(
+                ipv4Destinations: (0..<count).map { [10, UInt8($0), 0, 1] },
+                ipv6Destinations: (0..<count).map { [0xfd, UInt8($0)] + [UInt8](repeating: 0, count: 13) + [1] }
+            )
+            let assembled = (ContinuousClock.now - assembling) / .microseconds(1)
+            XCTAssertLessThanOrEqual(large.instructions.count, 4096, "BPF_MAXINSNS")
+
+            // When it replaces the one attached, again and again (as each new watched destination does)
+            let rounds = 200
+            let started = ContinuousClock.now
+            for _ in 0..<rounds { try large.attach(to: socket) }
+            let microseconds = (ContinuousClock.now - started) / rounds / .microseconds(1)
+
+            // Then the kernel took it every time
+            print("FIGURE: netlink socket filter: \(count) + \(count) destinations, \(large.instructions.count) instructions, assembled in \(Int(assembled)) µs, replaced in \(Int(microseconds)) µs (mean of \(rounds))")
+        }
+    }
+
     // MARK: - Fixtures
 
     private func ipv4Route(destination: [UInt8]?, length: UInt8, type: UInt16 = ABI.MessageType.newRoute, attributesBefore: [[UInt8]] = []) -> [UInt8] {
         route(family: ABI.Family.ipv4, destination: destination, length: length, type: type, attributesBefore: attributesBefore)
+    }
+
+    /// `address` with the bits past `length` cleared, as the kernel reports a prefix.
+    private func masked(_ address: [UInt8], _ length: UInt8) -> [UInt8] {
+        address.enumerated().map { index, byte in
+            let bits = Int(length) - 8 * index
+            return bits >= 8 ? byte : bits <= 0 ? 0 : byte & ~(UInt8.max >> bits)
+        }
     }
 
     private func ipv6Route(destination: [UInt8]?, length: UInt8) -> [UInt8] {
@@ -115,8 +205,8 @@ final class NetlinkSocketFilterTests: XCTestCase {
         return Wire.message(type: type, body: body)
     }
 
-    private func keeps(_ datagram: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Bool {
-        ClassicBPF.run(filter.instructions, on: datagram) != 0
+    private func keeps(_ datagram: [UInt8], by filter: NetlinkSocketFilter? = nil) -> Bool {
+        ClassicBPF.run((filter ?? self.filter).instructions, on: datagram) != 0
     }
 }
 

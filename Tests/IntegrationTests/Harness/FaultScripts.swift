@@ -121,6 +121,25 @@ def burst(address, count, offset):
                 examples.append({"address": text, "got": result})
     print(json.dumps({"calls": int(count), "wrong": wrong, "examples": examples, "seconds": time.monotonic() - started}))
 
+def distinct(address, count, offset):
+    # COUNT CheckAddress calls, each for an address not asked before (IPv4 and IPv6 in turn,
+    # none of them routed but on ra0's link: all not-reachable).
+    bus = dbus.bus.BusConnection(address)
+    wrong, examples = 0, []
+    started = time.monotonic()
+    for i in range(int(count)):
+        number = i // 2
+        if i % 2 == 0:
+            text = f"10.{200 + int(offset)}.{number >> 8}.{number & 255}"
+        else:
+            text = f"2001:db8:{200 + int(offset):x}::{number:x}"
+        result = call(bus, IFACE, "CheckAddress", "s", [text])
+        if result.get("reply") != ["not-reachable", ""]:
+            wrong += 1
+            if len(examples) < 5:
+                examples.append({"address": text, "got": result})
+    print(json.dumps({"calls": int(count), "wrong": wrong, "examples": examples, "seconds": time.monotonic() - started}))
+
 def probe(address, stop_path):
     # Get(Status) every 20 ms until STOP_FILE exists; reports the latencies in seconds.
     bus = dbus.bus.BusConnection(address)
@@ -138,7 +157,7 @@ def probe(address, stop_path):
                       "median": latencies[len(latencies) // 2] if latencies else None}))
 
 if __name__ == "__main__":
-    {"hostile": hostile, "burst": burst, "probe": probe}[sys.argv[1]](*sys.argv[2:])
+    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

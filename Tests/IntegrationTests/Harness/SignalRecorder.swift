@@ -35,6 +35,7 @@ final class SignalRecorder {
     private var consumedBytes: UInt64 = 0
     private var recordedStatusChanges: [String] = []
     private var recordedPropertiesChanges: [PropertiesChangedSignal] = []
+    private var recordedRoutesChanged = 0
     private var markers: [String] = []
     private var unreadableLines: [String] = []
 
@@ -73,6 +74,22 @@ final class SignalRecorder {
     var propertiesChanges: [PropertiesChangedSignal] {
         refresh()
         return recordedPropertiesChanges
+    }
+
+    /// How many `RoutesChanged` signals arrived so far.
+    var routesChangedCount: Int {
+        refresh()
+        return recordedRoutesChanged
+    }
+
+    /// Waits until at least `count` `RoutesChanged` signals have arrived (counted since the
+    /// recorder started) and returns how many did.
+    @discardableResult
+    func waitForRoutesChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> Int {
+        try Poll.until("\(count) RoutesChanged signal(s)", timeout: timeout, observe: { () -> Int in
+            _ = try checkedStatusChanges()
+            return recordedRoutesChanged
+        }) { $0 >= count }
     }
 
     /// How many `PropertiesChanged` signals arrived so far.
@@ -179,6 +196,8 @@ final class SignalRecorder {
             recordedStatusChanges.append(arguments.first ?? "")
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged", .propertiesChanged(let signal)?):
             recordedPropertiesChanges.append(signal)
+        case (BusContract.interface, BusContract.routesChangedSignal, _):
+            recordedRoutesChanged += 1
         case (Self.markerInterface, _, .strings(let arguments)?):
             markers.append(arguments.first ?? "")
         default:
