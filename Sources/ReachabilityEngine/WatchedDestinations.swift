@@ -7,8 +7,11 @@
 /// A caller asking about endless distinct addresses only churns the set: its size, and so the
 /// filter's, never grows past the cap.
 public struct WatchedDestinations: Sendable, Equatable {
-    /// The cap per family in the daemon.
-    public static let defaultCapacity = 64
+    /// The cap per family in the daemon. The kernel charges a socket filter to the socket's
+    /// option memory (`net.core.optmem_max`; 20 KiB by default before Linux 6.9, so on Debian
+    /// 12), and while one program replaces another both are charged: at 32 per family (plus the
+    /// probe) two programs fit in 20 KiB, at 64 they did not.
+    public static let defaultCapacity = 32
 
     /// The most addresses kept per family.
     public let capacity: Int

@@ -147,8 +147,8 @@ final class NetlinkSocketFilterTests: XCTestCase {
     }
 
     func testThatTheKernelAcceptsAndReplacesTheProgramAtTheMaximum() throws {
-        // Given the daemon's largest program (64 watched destinations and a probe per family) and
-        // the largest one allowed, and a socket already filtered
+        // Given a program larger than the daemon's largest (32 watched destinations and a probe
+        // per family) and the largest one allowed, and a socket already filtered
         let socket = try NetlinkSocket.open()
         defer { socket.close() }
         try filter.attach(to: socket)
