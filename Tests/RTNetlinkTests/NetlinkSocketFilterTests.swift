@@ -147,7 +147,7 @@ final class NetlinkSocketFilterTests: XCTestCase {
     }
 
     func testThatTheKernelAcceptsAndReplacesTheProgramAtTheMaximum() throws {
-        // Given a program larger than the daemon's largest (32 watched destinations and a probe
+        // Given a program larger than the daemon's largest (16 watched destinations and a probe
         // per family) and the largest one allowed, and a socket already filtered
         let socket = try NetlinkSocket.open()
         defer { socket.close() }
