@@ -140,10 +140,7 @@ final class ClassificationTests: DaemonTestCase {
     func testTunCarryingTheDefaultRouteReportsTheWiFiBeneath() throws {
         // Given ra0, a fake WiFi link with the only other global address, and tun0, a tun device
         // this test attaches to (a tun has carrier only while a process holds it open)
-        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
-        try sysfs.markWireless("ra0")
-        try startDaemon(sysfsRoot: sysfs.root)
-        try configureIPv4Link()
+        try startDaemonOverFakeWiFi()
         let tun = try attachedTun()
 
         // When the tunnel's endpoint is routed over ra0 and the default route over the tunnel
@@ -173,10 +170,7 @@ final class ClassificationTests: DaemonTestCase {
     func testWireGuardStylePolicyRoutingOverTunReportsTheWiFiBeneath() throws {
         // Given ra0 (fake WiFi) with the main table's default route, and tun0 standing in for a
         // WireGuard link (this kernel has no wireguard kind) with a default route in table 51820
-        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
-        try sysfs.markWireless("ra0")
-        try startDaemon(sysfsRoot: sysfs.root)
-        try configureIPv4Link()
+        try startDaemonOverFakeWiFi()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaWiFi)
         let tun = try attachedTun()
@@ -206,10 +200,7 @@ final class ClassificationTests: DaemonTestCase {
 
     func testOpenVPNStyleHalfDefaultRoutesOverTunReportTheWiFiBeneath() throws {
         // Given ra0 (fake WiFi) with the main default route
-        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
-        try sysfs.markWireless("ra0")
-        try startDaemon(sysfsRoot: sysfs.root)
-        try configureIPv4Link()
+        try startDaemonOverFakeWiFi()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaWiFi)
         let tun = try attachedTun()
@@ -251,10 +242,7 @@ final class ClassificationTests: DaemonTestCase {
 
     func testTunnelMediumIsNotAContainerBridge() throws {
         // Given ra0 (fake WiFi) and docker0, a container bridge with an address and carrier
-        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
-        try sysfs.markWireless("ra0")
-        try startDaemon(sysfsRoot: sysfs.root)
-        try configureIPv4Link()
+        try startDaemonOverFakeWiFi()
         try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
         try netns.ip("link", "add", "docker0", "type", "bridge")
         try netns.setIPv6(enabled: false, on: "docker0")
@@ -277,18 +265,6 @@ final class ClassificationTests: DaemonTestCase {
     }
 
     // MARK: Helpers
-
-    /// Makes tun0 with 10.99.0.2/24, attached by this test (so it has carrier) and up.
-    private func attachedTun() throws -> TunAttachment {
-        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
-        try netns.setIPv6(enabled: false, on: "tun0")
-        let tun = try TunAttachment(name: "tun0", in: try netns)
-        addTeardownBlock { tun.close() }
-        try netns.ip("link", "set", "tun0", "up")
-        try netns.waitForCarrier("tun0")
-        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
-        return tun
-    }
 
     /// A bridge named like a container network, whose only port is a container veth, carrying
     /// the default route: the host is not reachable, and the reason says the bridge is ignored.

@@ -60,17 +60,8 @@ final class ExplainTests: DaemonTestCase {
 
     func testExplainOfATunnelNamesTheLinkBeneath() throws {
         // Given a tun device carrying the default route over a fake WiFi link ra0
-        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
-        try sysfs.markWireless("ra0")
-        try startDaemon(sysfsRoot: sysfs.root)
-        try configureIPv4Link()
-        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
-        try netns.setIPv6(enabled: false, on: "tun0")
-        let tun = try TunAttachment(name: "tun0", in: try netns)
-        addTeardownBlock { tun.close() }
-        try netns.ip("link", "set", "tun0", "up")
-        try netns.waitForCarrier("tun0")
-        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        try startDaemonOverFakeWiFi()
+        _ = try attachedTun()  // kept open by its teardown block
         try netns.ip("route", "add", "default", "dev", "tun0")
         try waitForStatus(.reachableViaWiFi)
 

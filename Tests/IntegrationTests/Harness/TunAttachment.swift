@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -93,5 +94,29 @@ final class TunAttachment {
             return failed
         }
         return .success(tun)
+    }
+}
+
+extension DaemonTestCase {
+    /// Makes tun0 with 10.99.0.2/24 in the test namespace, attached by this test (so it has
+    /// carrier, until the attachment is closed or the test ends) and up.
+    func attachedTun() throws -> TunAttachment {
+        try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
+        try netns.setIPv6(enabled: false, on: "tun0")
+        let tun = try TunAttachment(name: "tun0", in: try netns)
+        addTeardownBlock { tun.close() }
+        try netns.ip("link", "set", "tun0", "up")
+        try netns.waitForCarrier("tun0")
+        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        return tun
+    }
+
+    /// Starts the daemon with ra0 made to look like WiFi (an injected sysfs tree) and ra0's
+    /// IPv4 address configured, without a default route.
+    func startDaemonOverFakeWiFi() throws {
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.markWireless("ra0")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try configureIPv4Link()
     }
 }
