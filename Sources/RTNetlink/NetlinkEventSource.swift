@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CReachabilityShims
 import Dispatch
 import SystemSupport
 
@@ -18,100 +14,65 @@ public struct NetlinkBatch: Sendable {
     public var foreignDatagrams = 0
 }
 
-/// Reads a subscribed rtnetlink socket: on each wake-up it drains every queued datagram and
-/// hands the whole batch to the handler once, on `queue`.
+/// Reads a subscribed rtnetlink socket on a `DispatchSourceRead`: on each wake-up it drains
+/// every queued datagram and hands the whole batch to the handler once, on `queue`.
 ///
-/// A thread of its own waits in `poll` on the socket and runs the drain and the handler with
-/// `queue.sync`, that is on that thread while it holds the serial queue. A `DispatchSource`
-/// would cost a second wake-up on every event: libdispatch's manager thread sees the socket
-/// readable in `epoll_wait`, then wakes a worker thread to run the queue (about 60 µs of the
-/// latency from a kernel event to the bus signal on a 2-vCPU VM). The queue still serialises
-/// everything, so the handler can use whatever the queue owns (the sd-bus connection included).
+/// The source is scheduled on the serial queue that owns the engine and the sd-bus connection,
+/// so the handler can use whatever the queue owns without a further hop.
 ///
 /// Confined to `queue`; the handler runs there too.
 public final class NetlinkEventSource: @unchecked Sendable {
     private let socket: NetlinkSocket
     private let queue: DispatchQueue
     private let handler: (NetlinkBatch) -> Void
+    private let source: DispatchSourceRead
     private let buffer: UnsafeMutableRawBufferPointer
-    /// An eventfd that wakes the thread to end it.
-    private let stopSignal: Int32
-    /// Set on the queue by ``cancel()``; checked there before each drain.
-    private var cancelled = false
+    /// Whether ``start()`` resumed the source: a source that never ran must be resumed before it
+    /// is cancelled and released (libdispatch traps on releasing a suspended source).
+    private var started = false
 
-    /// Creates a source reading `socket` (which it owns and closes) on `queue`.
-    public init(socket: NetlinkSocket, queue: DispatchQueue, handler: @escaping (NetlinkBatch) -> Void) throws(SystemError) {
+    /// Creates a source reading `socket` (which it owns and closes once the source is cancelled)
+    /// on `queue`.
+    public init(socket: NetlinkSocket, queue: DispatchQueue, handler: @escaping (NetlinkBatch) -> Void) {
         self.socket = socket
         self.queue = queue
         self.handler = handler
-        stopSignal = try valueOrErrno("create eventfd") { eventfd(0, Int32(EFD_CLOEXEC)) }
-        buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
-    }
-
-    /// Runs once the owner has let go and the thread (which holds a reference) has ended, so no
-    /// descriptor is closed while the thread could still poll it or ``cancel()`` write to it.
-    deinit {
-        socket.close()
-        Glibc.close(stopSignal)
-        buffer.deallocate()
-    }
-
-    /// Starts reading, on a new thread (which inherits the caller's signal mask).
-    /// The corresponding C function is `pthread_create`.
-    public func start() throws(SystemError) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        // The thread keeps the source alive until it ends.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { context in
-            let source = Unmanaged<NetlinkEventSource>.fromOpaque(context!).takeRetainedValue()
-            source.waitForEvents()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<NetlinkEventSource>.fromOpaque(context).release()
-            throw SystemError(action: "start the netlink reader thread", errno: created)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        self.buffer = buffer
+        source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
+        // The descriptor is closed only after libdispatch has stopped watching it.
+        source.setCancelHandler {
+            socket.close()
+            buffer.deallocate()
         }
-        pthread_detach(thread)
     }
 
-    /// Stops reading: no handler runs after this returns, and the thread ends. The socket is
-    /// closed when the last reference (the owner's, the thread's) goes.
+    /// Starts reading.
+    public func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !started else { return }
+        started = true
+        source.setEventHandler { [weak self] in self?.drain() }
+        source.activate()
+    }
+
+    /// Stops reading: no handler runs after this returns (it is called on the serial queue the
+    /// handler runs on). The socket is closed by the source's cancel handler.
     public func cancel() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !cancelled else { return }
-        cancelled = true
-        var one: UInt64 = 1
-        _ = write(stopSignal, &one, MemoryLayout<UInt64>.size)
+        if !started {
+            started = true
+            source.activate()
+        }
+        source.cancel()
     }
 
-    /// The thread's loop: wait until the socket is readable, drain it on the queue; until cancelled.
-    private func waitForEvents() {
-        var descriptors = [
-            pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: stopSignal, events: Int16(POLLIN), revents: 0),
-        ]
-        var failing = false
-        while true {
-            do {
-                try valueOrErrno("wait for netlink events") { poll(&descriptors, nfds_t(descriptors.count), -1) }
-                failing = false
-            } catch {
-                // Only ENOMEM is possible here: wait and try again rather than stop listening.
-                if !failing { Log.error("\(error); trying again every 0.1 s.") }
-                failing = true
-                usleep(100_000)
-                if queue.sync(execute: { cancelled }) { return }
-                continue
-            }
-            if descriptors[1].revents != 0 { return }
-            let stopped = queue.sync { () -> Bool in
-                guard !cancelled else { return true }
-                drain()
-                return false
-            }
-            if stopped { return }
-        }
+    /// An owner that never cancelled: the source is cancelled (and so the socket closed) here,
+    /// from whatever thread lets go last; a never-started source is resumed first.
+    deinit {
+        guard !source.isCancelled else { return }
+        if !started { source.activate() }
+        source.cancel()
     }
 
     /// Reads until the socket is empty. After an overrun, the rest of the queue is discarded:

@@ -101,14 +101,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
             throw error
         }
         snapshot = evaluate()
-        let source: NetlinkEventSource
-        do throws(SystemError) {
-            source = try NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
-        } catch {
-            monitor.close()
-            throw error
-        }
-        try source.start()
+        let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
+        source.start()
         events = source
         self.monitor = monitor
         return snapshot

@@ -17,8 +17,6 @@
 #include <sys/signalfd.h>
 // Nor mallopt(3), which the daemon uses to give large freed buffers back to the kernel.
 #include <malloc.h>
-// Nor eventfd(2), which wakes the netlink reader thread to end it.
-#include <sys/eventfd.h>
 
 // MARK: - netlink
 
