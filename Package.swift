@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
-        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore"]),
+        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
         // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),

@@ -59,6 +59,7 @@ enum LinuxNetlink {
 
     // Route attributes.
     static let routeDestination = UInt16(RTA_DST.rawValue)
+    static let routeSource = UInt16(RTA_SRC.rawValue)
     static let routeOutputInterface = UInt16(RTA_OIF.rawValue)
     static let routeGateway = UInt16(RTA_GATEWAY.rawValue)
     static let routePriority = UInt16(RTA_PRIORITY.rawValue)

@@ -34,18 +34,24 @@ public final class NetlinkQueryClient {
         public var messages: [NetlinkMessage]
         /// Messages that could not be parsed and were skipped.
         public var parseErrors: [NetlinkParseError]
+        /// The kernel flagged the dump as interrupted (`NLM_F_DUMP_INTR`) on every attempt:
+        /// objects may be missing or stale, and the caller should dump again later.
+        public var isInterrupted = false
     }
 
     /// Runs a dump request built by `request` (given the sequence number) and collects the answer.
     ///
     /// A dump the kernel flags as interrupted (`NLM_F_DUMP_INTR`: the table changed while it was
-    /// being read) is run again, up to `attempts` times in all.
+    /// being read) is run again, up to `attempts` times in all; the last one is returned with
+    /// ``DumpResult/isInterrupted`` set when it was interrupted too.
     public func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
         for _ in 1..<max(attempts, 1) {
             let result = try dumpOnce(request)
             if !result.interrupted { return result.dump }
         }
-        return try dumpOnce(request).dump
+        var (dump, interrupted) = try dumpOnce(request)
+        dump.isInterrupted = interrupted
+        return dump
     }
 
     private func dumpOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
@@ -94,20 +100,23 @@ public final class NetlinkQueryClient {
 
     /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
     ///
-    /// - Parameter matchedEntry: answer with the routing-table entry that matched (prefix,
-    ///   metric) rather than the resolved next hop (`RTM_F_FIB_MATCH`).
-    public func lookupRoute(to destination: [UInt8], family: UInt8, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
+    /// - Parameters:
+    ///   - source: the source address of the flow (`RTA_SRC`), e.g. the one
+    ///     ``SourceAddressQuery`` found; nil for a lookup without one.
+    ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
+    ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
+    public func lookupRoute(to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
         do {
-            return try lookupRouteOnce(to: destination, family: family, matchedEntry: matchedEntry)
+            return try lookupRouteOnce(to: destination, family: family, source: source, matchedEntry: matchedEntry)
         } catch where error.errno == ENOBUFS {
             // The queue overflowed and the reply may be lost: ask once more on the drained socket.
-            return try lookupRouteOnce(to: destination, family: family, matchedEntry: matchedEntry)
+            return try lookupRouteOnce(to: destination, family: family, source: source, matchedEntry: matchedEntry)
         }
     }
 
-    private func lookupRouteOnce(to destination: [UInt8], family: UInt8, matchedEntry: Bool) throws(SystemError) -> RouteAnswer {
+    private func lookupRouteOnce(to destination: [UInt8], family: UInt8, source: [UInt8]?, matchedEntry: Bool) throws(SystemError) -> RouteAnswer {
         let expected = nextSequence()
-        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, matchedEntry: matchedEntry, sequence: expected))
+        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, source: source, matchedEntry: matchedEntry, sequence: expected))
         while true {
             if let answer = RouteAnswer(reply: try receiveReply(sequence: expected)) { return answer }
         }

@@ -17,16 +17,20 @@ public enum NetlinkRequest {
     /// - Parameters:
     ///   - destination: 4 or 16 address bytes.
     ///   - family: `AF_INET` or `AF_INET6`.
+    ///   - source: the source address the lookup is for (`RTA_SRC`: policy rules `from`, IPv6
+    ///     source-specific routes), as an application's connection has one; nil for none.
     ///   - matchedEntry: ask for the routing-table entry that matched (`RTM_F_FIB_MATCH`: its
     ///     prefix and metric) instead of the resolved next hop.
-    public static func lookupRoute(to destination: [UInt8], family: UInt8, matchedEntry: Bool = false, sequence: UInt32) -> [UInt8] {
+    public static func lookupRoute(to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, matchedEntry: Bool = false, sequence: UInt32) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength)
         payload[0] = family
         payload[1] = UInt8(destination.count * 8)
+        payload[2] = UInt8((source?.count ?? 0) * 8)
         // RTM_F_LOOKUP_TABLE: report the table the lookup used (IPv4 says "main" otherwise).
         let flags = LinuxNetlink.lookupTable | (matchedEntry ? LinuxNetlink.fibMatch : 0)
         withUnsafeBytes(of: flags) { payload.replaceSubrange(8..<12, with: $0) }
         payload += attribute(type: LinuxNetlink.routeDestination, value: destination)
+        if let source { payload += attribute(type: LinuxNetlink.routeSource, value: source) }
         return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
     }
 

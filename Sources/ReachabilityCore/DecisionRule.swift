@@ -22,10 +22,15 @@ public struct DestinationVerdict: Sendable, Hashable {
 
 /// The decision rule: the one place that turns kernel facts into a reachability answer.
 ///
-/// Per family, a destination is reachable when the kernel's own route lookup resolves to a
-/// unicast route (not unreachable, blackhole, prohibit or throw) whose output link is up with
-/// carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`), is not loopback, and has a
-/// usable global-scope address of that family (IPv6: not tentative, not DAD-failed).
+/// The truth is what an application gets. Per family, the kernel is asked what a connection to
+/// a global destination would use: the source address a UDP `connect` selects (the kernel's
+/// own choice: `src` hints, policy rules, IPv6 source-specific routes, addresses on other links
+/// such as a /32 on `lo`), then its route lookup for that source. The destination is reachable
+/// when that lookup resolves to a unicast route (not unreachable, blackhole, prohibit or throw)
+/// whose output link is up with carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`),
+/// is not loopback and not ignored, and the selected source is a global-scope address that DAD
+/// lets the kernel use (wherever it lives; the kernel falls back to `::1`, a link-local address
+/// or `0.0.0.0` when it has nothing better, which is not reachable).
 /// The machine is reachable when either family is; the IPv4 link wins when both are. When
 /// neither is, the reason is the more specific of the two families' reasons.
 public enum ReachabilityRule {
@@ -60,12 +65,20 @@ public enum ReachabilityRule {
             return notReachable("default route uses unknown interface \(index)")
         }
         if link.isLoopback { return notReachable("default route leads to loopback \(link.name) only") }
-        if link.isStrandedTunnel { return notReachable("\(link.name) is a tunnel with no usable physical link beneath it") }
         if let ignored = link.ignoreReason { return notReachable("default route on \(link.name), which is ignored (\(ignored))") }
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
-        guard facts.outputLinkAddresses.contains(where: { $0.family == family && $0.isUsableGlobal }) else {
+        let source: SourceAddress
+        switch facts.source {
+        case .failed(let code) where code == EADDRNOTAVAIL:
             return notReachable("\(link.name) has no usable global \(family.displayName) address")
+        case .failed(let code):
+            return notReachable("a connection over \(link.name) fails with errno \(code)")
+        case .selected(let selected) where !selected.isUsableGlobal:
+            let fallback = selected.scope == .unspecified ? "" : "; the kernel would send from \(selected.address)"
+            return notReachable("\(link.name) has no usable global \(family.displayName) address\(fallback)")
+        case .selected(let selected):
+            source = selected
         }
         var reason = route.matchedPrefix.map { "route \($0)" } ?? "default route"
         if let gateway = route.gateway { reason += " via \(gateway)" }
@@ -73,6 +86,7 @@ public enum ReachabilityRule {
         if let underlying = link.underlying { reason += " over \(underlying.name), \(underlying.transport.rawValue)" }
         reason += "), table \(tableName(route.table))"
         if let metric = route.metric { reason += ", metric \(metric)" }
+        if let sourceLink = source.linkName, sourceLink != link.name { reason += ", from \(source.address) on \(sourceLink)" }
         return DestinationVerdict(family: family, link: link, reason: reason)
     }
 

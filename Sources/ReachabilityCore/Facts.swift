@@ -18,16 +18,13 @@ public struct LinkFacts: Sendable, Hashable {
     public var ignoreReason: String?
     /// For a tunnel: the physical link beneath it and that link's transport, when known.
     public var underlying: UnderlyingLink?
-    /// For a tunnel: no physical link at all is up with carrier and a usable global address,
-    /// so nothing can carry the tunnel's packets.
-    public var isStrandedTunnel: Bool
     /// Whether traffic over the link is metered.
     public var isMetered: Bool
 
     /// Creates link facts; `isMetered` defaults to the effective transport's default.
     public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
                 transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
-                isStrandedTunnel: Bool = false, isMetered: Bool? = nil) {
+                isMetered: Bool? = nil) {
         self.index = index
         self.name = name
         self.isUp = isUp
@@ -37,7 +34,6 @@ public struct LinkFacts: Sendable, Hashable {
         self.transportReason = transportReason
         self.ignoreReason = ignoreReason
         self.underlying = underlying
-        self.isStrandedTunnel = isStrandedTunnel
         self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
     }
 
@@ -159,22 +155,66 @@ public enum RouteLookup: Sendable, Hashable {
     case failed(errno: Int32)
 }
 
+/// The scope of a source address, as the rule judges it.
+public enum AddressScope: Sendable, Hashable {
+    /// Usable for traffic beyond the local networks.
+    case global
+    /// IPv4 `scope link` (or 169.254/16), IPv6 link-local (`fe80::/10`).
+    case link
+    /// This host only: IPv4 `scope host` or 127/8, IPv6 `::1`.
+    case host
+    /// No address at all (`0.0.0.0`, `::`): the kernel found none to use.
+    case unspecified
+}
+
+/// The source address the kernel selects for an application's connection to a destination.
+public struct SourceAddress: Sendable, Hashable {
+    /// The address as text, e.g. "192.0.2.10".
+    public var address: String
+    /// Its scope.
+    public var scope: AddressScope
+    /// The link it is configured on ("lo" for a /32 on the loopback), nil when unknown.
+    public var linkName: String?
+    /// Whether DAD lets the kernel use it (not tentative unless optimistic, not DAD-failed).
+    public var isVerified: Bool
+
+    /// Creates a source address description.
+    public init(address: String, scope: AddressScope, linkName: String? = nil, isVerified: Bool = true) {
+        self.address = address
+        self.scope = scope
+        self.linkName = linkName
+        self.isVerified = isVerified
+    }
+
+    /// A global address the kernel can send from.
+    public var isUsableGlobal: Bool { scope == .global && isVerified }
+}
+
+/// The outcome of asking the kernel which source address a connection would get.
+public enum SourceSelection: Sendable, Hashable {
+    /// The kernel selected this address (possibly one that is not usable: `0.0.0.0`, `::1`).
+    case selected(SourceAddress)
+    /// The kernel refused the connection with this errno (positive): `EADDRNOTAVAIL` when IPv6
+    /// has no source address, or the route's own error.
+    case failed(errno: Int32)
+}
+
 /// Everything the rule looks at for one destination of one family.
 public struct DestinationFacts: Sendable, Hashable {
     /// The destination's family.
     public var family: AddressFamily
-    /// The kernel's route lookup for the destination.
+    /// The kernel's route lookup for the destination (for the source the kernel selected).
     public var lookup: RouteLookup
     /// The route's output link, if the lookup named one the daemon knows.
     public var outputLink: LinkFacts?
-    /// The addresses configured on the output link.
-    public var outputLinkAddresses: [AddressFacts]
+    /// The source address an application's connection to the destination gets.
+    public var source: SourceSelection
 
     /// Creates destination facts.
-    public init(family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, outputLinkAddresses: [AddressFacts] = []) {
+    public init(family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, source: SourceSelection) {
         self.family = family
         self.lookup = lookup
         self.outputLink = outputLink
-        self.outputLinkAddresses = outputLinkAddresses
+        self.source = source
     }
 }

@@ -80,9 +80,15 @@ struct LinkTable: Equatable {
         return true
     }
 
-    /// The addresses configured on link `index`.
-    func addresses(onLink index: Int32) -> [AddressFacts] {
-        addresses.compactMap { $0.key.index == index ? $0.value : nil }
+    /// The link that holds address `bytes` of `family` (any prefix length) and the address's
+    /// facts; nil when no link does. When several links hold it (one copy failed DAD, another
+    /// is fine), a usable copy is the one the kernel selected; then the lowest index.
+    func address(_ bytes: [UInt8], family: UInt8) -> (link: LinkDescription, facts: AddressFacts)? {
+        addresses
+            .compactMap { address, facts in
+                address.family == family && address.bytes == bytes ? links[address.index].map { (link: $0, facts: facts) } : nil
+            }
+            .min { ($0.facts.isUsableGlobal ? 0 : 1, $0.link.index) < ($1.facts.isUsableGlobal ? 0 : 1, $1.link.index) }
     }
 
     /// Indices of links with at least one usable global address.
@@ -95,15 +101,9 @@ struct LinkTable: Equatable {
         guard let link = links[index] else { return nil }
         let verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
         var underlying: UnderlyingLink?
-        var isStrandedTunnel = false
-        if verdict.transport == .vpn {
-            let candidates = linksWithUsableGlobalAddress
-            if let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: candidates, configuration: configuration) {
-                underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
-                isStrandedTunnel = !beneath.link.isUp || !beneath.link.hasCarrier
-            } else {
-                isStrandedTunnel = TransportClassifier.physicalLinks(besides: index, in: links, candidates: candidates, configuration: configuration).isEmpty
-            }
+        if verdict.transport == .vpn,
+           let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: linksWithUsableGlobalAddress, configuration: configuration) {
+            underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
         }
         return LinkFacts(
             index: index,
@@ -115,7 +115,6 @@ struct LinkTable: Equatable {
             transportReason: verdict.reason,
             ignoreReason: TransportClassifier.ignoreReason(for: link, configuration: configuration),
             underlying: underlying,
-            isStrandedTunnel: isStrandedTunnel,
             isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport)
         )
     }

@@ -61,6 +61,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
     private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
+    /// Whether a resynchronisation is scheduled after an interrupted dump.
+    private var resynchronisationScheduled = false
 
     /// Called on the queue after every batch of link, address, route or rule events (and after
     /// a resynchronisation), once the batch has been evaluated, whether or not the snapshot
@@ -158,12 +160,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
         for (family, probe) in [(AddressFamily.ipv4, Self.ipv4Probe), (.ipv6, Self.ipv6Probe)] {
             let facts = destinationFacts(probe.bytes, family: probe.family)
             let verdict = ReachabilityRule.evaluate(facts)
-            let route: String
+            var route: String
             switch facts.lookup {
             case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code))"
             case .route(let found):
                 route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
                     + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
+            }
+            switch facts.source {
+            case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
+            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code)))"
             }
             lines.append("\(family.displayName) (route to \(probe.text)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
         }
@@ -267,37 +273,71 @@ public final class ReachabilityEngine: @unchecked Sendable {
         onRoutingEvents()
     }
 
-    /// Replaces the mirror with fresh dumps; on failure the old mirror stays.
+    /// Replaces the mirror with fresh dumps; on failure the old mirror stays. A dump the kernel
+    /// still flagged as interrupted after its retries is used, and another resynchronisation
+    /// follows shortly (objects that changed during it may be missing, and no event would
+    /// bring them back).
     private func resynchronise() throws(SystemError) {
         guard let query else { return }
         let links = try query.dump(NetlinkRequest.dumpLinks)
         let addresses = try query.dump(NetlinkRequest.dumpAddresses)
         table.replace(withDump: links.messages + addresses.messages)
         parseErrorLog.report(links.parseErrors + addresses.parseErrors, parsing: "rtnetlink dump message")
+        if links.isInterrupted || addresses.isInterrupted { scheduleResynchronisation() }
+    }
+
+    /// Resynchronises and re-evaluates in 100 ms (once, however often it is asked for).
+    private func scheduleResynchronisation() {
+        guard !resynchronisationScheduled else { return }
+        resynchronisationScheduled = true
+        Log.warning("The kernel's link and address dumps kept changing while they were read; reading them again in 100 ms.")
+        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, self.query != nil else { return }
+            self.resynchronisationScheduled = false
+            do {
+                try self.resynchronise()
+            } catch {
+                Log.error("\(error); keeping the previous link state.")
+            }
+            self.reevaluate()
+        }
     }
 
     private func evaluate() -> ReachabilitySnapshot {
         StatusReducer.snapshot(
             of: table,
-            ipv4: routeLookup(to: Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
-            ipv6: routeLookup(to: Self.ipv6Probe.bytes, family: Self.ipv6Probe.family),
+            ipv4: kernelAnswers(for: Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
+            ipv6: kernelAnswers(for: Self.ipv6Probe.bytes, family: Self.ipv6Probe.family),
             configuration: settings
         )
     }
 
-    /// Asks the kernel for the route to `destination` and gathers what the rule needs.
+    /// Asks the kernel about `destination` and gathers what the rule needs.
     private func destinationFacts(_ destination: [UInt8], family: UInt8) -> DestinationFacts {
-        StatusReducer.destinationFacts(in: table, family: LinkTable.family(family)!, lookup: routeLookup(to: destination, family: family), configuration: settings)
+        StatusReducer.destinationFacts(in: table, family: LinkTable.family(family)!, answers: kernelAnswers(for: destination, family: family), configuration: settings)
     }
 
-    /// Asks the kernel for the route to `destination`: the resolved next hop, then (for a route)
-    /// the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: [UInt8], family: UInt8) -> RouteLookup {
+    /// What an application connecting to `destination` gets: the source address the kernel
+    /// selects, then the route lookup for that source (without one when `connect` failed, so
+    /// that the route's own verdict — unreachable, prohibit... — can be told).
+    private func kernelAnswers(for destination: [UInt8], family: UInt8) -> StatusReducer.KernelAnswers {
+        let source = SourceAddressQuery.source(toward: destination, family: family)
+        if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
+            Log.debug("\(error)")
+        }
+        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, family: family, source: try? source.get()))
+    }
+
+    /// Asks the kernel for the route to `destination` from `source`: the resolved next hop,
+    /// then (for a route) the matched entry, which adds prefix and metric.
+    private func routeLookup(to destination: [UInt8], family: UInt8, source: [UInt8]?) -> RouteLookup {
+        // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
+        let source = source.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
-            let answer = try query.lookupRoute(to: destination, family: family)
+            let answer = try query.lookupRoute(to: destination, family: family, source: source)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: family) }
-            let matchedEntry = try query.lookupRoute(to: destination, family: family, matchedEntry: true)
+            let matchedEntry = try query.lookupRoute(to: destination, family: family, source: source, matchedEntry: true)
             return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
         } catch {
             Log.warning("\(error)")

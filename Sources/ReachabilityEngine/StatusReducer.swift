@@ -1,5 +1,6 @@
 import RTNetlink
 import ReachabilityCore
+import SystemSupport
 
 /// The status reducer: the engine's evaluation without its sockets. Parsed rtnetlink messages
 /// (dumps and events) keep a ``LinkTable``; the kernel's answers to the route lookups for the
@@ -8,26 +9,61 @@ import ReachabilityCore
 /// Pure: no sockets, and sysfs is read only through the table's inspector (when a link appears
 /// or is renamed). The engine does the I/O around it; the fuzzer and the tests call it directly.
 enum StatusReducer {
-    /// The snapshot the engine publishes for `table` and the lookups of the two probe destinations.
-    static func snapshot(of table: LinkTable, ipv4: RouteLookup, ipv6: RouteLookup, configuration: DaemonConfiguration) -> ReachabilitySnapshot {
+    /// What the kernel answered for one destination: the source address a UDP `connect`
+    /// selected (``SourceAddressQuery``), and the route lookup for that source.
+    struct KernelAnswers {
+        /// The selected source address bytes, or why `connect` failed.
+        var source: Result<[UInt8], SystemError>
+        /// The route lookup.
+        var lookup: RouteLookup
+    }
+
+    /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe destinations.
+    static func snapshot(of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration) -> ReachabilitySnapshot {
         ReachabilityRule.decide(
-            ipv4: destinationFacts(in: table, family: .ipv4, lookup: ipv4, configuration: configuration),
-            ipv6: destinationFacts(in: table, family: .ipv6, lookup: ipv6, configuration: configuration)
+            ipv4: destinationFacts(in: table, family: .ipv4, answers: ipv4, configuration: configuration),
+            ipv6: destinationFacts(in: table, family: .ipv6, answers: ipv6, configuration: configuration)
         )
     }
 
-    /// What the rule needs for one destination: the lookup, and the output link's facts and
-    /// addresses from `table` when the lookup names a link.
-    static func destinationFacts(in table: LinkTable, family: AddressFamily, lookup: RouteLookup, configuration: DaemonConfiguration) -> DestinationFacts {
-        guard case .route(let route) = lookup, let index = route.outputInterfaceIndex else {
-            return DestinationFacts(family: family, lookup: lookup)
+    /// What the rule needs for one destination: the lookup, the output link's facts from
+    /// `table` when the lookup names a link, and the source address with where it lives.
+    static func destinationFacts(in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration) -> DestinationFacts {
+        let source = sourceSelection(answers.source, family: family, in: table)
+        guard case .route(let route) = answers.lookup, let index = route.outputInterfaceIndex else {
+            return DestinationFacts(family: family, lookup: answers.lookup, source: source)
         }
-        return DestinationFacts(
-            family: family,
-            lookup: lookup,
-            outputLink: table.facts(forLink: index, configuration: configuration),
-            outputLinkAddresses: table.addresses(onLink: index)
-        )
+        return DestinationFacts(family: family, lookup: answers.lookup, outputLink: table.facts(forLink: index, configuration: configuration), source: source)
+    }
+
+    /// The source address as the rule sees it: its scope (from `table` when a link holds it,
+    /// else from the address itself), the link holding it and whether DAD lets it be used.
+    static func sourceSelection(_ answer: Result<[UInt8], SystemError>, family: AddressFamily, in table: LinkTable) -> SourceSelection {
+        let bytes: [UInt8]
+        switch answer {
+        case .failure(let error): return .failed(errno: error.errno)
+        case .success(let selected): bytes = selected
+        }
+        let number = family == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family
+        let held = table.address(bytes, family: number)
+        var scope = scope(of: bytes)
+        if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
+        let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
+        return .selected(SourceAddress(address: IPAddressBytes.format(bytes, family: number), scope: scope, linkName: held?.link.name, isVerified: isVerified))
+    }
+
+    /// The scope an address has by its value: unspecified (all zero), host (127/8, `::1`),
+    /// link (169.254/16, `fe80::/10`), else global.
+    static func scope(of bytes: [UInt8]) -> AddressScope {
+        if bytes.allSatisfy({ $0 == 0 }) { return .unspecified }
+        if bytes.count == 4 {
+            if bytes[0] == 127 { return .host }
+            if bytes[0] == 169, bytes[1] == 254 { return .link }
+            return .global
+        }
+        if bytes.dropLast().allSatisfy({ $0 == 0 }), bytes.last == 1 { return .host }
+        if bytes.count > 1, bytes[0] == 0xfe, bytes[1] & 0xc0 == 0x80 { return .link }
+        return .global
     }
 
     /// The kernel's answers to the two lookups for one destination, as the rule sees them.

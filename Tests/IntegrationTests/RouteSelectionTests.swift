@@ -119,15 +119,18 @@ final class RouteSelectionTests: DaemonTestCase {
     }
 
     func testIPv6AddressThatFailedDADIsNotUsable() throws {
-        // Given ra1, the peer, already owns 2001:db8:77::2
+        // Given ra0's peer, moved to a namespace of its own (the daemon's host must not hold
+        // the address itself: the kernel would send from that copy), already owns 2001:db8:77::2
+        let peer = try TestNamespace()
         try startDaemon()
         try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
         try netns.sysctl("net.ipv6.conf.ra0.accept_dad", "1")
-        try netns.ip("link", "set", "ra1", "up")
+        try netns.ip("link", "set", "ra1", "name", "rpeer", "netns", peer.name)
+        try peer.setIPv6(enabled: true, on: "rpeer")
+        try peer.ip("link", "set", "rpeer", "up")
         try netns.ip("link", "set", "ra0", "up")
         try netns.waitForCarrier("ra0")
-        try netns.ip("-6", "addr", "add", "2001:db8:77::2/64", "dev", "ra1", "nodad")
+        try peer.ip("-6", "addr", "add", "2001:db8:77::2/64", "dev", "rpeer", "nodad")
 
         // When ra0 claims the same address: the peer answers its DAD probe
         try netns.ip("-6", "addr", "add", "2001:db8:77::2/64", "dev", "ra0")

@@ -87,6 +87,31 @@ final class NetlinkRequestTests: XCTestCase {
         ] + destination)
     }
 
+    func testThatARouteLookupFromASourceCarriesIt() {
+        // Given, When: the lookup for the source a UDP connect selected
+        let bytes = NetlinkRequest.lookupRoute(to: [8, 8, 8, 8], family: ABI.Family.ipv4, source: [192, 0, 2, 10], sequence: 7)
+
+        // Then
+        XCTAssertEqual(bytes, [
+            // struct nlmsghdr
+            0x2c, 0x00, 0x00, 0x00,  // nlmsg_len = 44
+            0x1a, 0x00,  // nlmsg_type = RTM_GETROUTE (26)
+            0x01, 0x00,  // nlmsg_flags = NLM_F_REQUEST
+            0x07, 0x00, 0x00, 0x00,  // nlmsg_seq = 7
+            0x00, 0x00, 0x00, 0x00,  // nlmsg_pid = 0
+            // struct rtmsg
+            0x02, 0x20, 0x20, 0x00,  // rtm_family = AF_INET, rtm_dst_len = 32, rtm_src_len = 32, rtm_tos
+            0x00, 0x00, 0x00, 0x00,  // rtm_table, rtm_protocol, rtm_scope, rtm_type
+            0x00, 0x10, 0x00, 0x00,  // rtm_flags = RTM_F_LOOKUP_TABLE (0x1000)
+            // RTA_DST
+            0x08, 0x00, 0x01, 0x00,  // rta_len = 8, rta_type = RTA_DST (1)
+            0x08, 0x08, 0x08, 0x08,  // 8.8.8.8
+            // RTA_SRC
+            0x08, 0x00, 0x02, 0x00,  // rta_len = 8, rta_type = RTA_SRC (2)
+            0xc0, 0x00, 0x02, 0x0a,  // 192.0.2.10
+        ])
+    }
+
     func testThatRequestHeadersParseBack() throws {
         let rows: [(name: String, bytes: [UInt8], type: UInt16, flags: UInt16, sequence: UInt32, line: UInt)] = [
             ("link dump", NetlinkRequest.dumpLinks(sequence: 1), ABI.MessageType.getLink, 0x301, 1, #line),

@@ -105,7 +105,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
             family: .ipv4,
             lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: link.index, gateway: "10.0.0.1")),
             outputLink: link,
-            outputLinkAddresses: [AddressFacts(family: .ipv4, isGlobalScope: true)]
+            source: .selected(SourceAddress(address: "192.0.2.10", scope: .global, linkName: link.name))
         )
     }
 
@@ -127,7 +127,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
                                underlying: UnderlyingLink(name: "wwan0", transport: .wwan))
 
         // When
-        let snapshot = ReachabilityRule.decide(ipv4: facts(tunnel), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH)))
+        let snapshot = ReachabilityRule.decide(ipv4: facts(tunnel), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH), source: .failed(errno: ENETUNREACH)))
 
         // Then
         XCTAssertEqual(snapshot.status, .reachableViaWWAN)
@@ -143,7 +143,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
             family: .ipv4,
             lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 4, gateway: "10.8.0.1", table: 51820, matchedPrefix: "0.0.0.0/1", metric: 600)),
             outputLink: tunnel,
-            outputLinkAddresses: [AddressFacts(family: .ipv4, isGlobalScope: true)]
+            source: .selected(SourceAddress(address: "10.8.0.2", scope: .global, linkName: "tun0"))
         )
 
         // When
@@ -154,16 +154,18 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         XCTAssertEqual(verdict.status, .reachableViaOther, "a tunnel with no known medium beneath")
     }
 
-    func testThatAStrandedTunnelIsNotReachable() {
-        // Given: tun0 is up, but no physical link could carry its packets.
-        let tunnel = LinkFacts(index: 4, name: "tun0", isUp: true, hasCarrier: true, transport: .vpn, isStrandedTunnel: true)
+    func testThatATunnelWithNothingKnownBeneathIsStillReachable() {
+        // Given: a PPP link (PPPoE, dial-up) holding the source address the kernel selects; the
+        // Ethernet beneath a PPPoE session has no address, so no medium beneath is known
+        let ppp = LinkFacts(index: 4, name: "ppp0", isUp: true, hasCarrier: true, transport: .vpn)
 
         // When
-        let verdict = ReachabilityRule.evaluate(facts(tunnel))
+        let verdict = ReachabilityRule.evaluate(facts(ppp))
 
-        // Then
-        XCTAssertFalse(verdict.isReachable)
-        XCTAssertEqual(verdict.reason, "tun0 is a tunnel with no usable physical link beneath it")
+        // Then: the link that holds the source carries traffic
+        XCTAssertTrue(verdict.isReachable)
+        XCTAssertEqual(verdict.status, .reachableViaOther)
+        XCTAssertEqual(verdict.reason, "default route via 10.0.0.1 on ppp0 (vpn), table main")
     }
 
     func testThatAnOptimisticAddressIsUsableWhileTentative() {
@@ -178,7 +180,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, isMetered: true)
 
         // When
-        let snapshot = ReachabilityRule.decide(ipv4: facts(hotspot), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH)))
+        let snapshot = ReachabilityRule.decide(ipv4: facts(hotspot), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH), source: .failed(errno: ENETUNREACH)))
 
         // Then
         XCTAssertTrue(snapshot.isMetered)

@@ -52,7 +52,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     family: .ipv4,
                     lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: nil, gateway: "10.0.0.1")),
                     outputLink: eth0,
-                    outputLinkAddresses: [Fixture.globalIPv4]
+                    source: .selected(Fixture.globalIPv4)
                 ),
                 .notReachable, "default route has no output interface"
             ),
@@ -62,7 +62,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     family: .ipv4,
                     lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: "10.0.0.1")),
                     outputLink: nil,
-                    outputLinkAddresses: [Fixture.globalIPv4]
+                    source: .selected(Fixture.globalIPv4)
                 ),
                 .notReachable, "default route uses unknown interface 2"
             ),
@@ -72,7 +72,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     family: .ipv4,
                     lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 7, gateway: "10.0.0.1")),
                     outputLink: eth0,
-                    outputLinkAddresses: [Fixture.globalIPv4]
+                    source: .selected(Fixture.globalIPv4)
                 ),
                 .notReachable, "default route uses unknown interface 7"
             ),
@@ -88,37 +88,37 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("no carrier", Fixture.routed(.ipv4, via: Fixture.link(eth0, hasCarrier: false)), .notReachable, "eth0 has no carrier"),
             Row("route flagged linkdown", Fixture.routed(.ipv6, via: eth0, isLinkDown: true), .notReachable, "eth0 has no carrier"),
 
-            // The output link has no address to send from.
-            Row("no address", Fixture.routed(.ipv4, via: eth0, addresses: []), .notReachable, "eth0 has no usable global IPv4 address"),
+            // The kernel selects no usable source address.
+            Row("no IPv4 address anywhere", Fixture.routed(.ipv4, via: eth0, source: .selected(Fixture.noIPv4)), .notReachable, "eth0 has no usable global IPv4 address"),
+            Row(
+                "no IPv6 source address (EADDRNOTAVAIL)",
+                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EADDRNOTAVAIL)),
+                .notReachable, "eth0 has no usable global IPv6 address"
+            ),
+            Row(
+                "connect fails otherwise",
+                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EPERM)),
+                .notReachable, "a connection over eth0 fails with errno \(EPERM)"
+            ),
             Row(
                 "only a link-scope IPv4 address",
-                Fixture.routed(.ipv4, via: eth0, addresses: [Fixture.linkScopeIPv4]),
-                .notReachable, "eth0 has no usable global IPv4 address"
+                Fixture.routed(.ipv4, via: eth0, source: .selected(Fixture.linkScopeIPv4)),
+                .notReachable, "eth0 has no usable global IPv4 address; the kernel would send from 10.0.0.2"
             ),
             Row(
-                "only a link-scope IPv6 address",
-                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6]),
-                .notReachable, "eth0 has no usable global IPv6 address"
+                "only a link-local IPv6 address",
+                Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.linkLocalIPv6)),
+                .notReachable, "eth0 has no usable global IPv6 address; the kernel would send from fe80::2"
             ),
             Row(
-                "only a tentative IPv6 address",
-                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6, Fixture.tentativeIPv6]),
-                .notReachable, "eth0 has no usable global IPv6 address"
+                "only the loopback IPv6 address",
+                Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.loopbackIPv6)),
+                .notReachable, "eth0 has no usable global IPv6 address; the kernel would send from ::1"
             ),
             Row(
-                "only a DAD-failed IPv6 address",
-                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.linkScopeIPv6, Fixture.dadFailedIPv6]),
-                .notReachable, "eth0 has no usable global IPv6 address"
-            ),
-            Row(
-                "IPv4 destination, only a usable global IPv6 address",
-                Fixture.routed(.ipv4, via: eth0, addresses: [Fixture.globalIPv6]),
-                .notReachable, "eth0 has no usable global IPv4 address"
-            ),
-            Row(
-                "IPv6 destination, only a usable global IPv4 address",
-                Fixture.routed(.ipv6, via: eth0, addresses: [Fixture.globalIPv4, Fixture.linkScopeIPv6]),
-                .notReachable, "eth0 has no usable global IPv6 address"
+                "a tentative IPv6 address (selected while DAD ran)",
+                Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.tentativeIPv6)),
+                .notReachable, "eth0 has no usable global IPv6 address; the kernel would send from 2001:db8::10"
             ),
         ]
     }()
@@ -134,7 +134,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                     family: .ipv4,
                     lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: eth0.index, gateway: nil)),
                     outputLink: eth0,
-                    outputLinkAddresses: [Fixture.globalIPv4]
+                    source: .selected(Fixture.globalIPv4)
                 ),
                 .reachableViaEthernet, "default route on eth0 (ethernet), table main"
             ),
@@ -144,12 +144,19 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (ethernet), table 100"
             ),
             Row(
-                "usable address among unusable ones",
-                Fixture.routed(
-                    .ipv6, via: eth0,
-                    addresses: [Fixture.linkScopeIPv6, Fixture.tentativeIPv6, Fixture.dadFailedIPv6, Fixture.globalIPv4, Fixture.globalIPv6]
-                ),
+                "source on another link (a /32 on lo, unnumbered)",
+                Fixture.routed(.ipv4, via: eth0, source: .selected(SourceAddress(address: "192.0.2.10", scope: .global, linkName: "lo"))),
+                .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (ethernet), table main, from 192.0.2.10 on lo"
+            ),
+            Row(
+                "source the daemon has not seen yet",
+                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: "2001:db8::99", scope: .global))),
                 .reachableViaEthernet, "default route via fe80::1 on eth0 (ethernet), table main"
+            ),
+            Row(
+                "PPP link holding its own address, nothing beneath known",
+                Fixture.routed(.ipv4, via: Fixture.ppp0, source: .selected(SourceAddress(address: "198.51.100.7", scope: .global, linkName: "ppp0"))),
+                .reachableViaOther, "default route via 10.0.0.1 on ppp0 (vpn), table main"
             ),
             Row("WiFi", Fixture.routed(.ipv4, via: Fixture.wlan0), .reachableViaWiFi, "default route via 10.0.0.1 on wlan0 (wifi), table main"),
             Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0 (wwan), table main"),
@@ -259,7 +266,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             ),
             Row(
                 "IPv6 only, over WWAN",
-                ipv4: Fixture.routed(.ipv4, via: Fixture.wwan0, addresses: [Fixture.globalIPv6]),
+                ipv4: Fixture.routed(.ipv4, via: Fixture.wwan0, source: .selected(Fixture.noIPv4)),
                 ipv6: Fixture.routed(.ipv6, via: Fixture.wwan0),
                 ReachabilitySnapshot(
                     status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true,
@@ -300,7 +307,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             Row(
                 "neither, one family without any route: the other family's reason is more specific",
                 ipv4: noIPv4Route,
-                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, addresses: [Fixture.tentativeIPv6]),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: EADDRNOTAVAIL)),
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,
@@ -310,7 +317,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             Row(
                 "neither, for two specific and different reasons",
                 ipv4: Fixture.routed(.ipv4, via: eth0Down),
-                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, addresses: [Fixture.tentativeIPv6]),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: EADDRNOTAVAIL)),
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,

@@ -10,6 +10,7 @@ enum Fixture {
     static let wlan0 = LinkFacts(index: 3, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi)
     static let wwan0 = LinkFacts(index: 4, name: "wwan0", isUp: true, hasCarrier: true, transport: .wwan)
     static let wg0 = LinkFacts(index: 5, name: "wg0", isUp: true, hasCarrier: true, transport: .vpn)
+    static let ppp0 = LinkFacts(index: 7, name: "ppp0", isUp: true, hasCarrier: true, transport: .vpn)
     static let br0 = LinkFacts(index: 6, name: "br0", isUp: true, hasCarrier: true, transport: .other)
     static let lo = LinkFacts(index: 1, name: "lo", isUp: true, hasCarrier: true, isLoopback: true, transport: .other)
 
@@ -24,18 +25,21 @@ enum Fixture {
         return link
     }
 
-    // MARK: Addresses
+    // MARK: Source addresses
 
-    static let globalIPv4 = AddressFacts(family: .ipv4, isGlobalScope: true)
-    static let linkScopeIPv4 = AddressFacts(family: .ipv4, isGlobalScope: false)
-    static let globalIPv6 = AddressFacts(family: .ipv6, isGlobalScope: true)
-    static let linkScopeIPv6 = AddressFacts(family: .ipv6, isGlobalScope: false)
-    static let tentativeIPv6 = AddressFacts(family: .ipv6, isGlobalScope: true, isTentative: true)
-    static let dadFailedIPv6 = AddressFacts(family: .ipv6, isGlobalScope: true, isDuplicateAddressDetectionFailed: true)
+    static let globalIPv4 = SourceAddress(address: "192.0.2.10", scope: .global, linkName: "eth0")
+    static let globalIPv6 = SourceAddress(address: "2001:db8::10", scope: .global, linkName: "eth0")
+    static let noIPv4 = SourceAddress(address: "0.0.0.0", scope: .unspecified)
+    static let linkScopeIPv4 = SourceAddress(address: "10.0.0.2", scope: .link, linkName: "eth0")
+    static let linkLocalIPv6 = SourceAddress(address: "fe80::2", scope: .link, linkName: "eth0")
+    static let loopbackIPv6 = SourceAddress(address: "::1", scope: .host, linkName: "lo")
+    static let tentativeIPv6 = SourceAddress(address: "2001:db8::10", scope: .global, linkName: "eth0", isVerified: false)
 
-    /// The usable global address of `family`.
-    static func globalAddress(_ family: AddressFamily) -> AddressFacts {
-        family == .ipv4 ? globalIPv4 : globalIPv6
+    /// The usable global source address of `family`, on `link`.
+    static func globalAddress(_ family: AddressFamily, on link: LinkFacts) -> SourceAddress {
+        var address = family == .ipv4 ? globalIPv4 : globalIPv6
+        address.linkName = link.name
+        return address
     }
 
     /// The default gateway of `family`, as the kernel's lookup reports it.
@@ -46,26 +50,25 @@ enum Fixture {
     // MARK: Destinations
 
     /// Facts for a destination of `family` whose lookup is a route out of `link` (unicast, main
-    /// table, via the family's gateway unless told otherwise) and whose link has `addresses`.
+    /// table, via the family's gateway unless told otherwise) and whose connection gets `source`
+    /// (the family's global address on `link` unless told otherwise).
     static func routed(
         _ family: AddressFamily,
         via link: LinkFacts,
         type: RouteType = .unicast,
         table: UInt32 = RouteFacts.mainTable,
         isLinkDown: Bool = false,
-        addresses: [AddressFacts]? = nil
+        source: SourceSelection? = nil
     ) -> DestinationFacts {
         let route = RouteFacts(
             type: type, outputInterfaceIndex: link.index, gateway: gateway(family), table: table, isLinkDown: isLinkDown
         )
-        return DestinationFacts(
-            family: family, lookup: .route(route), outputLink: link,
-            outputLinkAddresses: addresses ?? [globalAddress(family)]
-        )
+        return DestinationFacts(family: family, lookup: .route(route), outputLink: link, source: source ?? .selected(globalAddress(family, on: link)))
     }
 
-    /// Facts for a destination of `family` whose lookup the kernel answered with `code`.
+    /// Facts for a destination of `family` whose lookup the kernel answered with `code` (and
+    /// whose `connect` failed with it).
     static func failed(_ family: AddressFamily, errno code: Int32) -> DestinationFacts {
-        DestinationFacts(family: family, lookup: .failed(errno: code))
+        DestinationFacts(family: family, lookup: .failed(errno: code), source: .failed(errno: code))
     }
 }

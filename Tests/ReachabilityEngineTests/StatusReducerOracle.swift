@@ -5,6 +5,7 @@ import Glibc
 #endif
 import RTNetlink
 import ReachabilityCore
+import SystemSupport
 @testable import ReachabilityEngine
 
 /// One input of the status reducer's fuzzer: rtnetlink datagrams, each with the role it plays.
@@ -76,8 +77,21 @@ enum StatusReducerOracle {
         var answer = NetlinkQueryClient.RouteAnswer.error(errno: ENETUNREACH)
         var matchedEntry: NetlinkQueryClient.RouteAnswer?
 
-        func lookup(family: UInt8) -> RouteLookup {
-            StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
+        /// The answers as the engine would have them. The source a `connect` would select is
+        /// taken as the kernel mostly picks it: a usable global address of the family on the
+        /// route's output link, else one on any link (the lowest), else none.
+        func answers(family: UInt8, table: LinkTable) -> StatusReducer.KernelAnswers {
+            var outputLink: Int32?
+            if case .route(let route) = answer { outputLink = route.outputInterface }
+            let source = table.addresses
+                .filter { $0.key.family == family && $0.value.isUsableGlobal }
+                .map { (onOutputLink: $0.key.index == outputLink, bytes: $0.key.bytes) }
+                .min { $0.onOutputLink != $1.onOutputLink ? $0.onOutputLink : $0.bytes.lexicographicallyPrecedes($1.bytes) }?
+                .bytes
+            return StatusReducer.KernelAnswers(
+                source: source.map { .success($0) } ?? .failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)),
+                lookup: StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
+            )
         }
     }
 
@@ -91,7 +105,8 @@ enum StatusReducerOracle {
         let configuration = DaemonConfiguration.default
         func snapshot(of table: LinkTable) -> ReachabilitySnapshot {
             StatusReducer.snapshot(
-                of: table, ipv4: ipv4.lookup(family: IPAddressBytes.ipv4Family), ipv6: ipv6.lookup(family: IPAddressBytes.ipv6Family),
+                of: table, ipv4: ipv4.answers(family: IPAddressBytes.ipv4Family, table: table),
+                ipv6: ipv6.answers(family: IPAddressBytes.ipv6Family, table: table),
                 configuration: configuration
             )
         }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -9,10 +8,10 @@ import Glibc
 ///
 /// A tun device has carrier only while a process holds a queue of it open: `ip tuntap add`
 /// alone leaves it `NO-CARRIER`. The kernel puts the device of `/dev/net/tun` in the network
-/// namespace of the thread that *opens* the file, so a short-lived thread enters the namespace
-/// (`setns` changes only the calling thread's namespace), opens `/dev/net/tun`, attaches with
-/// `TUNSETIFF`, and ends; the descriptor stays with the test (close-on-exec, so children such as
-/// `ip` never inherit it). Closing it takes the carrier away again.
+/// namespace of the thread that *opens* the file, so a thread inside the namespace
+/// (``TestNamespace/runInside(_:)``) opens `/dev/net/tun` and attaches with `TUNSETIFF`; the
+/// descriptor stays with the test (close-on-exec, so children such as `ip` never inherit it).
+/// Closing it takes the carrier away again.
 final class TunAttachment {
     /// The device's name.
     let name: String
@@ -26,14 +25,6 @@ final class TunAttachment {
     private static let flagNoPacketInformation: Int16 = 0x1000
     /// `sizeof(struct ifreq)` on Linux: a 16-byte name and a 24-byte union.
     private static let interfaceRequestSize = 40
-    /// `CLONE_NEWNET` (<sched.h>, behind `_GNU_SOURCE`, which Swift's Glibc module does not set).
-    private static let cloneNewNetwork: Int32 = 0x4000_0000
-
-    /// `setns(2)`: declared behind `_GNU_SOURCE`, so looked up in libc at run time.
-    private static let setNamespace: (@convention(c) (Int32, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0) /* RTLD_DEFAULT */, "setns") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-    }()
 
     /// Attaches to (or creates) tun device `name` in `namespace`.
     ///
@@ -42,20 +33,11 @@ final class TunAttachment {
     ///   - namespace: its namespace.
     /// - Throws: `HarnessError` naming the failing call and errno.
     ///
-    /// The corresponding C calls are `setns`, `open("/dev/net/tun")` and `ioctl(TUNSETIFF)`.
+    /// The corresponding C calls are `open("/dev/net/tun")` and `ioctl(TUNSETIFF)`.
     init(name: String, in namespace: TestNamespace) throws {
         precondition(name.utf8.count < 16, "interface names have at most 15 bytes")
         self.name = name
-        let namespacePath = "/run/netns/\(namespace.name)"
-        let outcome = Mutex<Result<Int32, HarnessError>>(.failure(HarnessError("the tun thread did not run")))
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            defer { done.signal() }
-            outcome.withLock { $0 = Self.openInNamespace(namespacePath, name: name) }
-        }
-        thread.start()
-        done.wait()
-        descriptor = try outcome.withLock { try $0.get() }
+        descriptor = try namespace.runInside { Self.attach(name) }
     }
 
     deinit {
@@ -70,18 +52,10 @@ final class TunAttachment {
         descriptor = -1
     }
 
-    /// Runs on a thread of its own, which it leaves in the namespace (and which then ends).
-    private static func openInNamespace(_ namespacePath: String, name: String) -> Result<Int32, HarnessError> {
-        func failure(_ call: String) -> Result<Int32, HarnessError> {
-            .failure(HarnessError("Failed to \(call): \(String(cString: strerror(errno)))"))
-        }
-        let namespaceDescriptor = open(namespacePath, O_RDONLY | O_CLOEXEC)
-        guard namespaceDescriptor >= 0 else { return failure("open \(namespacePath)") }
-        defer { _ = Glibc.close(namespaceDescriptor) }
-        guard let setNamespace else { return .failure(HarnessError("libc has no setns")) }
-        guard setNamespace(namespaceDescriptor, cloneNewNetwork) == 0 else { return failure("setns(\(namespacePath), CLONE_NEWNET)") }
+    /// Opens `/dev/net/tun` and attaches to `name` (in the calling thread's namespace).
+    private static func attach(_ name: String) -> Result<Int32, HarnessError> {
         let tun = open("/dev/net/tun", O_RDWR | O_CLOEXEC)
-        guard tun >= 0 else { return failure("open /dev/net/tun") }
+        guard tun >= 0 else { return .failure(.lastError("open /dev/net/tun")) }
         var request = [UInt8](repeating: 0, count: interfaceRequestSize)
         for (offset, byte) in name.utf8.enumerated() { request[offset] = byte }
         let result = request.withUnsafeMutableBytes { bytes in
@@ -89,9 +63,9 @@ final class TunAttachment {
             return ioctl(tun, tunSetInterface, bytes.baseAddress!)
         }
         guard result == 0 else {
-            let failed = failure("attach to \(name) (ioctl TUNSETIFF)")
+            let failed = HarnessError.lastError("attach to \(name) (ioctl TUNSETIFF)")
             _ = Glibc.close(tun)
-            return failed
+            return .failure(failed)
         }
         return .success(tun)
     }

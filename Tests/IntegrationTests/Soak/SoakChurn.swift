@@ -77,6 +77,12 @@ struct SoakLink {
     var ipv4Gateway: String { "10.\(subnet).0.1" }
     /// The primary IPv6 address.
     var ipv6Address: String { "2001:db8:\(subnet)::2/64" }
+    /// The /48 around the link's IPv6 addresses, for source-specific routes and rules.
+    var ipv6SourcePrefix: String { "2001:db8:\(subnet)::/48" }
+    /// A point-to-point IPv4 address: no subnet, the peer on the other end.
+    var pointToPointAddress: String { "10.\(subnet).3.2 peer \(pointToPointPeer)/32" }
+    /// The peer of ``pointToPointAddress``.
+    var pointToPointPeer: String { "10.\(subnet).3.1" }
     /// The IPv6 gateway.
     var ipv6Gateway: String { "2001:db8:\(subnet)::1" }
 
@@ -97,10 +103,11 @@ struct SoakLink {
     }
 }
 
-/// The soak's random churn (issue 6): bursts of route, address, link and rule changes over the
-/// three `SoakLink`s, drawn from a seeded generator. Everything it can produce is decidable by
-/// `ReachabilityOracle`: the links are veth pairs (Ethernet, not ignored by name), and metrics
-/// never tie.
+/// The soak's random churn (issue 6, widened by issue 11): bursts of route, address, link and
+/// rule changes over the three `SoakLink`s — with source hints, a global address on `lo`, IPv6
+/// source-specific routes and rules, and point-to-point addresses — drawn from a seeded
+/// generator. Everything it can produce is decidable by `ReachabilityOracle`: the links are veth
+/// pairs (Ethernet, not ignored by name), and metrics never tie.
 ///
 /// It remembers only which link it deleted and which bulk routes it added; the kernel's state
 /// (routes flushed when a link goes down or loses its last address, IPv6 addresses flushed at
@@ -113,6 +120,10 @@ struct SoakChurn {
     static let ipv6Default = "::/0"
     /// The policy table the rules point to.
     static let policyTable = "100"
+    /// The global IPv4 address on `lo` (a /32, as unnumbered and BGP hosts have) when added.
+    static let loopbackIPv4 = "192.0.2.77/32"
+    /// The global IPv6 address on `lo` when added.
+    static let loopbackIPv6 = "2001:db8:ee::77/128"
 
     private var generator: SeededGenerator
     private var deletedLinks: Set<String> = []
@@ -157,7 +168,7 @@ struct SoakChurn {
         // (the rule to table 100, routes blocking the probe: each blocks a family on every link),
         // so that most checks find something reachable.
         let harmful = generator.chance(35)
-        switch generator.number(below: 100) {
+        switch generator.number(below: 112) {
         case 0..<22:  // a default route in main, sometimes onlink (possible without an address)
             return ([link.defaultRoute(family: family, rank: rank, onlink: generator.chance(20))], false)
         case 22..<32:
@@ -196,8 +207,27 @@ struct SoakChurn {
                 "address add \(link.ipv4Address) dev \(link.name)", "address add \(link.addresses(family: 6)[0]) dev \(link.name)",
                 link.defaultRoute(family: 4, rank: rank), link.defaultRoute(family: 6, rank: rank),
             ], false)
-        default:  // 12 % more default routes: without them nothing is reachable
+        case 88..<100:  // more default routes: without them nothing is reachable
             return ([link.defaultRoute(family: family, rank: rank)], false)
+        case 100..<103:  // a source hint: on lo, the link's own primary address, another link's
+            let source = generator.pick(family == 4
+                ? [Self.loopbackIPv4, link.ipv4Address, generator.pick(SoakLink.all).ipv4Address]
+                : [Self.loopbackIPv6, link.ipv6Address, generator.pick(SoakLink.all).ipv6Address])
+            let address = source.split(separator: "/").first.map(String.init) ?? source
+            return ([link.defaultRoute(family: family, rank: rank) + " src \(address)"], false)
+        case 103..<105:  // the global address on lo that unnumbered links send from
+            let address = family == 4 ? Self.loopbackIPv4 : Self.loopbackIPv6
+            return (["address \(harmful ? "del" : "add") \(address) dev lo"], false)
+        case 105..<108:  // an IPv6 default route only for sources in the link's /48
+            let route = "route \(harmful ? "del" : "replace") \(Self.ipv6Default) from \(link.ipv6SourcePrefix)"
+            return ([harmful ? route + " dev \(link.name)" : route + " via \(link.ipv6Gateway) dev \(link.name) metric \(100 * rank + link.position)"], false)
+        case 108..<110:  // an IPv6 rule sending the link's /48 sources to table 100
+            return ([harmful ? "rule del pref 900" : "rule add pref 900 from \(link.ipv6SourcePrefix) lookup \(Self.policyTable)"], true)
+        default:  // a point-to-point address (a peer, no subnet) and a default route via the peer
+            return harmful ? (["address del \(link.pointToPointAddress) dev \(link.name)"], false) : ([
+                "address add \(link.pointToPointAddress) dev \(link.name)",
+                "route replace \(Self.ipv4Default) via \(link.pointToPointPeer) dev \(link.name) metric \(100 * rank + link.position)",
+            ], false)
         }
     }
 

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemSupport
+
+/// Asks the kernel which source address an application's connection to a destination would
+/// get: a UDP socket is connected to the destination and `getsockname` reads the address the
+/// kernel chose (its own source selection: route `src` hints, policy rules, IPv6 source-specific
+/// routes, addresses on other links). Connecting a UDP socket sends no packet.
+///
+/// The corresponding C functions are `socket`, `connect`, `getsockname` and `close`.
+public enum SourceAddressQuery {
+    /// The port connected to. UDP sends nothing on `connect`; the port only makes the flow one
+    /// an application could open (HTTPS over QUIC).
+    static let port: UInt16 = 443
+
+    /// The source address the kernel selects toward `destination`.
+    ///
+    /// - Parameters:
+    ///   - destination: 4 or 16 address bytes.
+    ///   - family: `AF_INET` or `AF_INET6` as netlink's one-byte family.
+    /// - Returns: the source address bytes (all zero when IPv4 found no address to use), or
+    ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
+    ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
+    ///   no source address, `EAFNOSUPPORT` when the family is disabled).
+    public static func source(toward destination: [UInt8], family: UInt8) -> Result<[UInt8], SystemError> {
+        Result { () throws(SystemError) -> [UInt8] in
+            let descriptor = try valueOrErrno("open UDP socket") {
+                socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            }
+            defer { _ = close(descriptor) }
+            var address = socketAddress(destination, family: family)
+            _ = try address.withSocketAddress { pointer, length throws(SystemError) in
+                try valueOrErrno("connect UDP socket to \(IPAddressBytes.format(destination, family: family))") { connect(descriptor, pointer, length) }
+            }
+            var local = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            _ = try withUnsafeMutablePointer(to: &local) { storage throws(SystemError) in
+                try storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer throws(SystemError) in
+                    try valueOrErrno("read the UDP socket's source address") { getsockname(descriptor, pointer, &length) }
+                }
+            }
+            return addressBytes(of: local, family: family)
+        }
+    }
+
+    /// A `sockaddr_in` or `sockaddr_in6` for `address` and ``port``.
+    private static func socketAddress(_ address: [UInt8], family: UInt8) -> sockaddr_storage {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { raw in
+            if family == IPAddressBytes.ipv4Family {
+                var ipv4 = sockaddr_in()
+                ipv4.sin_family = sa_family_t(AF_INET)
+                ipv4.sin_port = port.bigEndian
+                withUnsafeMutableBytes(of: &ipv4.sin_addr) { $0.copyBytes(from: address) }
+                withUnsafeBytes(of: ipv4) { raw.copyMemory(from: $0) }
+            } else {
+                var ipv6 = sockaddr_in6()
+                ipv6.sin6_family = sa_family_t(AF_INET6)
+                ipv6.sin6_port = port.bigEndian
+                withUnsafeMutableBytes(of: &ipv6.sin6_addr) { $0.copyBytes(from: address) }
+                withUnsafeBytes(of: ipv6) { raw.copyMemory(from: $0) }
+            }
+        }
+        return storage
+    }
+
+    /// The address bytes of a `sockaddr_in` / `sockaddr_in6` held in `storage`.
+    private static func addressBytes(of storage: sockaddr_storage, family: UInt8) -> [UInt8] {
+        withUnsafeBytes(of: storage) { raw in
+            if family == IPAddressBytes.ipv4Family {
+                let ipv4 = raw.load(as: sockaddr_in.self)
+                return withUnsafeBytes(of: ipv4.sin_addr) { Array($0) }
+            }
+            let ipv6 = raw.load(as: sockaddr_in6.self)
+            return withUnsafeBytes(of: ipv6.sin6_addr) { Array($0) }
+        }
+    }
+}
+
+extension sockaddr_storage {
+    /// Calls `body` with the storage as a `sockaddr` pointer and the length of its family's structure.
+    fileprivate mutating func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> Result) throws(SystemError) -> Result {
+        let length = socklen_t(ss_family == sa_family_t(AF_INET) ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+        return try withUnsafePointer(to: &self) { storage throws(SystemError) in
+            try storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer throws(SystemError) in try body(pointer, length) }
+        }
+    }
+}
