@@ -25,6 +25,8 @@ enum LinuxNetlink {
     static let getRoute = UInt16(RTM_GETROUTE)
     static let newRule = UInt16(RTM_NEWRULE)
     static let deleteRule = UInt16(RTM_DELRULE)
+    static let newNexthop = UInt16(RTM_NEWNEXTHOP)
+    static let deleteNexthop = UInt16(RTM_DELNEXTHOP)
 
     // Route lookup flags (rtm_flags).
     static let fibMatch = UInt32(RTM_F_FIB_MATCH)
@@ -73,4 +75,6 @@ enum LinuxNetlink {
     static let ipv6RouteGroup = UInt32(RTNLGRP_IPV6_ROUTE.rawValue)
     static let ipv4RuleGroup = UInt32(RTNLGRP_IPV4_RULE.rawValue)
     static let ipv6RuleGroup = UInt32(RTNLGRP_IPV6_RULE.rawValue)
+    /// Beyond the 32 groups of the bind-time bitmask: joined with `NETLINK_ADD_MEMBERSHIP`.
+    static let nexthopGroup = UInt32(RTNLGRP_NEXTHOP.rawValue)
 }

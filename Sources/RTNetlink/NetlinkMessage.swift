@@ -87,6 +87,10 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     case deleteRoute(RouteMessage)
     /// `RTM_NEWRULE` or `RTM_DELRULE` (the rule itself is not needed: the kernel is asked again).
     case ruleChanged
+    /// `RTM_NEWNEXTHOP` or `RTM_DELNEXTHOP`: a nexthop object (`ip nexthop`) changed. Routes
+    /// that use it change without a route message of their own (its deletion removes them;
+    /// with `nexthop_compat_mode=0` a replacement moves them silently), so the kernel is asked again.
+    case nexthopChanged
     /// `NLMSG_DONE`: the end of a dump.
     case done
     /// `NLMSG_ERROR`: 0 for an acknowledgement, else a positive errno.
@@ -192,6 +196,7 @@ public enum NetlinkParser {
         case LinuxNetlink.newRoute: return .newRoute(try parseRoute(type: type, body: body))
         case LinuxNetlink.deleteRoute: return .deleteRoute(try parseRoute(type: type, body: body))
         case LinuxNetlink.newRule, LinuxNetlink.deleteRule: return .ruleChanged
+        case LinuxNetlink.newNexthop, LinuxNetlink.deleteNexthop: return .nexthopChanged
         case LinuxNetlink.done: return .done
         case LinuxNetlink.overrun: return .overrun
         case LinuxNetlink.error:

@@ -26,6 +26,8 @@ public struct NetlinkSocket: Sendable {
         case ipv4Rule
         /// IPv6 policy rules.
         case ipv6Rule
+        /// Nexthop objects (`RTNLGRP_NEXTHOP`).
+        case nexthop
 
         var number: UInt32 {
             switch self {
@@ -36,6 +38,7 @@ public struct NetlinkSocket: Sendable {
             case .ipv6Route: LinuxNetlink.ipv6RouteGroup
             case .ipv4Rule: LinuxNetlink.ipv4RuleGroup
             case .ipv6Rule: LinuxNetlink.ipv6RuleGroup
+            case .nexthop: LinuxNetlink.nexthopGroup
             }
         }
     }

@@ -253,7 +253,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             switch message.payload {
             case .newRoute(let route), .deleteRoute(let route):
                 if Self.concernsProbes(route) { relevant = true } else { routing = true }
-            case .ruleChanged: relevant = true
+            case .ruleChanged, .nexthopChanged: relevant = true
             default: break
             }
         }

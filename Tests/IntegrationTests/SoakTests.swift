@@ -27,6 +27,11 @@ final class SoakTests: DaemonTestCase {
         let batchFile = try XCTUnwrap(directory).file("churn.batch")
         var runner = BatchRunner(namespace: netns, file: batchFile)
         try ChurnBurst.configureLinks(in: netns)
+        // Nexthop objects in both of the kernel's modes, by the seed: with compatibility
+        // (route messages for the routes a nexthop change moves) or without, as FRR sets it
+        let nexthopCompatibility = seed.isMultiple(of: 2) ? "1" : "0"
+        try netns.sysctl("net.ipv4.nexthop_compat_mode", nexthopCompatibility)
+        print("FIGURE: soak: net.ipv4.nexthop_compat_mode=\(nexthopCompatibility)")
         for link in SoakLink.all {
             try netns.setIPv6(enabled: true, on: link.name)
             try netns.setIPv6(enabled: true, on: link.peer)

@@ -102,6 +102,21 @@ final class NetlinkParserControlTests: XCTestCase {
         }
     }
 
+    func testThatNexthopChangesAreReportedWithoutTheNexthop() throws {
+        let rows: [(name: String, datagram: [UInt8], line: UInt)] = [
+            ("RTM_NEWNEXTHOP", Fixture.nexthopAdded, #line),
+            ("RTM_DELNEXTHOP", Fixture.nexthopRemoved, #line),
+            ("RTM_DELNEXTHOP without a body", Wire.message(type: ABI.MessageType.deleteNexthop, body: []), #line),
+        ]
+        for row in rows {
+            // Given, When
+            let payload = try parseSingleMessage(row.datagram, line: row.line).payload
+
+            // Then
+            XCTAssertEqual(payload, .nexthopChanged, row.name, line: row.line)
+        }
+    }
+
     func testThatOverrunIsReported() throws {
         // Given
         let datagram = Wire.message(type: ABI.MessageType.overrun, body: [])

@@ -63,7 +63,7 @@ final class NetlinkSocketFilterTests: XCTestCase {
     }
 
     func testThatEverythingElseIsKept() {
-        // Links, addresses, rules, errors: never filtered
+        // Links, addresses, rules, nexthop objects, errors: never filtered
         XCTAssertTrue(keeps(Fixture.ipv4DefaultRoute))
         for (name, datagram) in Fixture.all
         where ![ABI.MessageType.newRoute, ABI.MessageType.deleteRoute].contains(Wire.readU16(datagram, at: 4)) {

@@ -105,8 +105,8 @@ struct SoakLink {
 
 /// The soak's random churn (issue 6, widened by issue 11): bursts of route, address, link and
 /// rule changes over the three `SoakLink`s — with source hints, a global address on `lo`, IPv6
-/// source-specific routes and rules, and point-to-point addresses — drawn from a seeded
-/// generator. Everything it can produce is decidable by `ReachabilityOracle`: the links are veth
+/// source-specific routes and rules, point-to-point addresses and nexthop objects — drawn from
+/// a seeded generator. Everything it can produce is decidable by `ReachabilityOracle`: the links are veth
 /// pairs (Ethernet, not ignored by name), and metrics never tie.
 ///
 /// It remembers only which link it deleted and which bulk routes it added; the kernel's state
@@ -168,7 +168,7 @@ struct SoakChurn {
         // (the rule to table 100, routes blocking the probe: each blocks a family on every link),
         // so that most checks find something reachable.
         let harmful = generator.chance(35)
-        switch generator.number(below: 112) {
+        switch generator.number(below: 118) {
         case 0..<22:  // a default route in main, sometimes onlink (possible without an address)
             return ([link.defaultRoute(family: family, rank: rank, onlink: generator.chance(20))], false)
         case 22..<32:
@@ -223,11 +223,30 @@ struct SoakChurn {
             return ([harmful ? route + " dev \(link.name)" : route + " via \(link.ipv6Gateway) dev \(link.name) metric \(100 * rank + link.position)"], false)
         case 108..<110:  // an IPv6 rule sending the link's /48 sources to table 100
             return ([harmful ? "rule del pref 900" : "rule add pref 900 from \(link.ipv6SourcePrefix) lookup \(Self.policyTable)"], true)
+        case 112..<118:  // nexthop objects: (re)made on a link, a default route through one, deleted
+            return (nexthopOperation(link: link, family: family, rank: rank, harmful: harmful), false)
         default:  // a point-to-point address (a peer, no subnet) and a default route via the peer
             return harmful ? (["address del \(link.pointToPointAddress) dev \(link.name)"], false) : ([
                 "address add \(link.pointToPointAddress) dev \(link.name)",
                 "route replace \(Self.ipv4Default) via \(link.pointToPointPeer) dev \(link.name) metric \(100 * rank + link.position)",
             ], false)
+        }
+    }
+
+    /// A change to the family's nexthop object of a link (id `SUBNET4` or `SUBNET6`, e.g. 774):
+    /// made or replaced through this link's gateway or another's (moving every route that uses
+    /// it, without a route message under `nexthop_compat_mode=0`), a default route through it,
+    /// or its deletion (which removes those routes).
+    private mutating func nexthopOperation(link: SoakLink, family: Int, rank: Int, harmful: Bool) -> [String] {
+        let id = "\(link.subnet)\(family)"
+        if harmful { return ["nexthop del id \(id)"] }
+        let through = generator.chance(70) ? link : generator.pick(SoakLink.all)
+        let gateway = family == 4 ? through.ipv4Gateway : through.ipv6Gateway
+        let prefix = family == 4 ? Self.ipv4Default : Self.ipv6Default
+        switch generator.number(below: 3) {
+        case 0: return ["nexthop replace id \(id) via \(gateway) dev \(through.name)"]
+        case 1: return ["route replace \(prefix) nhid \(id) metric \(100 * rank + link.position)"]
+        default: return ["nexthop replace id \(id) via \(gateway) dev \(through.name)", "route replace \(prefix) nhid \(id) metric \(100 * rank + link.position)"]
         }
     }
 

@@ -127,6 +127,18 @@ enum Fixture {
     /// `RTM_DELRULE`, same body.
     static let ruleRemoved = Wire.message(type: ABI.MessageType.deleteRule, body: ruleBody)
 
+    /// `RTM_NEWNEXTHOP` as `ip nexthop add id 1 via 10.77.0.1 dev ra0` makes it: `struct nhmsg`
+    /// (family, scope, protocol, resvd, flags) + `NHA_ID` + `NHA_GATEWAY` + `NHA_OIF`; the
+    /// parser does not look inside.
+    static let nexthopAdded = Wire.message(
+        type: ABI.MessageType.newNexthop,
+        body: [ABI.Family.ipv4, 0, 4, 0] + Wire.u32(0)
+            + Wire.attribute(1, Wire.u32(1)) + Wire.attribute(6, [10, 77, 0, 1]) + Wire.attribute(5, Wire.u32(3))
+    )
+
+    /// `RTM_DELNEXTHOP` for the same object.
+    static let nexthopRemoved = Wire.message(type: ABI.MessageType.deleteNexthop, body: [ABI.Family.ipv4, 0, 4, 0] + Wire.u32(0) + Wire.attribute(1, Wire.u32(1)))
+
     /// `NLMSG_DONE` closing dump 42.
     static let dumpDone = Wire.message(
         type: ABI.MessageType.done, flags: ABI.HeaderFlag.multipart, sequence: 42, portID: 0, body: Wire.i32(0)
@@ -161,7 +173,8 @@ enum Fixture {
         ("eth0Link", eth0Link), ("ppp0Address", ppp0Address), ("wg0Removed", wg0Removed),
         ("tentativeIPv6Address", tentativeIPv6Address), ("ipv4DefaultRoute", ipv4DefaultRoute),
         ("ipv6LookupAnswer", ipv6LookupAnswer), ("unreachableLookupAnswer", unreachableLookupAnswer),
-        ("ruleAdded", ruleAdded), ("ruleRemoved", ruleRemoved), ("dumpDone", dumpDone),
+        ("ruleAdded", ruleAdded), ("ruleRemoved", ruleRemoved), ("nexthopAdded", nexthopAdded), ("nexthopRemoved", nexthopRemoved),
+        ("dumpDone", dumpDone),
         ("acknowledgement", acknowledgement), ("networkUnreachable", networkUnreachable),
         ("linkDumpDatagram", linkDumpDatagram),
     ]

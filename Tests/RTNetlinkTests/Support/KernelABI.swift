@@ -23,6 +23,8 @@ enum ABI {
         static let newNeighbour: UInt16 = 28  // RTM_NEWNEIGH
         static let newRule: UInt16 = 32  // RTM_NEWRULE
         static let deleteRule: UInt16 = 33  // RTM_DELRULE
+        static let newNexthop: UInt16 = 104  // RTM_NEWNEXTHOP
+        static let deleteNexthop: UInt16 = 105  // RTM_DELNEXTHOP
     }
 
     /// `nlmsg_flags` bits.

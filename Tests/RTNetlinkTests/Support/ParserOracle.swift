@@ -91,6 +91,7 @@ enum ParserOracle {
             matches = type == ABI.MessageType.deleteRoute
             if let problem = routeProblem(route) { return problem }
         case .ruleChanged: matches = type == ABI.MessageType.newRule || type == ABI.MessageType.deleteRule
+        case .nexthopChanged: matches = type == ABI.MessageType.newNexthop || type == ABI.MessageType.deleteNexthop
         case .done: matches = type == ABI.MessageType.done
         case .error: matches = type == ABI.MessageType.error
         case .overrun: matches = type == ABI.MessageType.overrun
@@ -152,7 +153,7 @@ enum ParserOracle {
 
     /// Message types that must never come out as `.other`.
     private static let interpretedTypes: Set<UInt16> = attributeTypes.union([
-        ABI.MessageType.newRule, ABI.MessageType.deleteRule, ABI.MessageType.done,
+        ABI.MessageType.newRule, ABI.MessageType.deleteRule, ABI.MessageType.newNexthop, ABI.MessageType.deleteNexthop, ABI.MessageType.done,
         ABI.MessageType.error, ABI.MessageType.overrun,
     ])
 }
