@@ -53,6 +53,9 @@ enum LinuxNetlink {
     static let linkInfoKind = UInt16(IFLA_INFO_KIND)
     static let linkLower = UInt16(IFLA_LINK)
     static let linkMaster = UInt16(IFLA_MASTER)
+    static let linkNamespaceID = UInt16(IFLA_LINK_NETNSID)
+    /// `AF_UNSPEC` as the one-byte `ifi_family` of link messages that describe the link itself.
+    static let unspecifiedFamily = UInt8(AF_UNSPEC)
 
     // Address attributes.
     static let addressAddress = UInt16(IFA_ADDRESS)

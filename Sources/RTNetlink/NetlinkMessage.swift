@@ -28,6 +28,9 @@ public struct LinkMessage: Sendable, Hashable {
     public var lowerIndex: Int32?
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
     public var masterIndex: Int32?
+    /// `IFLA_LINK_NETNSID` was present: ``lowerIndex`` is an index in another network namespace
+    /// (a container's macvlan, a veth whose peer lives elsewhere), not one of this namespace's links.
+    public var isLowerInOtherNamespace = false
 }
 
 /// An address (`RTM_NEWADDR` / `RTM_DELADDR`, `struct ifaddrmsg` plus attributes).
@@ -77,6 +80,10 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     case newLink(LinkMessage)
     /// `RTM_DELLINK`.
     case deleteLink(LinkMessage)
+    /// `RTM_NEWLINK` or `RTM_DELLINK` of one protocol family's view of a link (`ifi_family`
+    /// not `AF_UNSPEC`: `AF_BRIDGE` port state, `AF_INET6` link information), never the link
+    /// itself: an `AF_BRIDGE` `RTM_DELLINK` is a port leaving its bridge, not a deletion.
+    case linkFamilyInformation
     /// `RTM_NEWADDR`.
     case newAddress(AddressMessage)
     /// `RTM_DELADDR`.
@@ -189,8 +196,13 @@ public enum NetlinkParser {
 
     private static func parsePayload(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> RouteNetlinkPayload {
         switch type {
-        case LinuxNetlink.newLink: return .newLink(try parseLink(type: type, body: body))
-        case LinuxNetlink.deleteLink: return .deleteLink(try parseLink(type: type, body: body))
+        case LinuxNetlink.newLink, LinuxNetlink.deleteLink:
+            try requireLength(LinuxNetlink.linkInfoLength, type: type, body: body)
+            // Only AF_UNSPEC messages describe the link; the bridge family's RTM_DELLINK when a
+            // port leaves its bridge does not delete the port.
+            guard body[0] == LinuxNetlink.unspecifiedFamily else { return .linkFamilyInformation }
+            let link = try parseLink(type: type, body: body)
+            return type == LinuxNetlink.newLink ? .newLink(link) : .deleteLink(link)
         case LinuxNetlink.newAddress: return .newAddress(try parseAddress(type: type, body: body))
         case LinuxNetlink.deleteAddress: return .deleteAddress(try parseAddress(type: type, body: body))
         case LinuxNetlink.newRoute: return .newRoute(try parseRoute(type: type, body: body))
@@ -228,6 +240,8 @@ public enum NetlinkParser {
                 link.lowerIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
             case LinuxNetlink.linkMaster:
                 link.masterIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.linkNamespaceID:
+                link.isLowerInOtherNamespace = true
             case LinuxNetlink.linkInfo:
                 try forEachAttribute(in: value, from: 0, messageType: type) { (nested, nestedValue) throws(NetlinkParseError) in
                     if nested == LinuxNetlink.linkInfoKind { link.kind = string(nestedValue) }

@@ -18,8 +18,12 @@ public struct LinkDescription: Sendable, Hashable {
     public var hasWirelessDirectory: Bool
     /// The kernel driver (basename of `/sys/class/net/IF/device/driver`), e.g. "qmi_wwan".
     public var driver: String?
-    /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device).
+    /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device),
+    /// when that link is in this network namespace.
     public var lowerIndex: Int32?
+    /// The link this one is stacked on is in another network namespace (`IFLA_LINK_NETNSID`):
+    /// a container's macvlan or ipvlan, whose parent is the host's. Nothing is known of it here.
+    public var isLowerInOtherNamespace: Bool
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
     public var masterIndex: Int32?
     /// Administratively up (`IFF_UP`).
@@ -32,7 +36,7 @@ public struct LinkDescription: Sendable, Hashable {
     /// Creates a link description.
     public init(index: Int32, name: String, kind: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
                 deviceType: String? = nil, hasWirelessDirectory: Bool = false, driver: String? = nil,
-                lowerIndex: Int32? = nil, masterIndex: Int32? = nil,
+                lowerIndex: Int32? = nil, isLowerInOtherNamespace: Bool = false, masterIndex: Int32? = nil,
                 isUp: Bool = true, hasCarrier: Bool = true, isLoopback: Bool = false) {
         self.index = index
         self.name = name
@@ -42,6 +46,7 @@ public struct LinkDescription: Sendable, Hashable {
         self.hasWirelessDirectory = hasWirelessDirectory
         self.driver = driver
         self.lowerIndex = lowerIndex
+        self.isLowerInOtherNamespace = isLowerInOtherNamespace
         self.masterIndex = masterIndex
         self.isUp = isUp
         self.hasCarrier = hasCarrier
@@ -94,7 +99,8 @@ public struct TransportVerdict: Sendable, Hashable {
 /// 1. a `Transport=` override from the configuration;
 /// 2. the rtnetlink kind: tunnel kinds (wireguard, tun, tap, ppp, ipip, sit, gre, vti...) are
 ///    `vpn`; stacking kinds (vlan, macvlan, ipvlan on their parent; bridge and bond through
-///    their ports) resolve to the medium beneath;
+///    their ports) resolve to the medium beneath; a parent in another network namespace is
+///    unknown here, so such a link is judged by the checks below, as a link of its own;
 /// 3. the hardware type: PPP and IP tunnels are `vpn`, 802.11 is `wifi`, loopback `other`;
 /// 4. uevent `DEVTYPE`: `wlan` → wifi, `wwan` → wwan, `vlan`/`bridge`/`bond` → beneath, `gadget` → other;
 /// 5. `wireless` or `phy80211` in sysfs → wifi;
@@ -147,35 +153,43 @@ public enum TransportClassifier {
             }
             return nil
         }
+        /// What the link's own hardware, sysfs entries and name say.
+        func ownEvidence() -> TransportVerdict {
+            if tunnelHardwareTypes.contains(link.hardwareType) { return TransportVerdict(.vpn, "tunnel hardware type \(link.hardwareType)") }
+            if link.hardwareType == HardwareType.ieee80211 || link.hardwareType == HardwareType.ieee80211Radiotap {
+                return TransportVerdict(.wifi, "802.11 hardware type")
+            }
+            if link.isLoopback || link.hardwareType == HardwareType.loopback { return TransportVerdict(.other, "loopback") }
+            switch link.deviceType {
+            case "wlan": return TransportVerdict(.wifi, "DEVTYPE=wlan")
+            case "wwan": return TransportVerdict(.wwan, "DEVTYPE=wwan")
+            case "vlan", "bridge", "bond":
+                return beneath("DEVTYPE=\(link.deviceType!)") ?? TransportVerdict(.other, "DEVTYPE=\(link.deviceType!) with no physical link beneath")
+            case "gadget": return TransportVerdict(.other, "DEVTYPE=gadget (USB gadget)")
+            default: break
+            }
+            if link.hasWirelessDirectory { return TransportVerdict(.wifi, "wireless/phy80211 in sysfs") }
+            if let driver = link.driver, wwanDrivers.contains(driver) { return TransportVerdict(.wwan, "WWAN driver \(driver)") }
+            if let pattern = wwanNamePatterns.first(where: { Glob.matches($0, link.name) }) {
+                return TransportVerdict(.wwan, "WWAN interface name \(pattern)")
+            }
+            if link.hardwareType == HardwareType.rawIP { return TransportVerdict(.wwan, "raw-IP hardware type (cellular modem)") }
+            if link.hardwareType == HardwareType.ethernet {
+                return TransportVerdict(.ethernet, link.deviceType.map { "ARPHRD_ETHER with DEVTYPE=\($0)" } ?? "ARPHRD_ETHER")
+            }
+            return TransportVerdict(.other, "hardware type \(link.hardwareType)")
+        }
         if let kind = link.kind {
             if tunnelKinds.contains(kind) { return TransportVerdict(.vpn, "link kind \(kind)") }
+            if link.isLowerInOtherNamespace && parentStackedKinds.contains(kind) {
+                let verdict = ownEvidence()
+                return TransportVerdict(verdict.transport, "\(kind) whose parent is in another network namespace: \(verdict.reason)")
+            }
             if parentStackedKinds.contains(kind) || portAggregatingKinds.contains(kind) {
                 return beneath(kind) ?? TransportVerdict(.other, "\(kind) with no physical link beneath")
             }
         }
-        if tunnelHardwareTypes.contains(link.hardwareType) { return TransportVerdict(.vpn, "tunnel hardware type \(link.hardwareType)") }
-        if link.hardwareType == HardwareType.ieee80211 || link.hardwareType == HardwareType.ieee80211Radiotap {
-            return TransportVerdict(.wifi, "802.11 hardware type")
-        }
-        if link.isLoopback || link.hardwareType == HardwareType.loopback { return TransportVerdict(.other, "loopback") }
-        switch link.deviceType {
-        case "wlan": return TransportVerdict(.wifi, "DEVTYPE=wlan")
-        case "wwan": return TransportVerdict(.wwan, "DEVTYPE=wwan")
-        case "vlan", "bridge", "bond":
-            return beneath("DEVTYPE=\(link.deviceType!)") ?? TransportVerdict(.other, "DEVTYPE=\(link.deviceType!) with no physical link beneath")
-        case "gadget": return TransportVerdict(.other, "DEVTYPE=gadget (USB gadget)")
-        default: break
-        }
-        if link.hasWirelessDirectory { return TransportVerdict(.wifi, "wireless/phy80211 in sysfs") }
-        if let driver = link.driver, wwanDrivers.contains(driver) { return TransportVerdict(.wwan, "WWAN driver \(driver)") }
-        if let pattern = wwanNamePatterns.first(where: { Glob.matches($0, link.name) }) {
-            return TransportVerdict(.wwan, "WWAN interface name \(pattern)")
-        }
-        if link.hardwareType == HardwareType.rawIP { return TransportVerdict(.wwan, "raw-IP hardware type (cellular modem)") }
-        if link.hardwareType == HardwareType.ethernet {
-            return TransportVerdict(.ethernet, link.deviceType.map { "ARPHRD_ETHER with DEVTYPE=\($0)" } ?? "ARPHRD_ETHER")
-        }
-        return TransportVerdict(.other, "hardware type \(link.hardwareType)")
+        return ownEvidence()
     }
 
     /// The physical transport beneath a tunnel, when it can be determined: the link the tunnel is

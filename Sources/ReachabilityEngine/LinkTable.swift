@@ -54,7 +54,9 @@ struct LinkTable: Equatable {
                 deviceType: attributes.deviceType,
                 hasWirelessDirectory: attributes.hasWirelessDirectory,
                 driver: attributes.driver,
-                lowerIndex: link.lowerIndex,
+                // An index in another namespace may be any local link's index too.
+                lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex,
+                isLowerInOtherNamespace: link.isLowerInOtherNamespace,
                 masterIndex: link.masterIndex,
                 isUp: link.flags & LinkFlag.up != 0,
                 hasCarrier: link.flags & LinkFlag.lowerUp != 0,

@@ -264,6 +264,62 @@ final class ClassificationTests: DaemonTestCase {
         tun.close()
     }
 
+    // MARK: Messages of other families, links of other namespaces
+
+    func testAPortLeavingItsBridgeKeepsItsAddresses() throws {
+        // Given ra0 with its address carries the default route
+        try startDaemon()
+        try configureIPv4Link()
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "ra0", "metric", "100")
+        try waitForStatus(.reachableViaEthernet)
+        try netns.ip("link", "add", "lan0", "type", "bridge")
+        try netns.setIPv6(enabled: false, on: "lan0")
+
+        // When ra0 joins a bridge and leaves it (the bridge family's RTM_DELLINK: not a deletion)
+        try netns.ip("link", "set", "ra0", "master", "lan0")
+        try netns.ip("link", "set", "ra0", "nomaster")
+        // and a second default route, a fence the daemon reads after those messages, takes over
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "ra0", "metric", "50")
+
+        // Then ra0 still has its address and the status never wavered
+        let properties = try waitForProperties("Reason naming metric 50") { $0.string(.reason)?.contains("metric 50") == true }
+        XCTAssertEqual(properties.status, ReachabilityStatus.reachableViaEthernet.rawValue, properties.string(.reason) ?? "")
+        XCTAssertEqual(properties.string(.interface), "ra0")
+        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaEthernet.rawValue])
+        XCTAssertTrue(try busctl.explain().contains("10.77.0.2/24"), "Explain still lists ra0's address")
+    }
+
+    func testAMacvlanWhoseParentIsInAnotherNamespaceIsNotClassifiedFromALocalLink() throws {
+        // Given a macvlan made in another namespace on its link pv0, moved here (as a container
+        // gets one): IFLA_LINK is pv0's index there. The local link with that index looks like WiFi.
+        let host = try TestNamespace()
+        try host.ip("link", "add", "pv0", "type", "veth", "peer", "name", "pv1")
+        try host.ip("link", "set", "pv1", "up")
+        try host.ip("link", "set", "pv0", "up")
+        let parentIndex = try XCTUnwrap(try host.ip("-o", "link", "show", "pv0").split(separator: ":").first.map(String.init))
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        let sameIndex = try netns.ip("-o", "link", "show").split(separator: "\n")
+            .first { $0.split(separator: ":").first.map(String.init) == parentIndex }
+            .flatMap { $0.split(separator: ":").dropFirst().first?.trimmingCharacters(in: .whitespaces).split(separator: "@").first.map(String.init) }
+        if let sameIndex { try sysfs.markWireless(sameIndex) }
+        try host.ip("link", "add", "mv0", "link", "pv0", "type", "macvlan", "mode", "bridge")
+        try host.ip("link", "set", "mv0", "netns", netns.name)
+        try netns.setIPv6(enabled: false, on: "mv0")
+        try startDaemon(sysfsRoot: sysfs.root)
+
+        // When the macvlan carries the default route
+        try netns.ip("link", "set", "mv0", "up")
+        try netns.waitForCarrier("mv0")
+        try netns.ip("addr", "add", "10.79.0.2/24", "dev", "mv0")
+        try netns.ip("route", "add", "default", "via", "10.79.0.1", "dev", "mv0")
+
+        // Then it is judged by its own evidence, not by local link \(parentIndex)
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.string(.interface), "mv0")
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("macvlan whose parent is in another network namespace"), "local link with the parent's index: \(sameIndex ?? "none")\n\(explain)")
+    }
+
     // MARK: Helpers
 
     /// A bridge named like a container network, whose only port is a container veth, carrying

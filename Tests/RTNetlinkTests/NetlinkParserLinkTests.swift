@@ -48,7 +48,7 @@ final class NetlinkParserLinkTests: XCTestCase {
             // Given: ifi_change differs from ifi_flags, so reading the wrong word shows
             let datagram = Wire.message(
                 type: ABI.MessageType.newLink,
-                body: Wire.linkInfo(family: ABI.Family.ipv6, hardwareType: row.hardwareType, index: row.index, flags: row.flags, change: 0x5a5a_5a5a)
+                body: Wire.linkInfo(hardwareType: row.hardwareType, index: row.index, flags: row.flags, change: 0x5a5a_5a5a)
             )
 
             // When
@@ -59,6 +59,61 @@ final class NetlinkParserLinkTests: XCTestCase {
                 link, LinkFields(index: row.index, hardwareType: row.hardwareType, flags: row.flags, name: nil, kind: nil),
                 line: row.line
             )
+        }
+    }
+
+    func testThatOnlyUnspecifiedFamilyMessagesDescribeTheLink() throws {
+        let rows: [(name: String, type: UInt16, family: UInt8, isLink: Bool, line: UInt)] = [
+            ("RTM_NEWLINK AF_UNSPEC: the link", ABI.MessageType.newLink, ABI.Family.unspecified, true, #line),
+            ("RTM_DELLINK AF_UNSPEC: the link is gone", ABI.MessageType.deleteLink, ABI.Family.unspecified, true, #line),
+            // `ip link set eth0 nomaster`: the port leaves its bridge, eth0 stays
+            ("RTM_DELLINK AF_BRIDGE: a port left its bridge", ABI.MessageType.deleteLink, ABI.Family.bridge, false, #line),
+            ("RTM_NEWLINK AF_BRIDGE: a port's bridge state", ABI.MessageType.newLink, ABI.Family.bridge, false, #line),
+            // IPv6's per-link information (after a router advertisement, addrgenmode)
+            ("RTM_NEWLINK AF_INET6: IPv6 link information", ABI.MessageType.newLink, ABI.Family.ipv6, false, #line),
+        ]
+        for row in rows {
+            // Given
+            let datagram = Wire.message(
+                type: row.type,
+                body: Wire.linkInfo(family: row.family, hardwareType: ABI.HardwareType.ether, index: 2, flags: ABI.LinkFlag.up)
+                    + Wire.attribute(ABI.LinkAttribute.name, Wire.cString("eth0"))
+            )
+
+            // When
+            let payload = try parseSingleMessage(datagram, line: row.line).payload
+
+            // Then
+            XCTAssertEqual(payload.link != nil, row.isLink, row.name, line: row.line)
+            if !row.isLink { XCTAssertEqual(payload, .linkFamilyInformation, row.name, line: row.line) }
+        }
+    }
+
+    func testThatALowerLinkInAnotherNamespaceIsMarked() throws {
+        let rows: [(name: String, attributes: [UInt8], lowerIndex: Int32?, isElsewhere: Bool, line: UInt)] = [
+            ("IFLA_LINK alone: a local parent", Wire.attribute(ABI.LinkAttribute.lower, Wire.u32(2)), 2, false, #line),
+            ("IFLA_LINK with IFLA_LINK_NETNSID: the parent is elsewhere",
+             Wire.attribute(ABI.LinkAttribute.lower, Wire.u32(2)) + Wire.attribute(ABI.LinkAttribute.linkNamespaceID, Wire.u32(0)), 2, true, #line),
+            ("IFLA_LINK_NETNSID first", Wire.attribute(ABI.LinkAttribute.linkNamespaceID, Wire.u32(3)) + Wire.attribute(ABI.LinkAttribute.lower, Wire.u32(9)), 9, true, #line),
+            ("neither", [], nil, false, #line),
+        ]
+        for row in rows {
+            // Given: a container's macvlan whose parent eth0 stays in the host's namespace
+            let datagram = Wire.message(
+                type: ABI.MessageType.newLink,
+                body: Wire.linkInfo(hardwareType: ABI.HardwareType.ether, index: 5, flags: ABI.LinkFlag.up)
+                    + Wire.attribute(ABI.LinkAttribute.name, Wire.cString("mv0")) + row.attributes
+            )
+
+            // When
+            guard case let .newLink(link) = try parseSingleMessage(datagram, line: row.line).payload else {
+                XCTFail(row.name, line: row.line)
+                continue
+            }
+
+            // Then
+            XCTAssertEqual(link.lowerIndex, row.lowerIndex, row.name, line: row.line)
+            XCTAssertEqual(link.isLowerInOtherNamespace, row.isElsewhere, row.name, line: row.line)
         }
     }
 

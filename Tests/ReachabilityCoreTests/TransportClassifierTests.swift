@@ -104,6 +104,25 @@ final class TransportClassifierTests: XCTestCase {
         XCTAssertEqual(bridge.transport, .wifi, bridge.reason)
     }
 
+    func testThatAParentInAnotherNamespaceIsNotALocalLink() {
+        // Given: a container's macvlan whose parent (index 2 in the host) is elsewhere, while the
+        // container's own index 2 is a wireless link; and an ipvlan whose parent is elsewhere
+        let links: [Int32: LinkDescription] = [
+            2: LinkDescription(index: 2, name: "wlan0", deviceType: "wlan"),
+            5: LinkDescription(index: 5, name: "mv0", kind: "macvlan", isLowerInOtherNamespace: true),
+            6: LinkDescription(index: 6, name: "ipv0", kind: "ipvlan", hardwareType: HardwareType.none, isLowerInOtherNamespace: true),
+        ]
+
+        // When
+        let macvlan = TransportClassifier.classify(5, in: links)
+        let ipvlan = TransportClassifier.classify(6, in: links)
+
+        // Then: judged by its own evidence, never as "with no physical link beneath"
+        XCTAssertEqual(macvlan, TransportVerdict(.ethernet, "macvlan whose parent is in another network namespace: ARPHRD_ETHER"))
+        XCTAssertEqual(ipvlan.transport, .other, ipvlan.reason)
+        XCTAssertTrue(ipvlan.reason.hasPrefix("ipvlan whose parent is in another network namespace"), ipvlan.reason)
+    }
+
     func testThatAStackingLoopDoesNotRecurseForever() {
         // Given: two vlans claiming each other as parent.
         let links: [Int32: LinkDescription] = [

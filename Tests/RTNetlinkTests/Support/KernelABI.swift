@@ -48,6 +48,7 @@ enum ABI {
         static let unspecified: UInt8 = 0  // AF_UNSPEC
         static let ipv4: UInt8 = 2  // AF_INET
         static let ipv6: UInt8 = 10  // AF_INET6
+        static let bridge: UInt8 = 7  // AF_BRIDGE
         static let mpls: UInt8 = 28  // AF_MPLS
     }
 
@@ -74,7 +75,9 @@ enum ABI {
         static let name: UInt16 = 3  // IFLA_IFNAME
         static let mtu: UInt16 = 4  // IFLA_MTU
         static let operationalState: UInt16 = 16  // IFLA_OPERSTATE (u8)
+        static let lower: UInt16 = 5  // IFLA_LINK (u32)
         static let linkInfo: UInt16 = 18  // IFLA_LINKINFO (nested)
+        static let linkNamespaceID: UInt16 = 37  // IFLA_LINK_NETNSID (s32)
         static let infoKind: UInt16 = 1  // IFLA_INFO_KIND, inside IFLA_LINKINFO
         static let infoData: UInt16 = 2  // IFLA_INFO_DATA, inside IFLA_LINKINFO
     }

@@ -78,6 +78,7 @@ enum ParserOracle {
         switch payload {
         case .newLink: matches = type == ABI.MessageType.newLink
         case .deleteLink: matches = type == ABI.MessageType.deleteLink
+        case .linkFamilyInformation: matches = type == ABI.MessageType.newLink || type == ABI.MessageType.deleteLink
         case let .newAddress(address):
             matches = type == ABI.MessageType.newAddress
             if let problem = lengthProblem(address.address, family: address.family, "address") { return problem }
