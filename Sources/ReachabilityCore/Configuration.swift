@@ -16,6 +16,9 @@ public struct InterfaceRule<Value: Sendable & Hashable>: Sendable, Hashable {
 public struct DaemonConfiguration: Sendable, Hashable {
     /// `IgnoreInterfaces=`: globs of interfaces that never make the host reachable.
     public var ignoreInterfaces: [String] = []
+    /// `ContainerInterfaces=`: globs of interfaces taken as containers' and virtual machines'
+    /// when their ports give no evidence either way (a bridge's ports decide first).
+    public var containerInterfaces: [String] = ContainerInterfaces.defaultPatterns
     /// `Transport=GLOB:TRANSPORT`: overrides of the classification; the last match wins.
     public var transportOverrides: [InterfaceRule<Transport>] = []
     /// `Metered=GLOB:BOOL` per interface; the last match wins, before transport rules.
@@ -29,10 +32,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public static let `default` = DaemonConfiguration()
 
     /// Creates a configuration.
-    public init(ignoreInterfaces: [String] = [], transportOverrides: [InterfaceRule<Transport>] = [],
+    public init(ignoreInterfaces: [String] = [], containerInterfaces: [String] = ContainerInterfaces.defaultPatterns,
+                transportOverrides: [InterfaceRule<Transport>] = [],
                 meteredInterfaces: [InterfaceRule<Bool>] = [], meteredTransports: [Transport: Bool] = [:],
                 downDelaySeconds: Double = 0) {
         self.ignoreInterfaces = ignoreInterfaces
+        self.containerInterfaces = containerInterfaces
         self.transportOverrides = transportOverrides
         self.meteredInterfaces = meteredInterfaces
         self.meteredTransports = meteredTransports
@@ -42,6 +47,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// The last `Transport=` rule matching `name`.
     public func transportOverride(forInterface name: String) -> InterfaceRule<Transport>? {
         transportOverrides.last { Glob.matches($0.pattern, name) }
+    }
+
+    /// The first `ContainerInterfaces=` glob matching `name`.
+    public func containerPattern(forInterface name: String) -> String? {
+        containerInterfaces.first { Glob.matches($0, name) }
     }
 
     /// Whether traffic over interface `name` with `transport` is metered: an interface rule,
@@ -55,6 +65,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var summary: String {
         var lines: [String] = []
         if !ignoreInterfaces.isEmpty { lines.append("IgnoreInterfaces=\(ignoreInterfaces.joined(separator: " "))") }
+        lines.append("ContainerInterfaces=\(containerInterfaces.joined(separator: " "))")
         if !transportOverrides.isEmpty {
             lines.append("Transport=" + transportOverrides.map { "\($0.pattern):\($0.value.rawValue)" }.joined(separator: " "))
         }
@@ -133,6 +144,8 @@ public enum ConfigurationParser {
         switch key {
         case "IgnoreInterfaces":
             if words.isEmpty { configuration.ignoreInterfaces = [] } else { configuration.ignoreInterfaces += words }
+        case "ContainerInterfaces":
+            if words.isEmpty { configuration.containerInterfaces = [] } else { configuration.containerInterfaces += words }
         case "Transport":
             if words.isEmpty { configuration.transportOverrides = []; return nil }
             for word in words {

@@ -143,7 +143,7 @@ public enum TransportClassifier {
                 return TransportVerdict(verdict.transport, "\(what) on \(links[lower]!.name): \(verdict.reason)")
             }
             let ports = links.values
-                .filter { $0.masterIndex == index && !visited.contains($0.index) && !ContainerInterfaces.matches($0.name) }
+                .filter { $0.masterIndex == index && !visited.contains($0.index) && configuration.containerPattern(forInterface: $0.name) == nil }
                 .sorted { ($0.hasCarrier ? 0 : 1, $0.index) < ($1.hasCarrier ? 0 : 1, $1.index) }
             let verdicts = ports.map { ($0, classify($0.index, in: links, configuration: configuration, visited: visited)) }
             for preferred in [Transport.ethernet, .wifi, .wwan, .vpn, .other] {
@@ -213,18 +213,39 @@ public enum TransportClassifier {
     public static func physicalLinks(besides index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
         candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
             guard candidate != index, let link = links[candidate], link.isUp, link.hasCarrier, !link.isLoopback,
-                  ignoreReason(for: link, configuration: configuration) == nil else { return nil }
+                  ignoreReason(for: link, in: links, configuration: configuration) == nil else { return nil }
             let verdict = classify(candidate, in: links, configuration: configuration)
             return verdict.transport == .vpn ? nil : (link, verdict)
         }
     }
 
-    /// Why link `link` is ignored (never makes the host reachable by itself), or nil.
-    public static func ignoreReason(for link: LinkDescription, configuration: DaemonConfiguration) -> String? {
+    /// Why link `link` is ignored (never makes the host reachable by itself), or nil. In order:
+    ///
+    /// 1. `IgnoreInterfaces=` matches: ignored, whatever else is true;
+    /// 2. `Transport=` names the link: it counts, whatever the evidence;
+    /// 3. a bridge with ports: ignored when every port is a container's end (a veth or tap with
+    ///    no hardware of its own), counted when any port is something else (an uplink such as
+    ///    OpenStack's `br-ex` or a router's `br-lan` with its physical port);
+    /// 4. `ContainerInterfaces=` matches the name: ignored (docker0 without containers, a
+    ///    container's veth end).
+    ///
+    /// - Parameters:
+    ///   - link: the link.
+    ///   - links: every link, to find a bridge's ports.
+    ///   - configuration: the settings.
+    public static func ignoreReason(for link: LinkDescription, in links: [Int32: LinkDescription], configuration: DaemonConfiguration) -> String? {
         if let pattern = configuration.ignoreInterfaces.first(where: { Glob.matches($0, link.name) }) {
             return "IgnoreInterfaces=\(pattern)"
         }
-        if let pattern = ContainerInterfaces.patterns.first(where: { Glob.matches($0, link.name) }) {
+        if configuration.transportOverride(forInterface: link.name) != nil { return nil }
+        if link.kind == "bridge" || link.deviceType == "bridge" {
+            let ports = links.values.filter { $0.masterIndex == link.index && $0.index != link.index }.sorted { $0.index < $1.index }
+            if !ports.isEmpty {
+                guard ports.allSatisfy(ContainerInterfaces.isContainerEnd) else { return nil }
+                return "container bridge (its ports \(ports.map(\.name).joined(separator: ", ")) are all veth or tap)"
+            }
+        }
+        if let pattern = configuration.containerPattern(forInterface: link.name) {
             return "container interface (\(pattern))"
         }
         return nil
@@ -234,12 +255,16 @@ public enum TransportClassifier {
 /// Interfaces that belong to containers and virtual machines: they never make the host
 /// reachable by themselves.
 public enum ContainerInterfaces {
-    /// docker0, br-* (docker networks), veth* (container ends), cni* (Kubernetes), virbr* (libvirt).
-    public static let patterns = ["docker0", "br-*", "veth*", "cni*", "virbr*"]
+    /// The default of `ContainerInterfaces=`: docker0, br-* (docker networks), veth* (container
+    /// ends), cni* (Kubernetes), virbr* (libvirt).
+    public static let defaultPatterns = ["docker0", "br-*", "veth*", "cni*", "virbr*"]
+    /// Link kinds of a container's or virtual machine's end of a link (a tap's kind is "tun").
+    public static let endKinds: Set<String> = ["veth", "tun", "tap"]
 
-    /// Whether `name` matches one of the patterns.
-    public static func matches(_ name: String) -> Bool {
-        patterns.contains { Glob.matches($0, name) }
+    /// Whether `port` is a container's or virtual machine's end: a veth or tap with no hardware
+    /// evidence of its own (no driver, `DEVTYPE`, or wireless directory in sysfs).
+    public static func isContainerEnd(_ port: LinkDescription) -> Bool {
+        port.kind.map(endKinds.contains) == true && port.driver == nil && port.deviceType == nil && !port.hasWirelessDirectory
     }
 }
 

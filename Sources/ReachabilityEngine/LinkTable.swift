@@ -115,7 +115,7 @@ struct LinkTable: Equatable {
             isLoopback: link.isLoopback,
             transport: verdict.transport,
             transportReason: verdict.reason,
-            ignoreReason: TransportClassifier.ignoreReason(for: link, configuration: configuration),
+            ignoreReason: TransportClassifier.ignoreReason(for: link, in: links, configuration: configuration),
             underlying: underlying,
             isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport)
         )

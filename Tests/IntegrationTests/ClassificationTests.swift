@@ -57,6 +57,33 @@ final class ClassificationTests: DaemonTestCase {
         try assertContainerBridgeIsIgnored(named: "br-5f2a9c0e71d4")
     }
 
+    func testABridgeWithOnlyVethPortsIsAContainerBridgeWhateverItsName() throws {
+        try assertContainerBridgeIsIgnored(named: "lan0")
+    }
+
+    func testAnUplinkBridgeNamedLikeADockerNetworkCounts() throws {
+        // Given br-ex (OpenStack's name, in the built-in container list) with a port that has
+        // hardware of its own (a driver in sysfs), as an uplink bridge's physical NIC does
+        let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
+        try sysfs.setDriver("e1000e", of: "rb0")
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon(sysfsRoot: sysfs.root)
+        try netns.ip("link", "add", "br-ex", "type", "bridge")
+        try netns.setIPv6(enabled: false, on: "br-ex")
+        try netns.ip("link", "set", "rb0", "master", "br-ex")
+        for link in ["rb1", "rb0", "br-ex"] { try netns.ip("link", "set", link, "up") }
+        try netns.waitForCarrier("br-ex")
+
+        // When the bridge carries the default route
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "br-ex")
+        try netns.ip("route", "add", "default", "via", "10.78.0.1", "dev", "br-ex")
+
+        // Then its port decides: an uplink, not a container network
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.string(.interface), "br-ex")
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+    }
+
     func testBridgeWithFakeWiFiPortIsWiFi() throws {
         // Given ra0 looks like WiFi and is the only port of br0
         let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
@@ -325,17 +352,9 @@ final class ClassificationTests: DaemonTestCase {
     /// A bridge named like a container network, whose only port is a container veth, carrying
     /// the default route: the host is not reachable, and the reason says the bridge is ignored.
     private func assertContainerBridgeIsIgnored(named bridge: String, line: UInt = #line) throws {
-        // Given
+        // Given, with carrier, so that being ignored is the only thing against it
         try startDaemon()
-        try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
-        try netns.ip("link", "add", bridge, "type", "bridge")
-        try netns.setIPv6(enabled: false, on: bridge)
-        try netns.ip("link", "set", "vethc0a1b2", "master", bridge)
-        try netns.ip("link", "set", "ceth0", "up")
-        try netns.ip("link", "set", "vethc0a1b2", "up")
-        try netns.ip("link", "set", bridge, "up")
-        // With carrier, so that being ignored is the only thing against it
-        try netns.waitForCarrier(bridge)
+        try addBridgeWithContainerVeth(bridge)
 
         // When the bridge carries the default route
         try netns.ip("addr", "add", "172.17.0.1/16", "dev", bridge)

@@ -23,6 +23,52 @@ final class ConfigurationTests: DaemonTestCase {
         XCTAssertEqual(try signals.statusChanges, [], "the status never left not-reachable")
     }
 
+    func testTransportMakesAContainerBridgeCountAndIgnoreInterfacesStillWins() throws {
+        // Given docker0, a container bridge by its ports and by its name, named by Transport=;
+        // and br-x, named by both Transport= and IgnoreInterfaces=
+        try startDaemon(configuration: "[Reachability]\nTransport=docker0:ethernet br-x:ethernet\nIgnoreInterfaces=br-x\n")
+        try addBridgeWithContainerVeth("docker0")
+
+        // When docker0 carries the default route
+        try netns.ip("addr", "add", "172.17.0.1/16", "dev", "docker0")
+        try netns.ip("route", "add", "default", "via", "172.17.0.254", "dev", "docker0")
+
+        // Then the configuration overrides the evidence
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.string(.interface), "docker0")
+
+        // When br-x takes the default route
+        try netns.ip("link", "add", "br-x", "type", "bridge")
+        try netns.setIPv6(enabled: false, on: "br-x")
+        try netns.ip("link", "set", "ra0", "master", "br-x")
+        for link in ["ra1", "ra0", "br-x"] { try netns.ip("link", "set", link, "up") }
+        try netns.waitForCarrier("br-x")
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "br-x")
+        try netns.ip("route", "replace", "default", "via", "10.77.0.1", "dev", "br-x")
+
+        // Then IgnoreInterfaces= wins
+        let ignored = try waitForProperties("Reason saying br-x is ignored") { $0.string(.reason)?.contains("IgnoreInterfaces=br-x") == true }
+        XCTAssertEqual(ignored.status, ReachabilityStatus.notReachable.rawValue)
+    }
+
+    func testAnEmptyContainerInterfacesCountsLinksNamedLikeContainers() throws {
+        // Given the built-in name list cleared
+        try startDaemon(configuration: "[Reachability]\nContainerInterfaces=\n")
+        try netns.ip("link", "set", "ra0", "name", "veth0")
+        try netns.ip("link", "set", "ra1", "name", "veth1")
+
+        // When veth0 (a container's end by the built-in list) carries the default route
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "veth0")
+        for link in ["veth1", "veth0"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "veth0")
+
+        // Then it counts
+        let properties = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(properties.string(.interface), "veth0")
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "ContainerInterfaces=" }, "Explain shows the setting:\n\(explain)")
+    }
+
     func testTransportOverrideMakesTheLinkWWANAndMetered() throws {
         // Given
         try startDaemon(configuration: "[Reachability]\nTransport=ra0:wwan\n")

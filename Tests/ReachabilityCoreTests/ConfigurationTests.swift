@@ -40,6 +40,23 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(configuration.downDelaySeconds, 2)
     }
 
+    func testThatContainerInterfacesExtendTheBuiltInListUntilAnEmptyAssignmentClearsIt() throws {
+        let rows: [(name: String, text: String, expected: [String], line: UInt)] = [
+            ("not set: the built-in list", "[Reachability]\n", ContainerInterfaces.defaultPatterns, #line),
+            ("added to", "[Reachability]\nContainerInterfaces=lxcbr* podman*\n", ContainerInterfaces.defaultPatterns + ["lxcbr*", "podman*"], #line),
+            ("cleared", "[Reachability]\nContainerInterfaces=\n", [], #line),
+            ("cleared, then set", "[Reachability]\nContainerInterfaces=\nContainerInterfaces=docker0 veth*\n", ["docker0", "veth*"], #line),
+        ]
+        for row in rows {
+            // When
+            let configuration = try ConfigurationParser.parse([("reachabilityd.conf", row.text)])
+
+            // Then
+            XCTAssertEqual(configuration.containerInterfaces, row.expected, row.name, line: row.line)
+            XCTAssertTrue(configuration.summary.contains("ContainerInterfaces=\(row.expected.joined(separator: " "))"), row.name, line: row.line)
+        }
+    }
+
     func testThatEveryBadLineIsReportedWithFileAndLine() {
         // Given
         let rows: [(String, String)] = [

@@ -166,10 +166,48 @@ final class TransportClassifierTests: XCTestCase {
             let link = LinkDescription(index: 2, name: name)
 
             // When
-            let reason = TransportClassifier.ignoreReason(for: link, configuration: configuration)
+            let reason = TransportClassifier.ignoreReason(for: link, in: [link.index: link], configuration: configuration)
 
             // Then
             XCTAssertEqual(reason, expected, name)
+        }
+    }
+
+    func testThatABridgesPortsDecideWhetherItIsAContainerBridge() {
+        // Given: bridges and their ports; rb0 is a veth with a driver (hardware of its own)
+        func bridge(_ index: Int32, _ name: String) -> LinkDescription {
+            LinkDescription(index: index, name: name, kind: "bridge", deviceType: "bridge")
+        }
+        func port(_ index: Int32, _ name: String, of master: Int32, kind: String? = "veth", driver: String? = nil) -> LinkDescription {
+            LinkDescription(index: index, name: name, kind: kind, driver: driver, masterIndex: master)
+        }
+        let links: [Int32: LinkDescription] = [
+            10: bridge(10, "br-ex"), 11: port(11, "eth1", of: 10, kind: nil, driver: "e1000e"),
+            20: bridge(20, "br-lan"), 21: port(21, "vethab", of: 20), 22: port(22, "rb0", of: 20, driver: "igb"),
+            30: bridge(30, "lxdbr0"), 31: port(31, "veth1", of: 30), 32: port(32, "vnet0", of: 30, kind: "tun"),
+            40: bridge(40, "docker0"),
+            50: bridge(50, "br0"),
+            60: LinkDescription(index: 60, name: "veth9", kind: "veth"),
+        ]
+        let rows: [(name: String, index: Int32, configuration: DaemonConfiguration, reason: String?, line: UInt)] = [
+            ("br-* with a physical port is an uplink", 10, .default, nil, #line),
+            ("one physical port among veths: an uplink", 20, .default, nil, #line),
+            ("veth and tap ports only: a container bridge, whatever its name", 30, .default, "container bridge (its ports veth1, vnet0 are all veth or tap)", #line),
+            ("no ports: the name decides", 40, .default, "container interface (docker0)", #line),
+            ("no ports, a name not in the list", 50, .default, nil, #line),
+            ("a container's veth end by name", 60, .default, "container interface (veth*)", #line),
+            ("ContainerInterfaces= cleared", 60, DaemonConfiguration(containerInterfaces: []), nil, #line),
+            ("ContainerInterfaces= names the bridge", 50, DaemonConfiguration(containerInterfaces: ["br0"]), "container interface (br0)", #line),
+            ("Transport= makes a container bridge count", 30, DaemonConfiguration(transportOverrides: [InterfaceRule(pattern: "lxdbr*", value: .ethernet)]), nil, #line),
+            ("Transport= makes a named container interface count", 40, DaemonConfiguration(transportOverrides: [InterfaceRule(pattern: "docker0", value: .ethernet)]), nil, #line),
+            ("IgnoreInterfaces= wins over Transport=", 10, DaemonConfiguration(ignoreInterfaces: ["br-ex"], transportOverrides: [InterfaceRule(pattern: "br-ex", value: .ethernet)]), "IgnoreInterfaces=br-ex", #line),
+        ]
+        for row in rows {
+            // When
+            let reason = TransportClassifier.ignoreReason(for: links[row.index]!, in: links, configuration: row.configuration)
+
+            // Then
+            XCTAssertEqual(reason, row.reason, row.name, line: row.line)
         }
     }
 

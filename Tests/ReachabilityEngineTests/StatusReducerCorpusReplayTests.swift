@@ -70,7 +70,8 @@ final class StatusReducerCorpusReplayTests: XCTestCase {
             (.notReachable, "", "fz0 has no carrier"),  // fz1, its veth peer, down
             (.reachableViaEthernet, "fz0", "default route via 10.88.0.1 on fz0 (ethernet), table main, metric 100"),
             (.reachableViaEthernet, "fz0", "default route via 10.88.0.3 on fz0 (ethernet), table main, metric 100"),
-            (.reachableViaEthernet, "fzbr0", "default route via 10.89.0.1 on fzbr0 (ethernet), table main, metric 100"),  // a bridge over a veth
+            // Then fzbr0, a bridge whose only port is a veth (a container bridge, ignored), takes
+            // the IPv4 default route: IPv6 over fz0 answers
             (.reachableViaEthernet, "fz0", "IPv6 default route via 2001:db8:88::1 on fz0 (ethernet), table main, metric 1024"),
             (.notReachable, "", "no default route"),
         ]

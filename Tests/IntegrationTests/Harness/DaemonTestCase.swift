@@ -147,6 +147,21 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", link)
     }
 
+    /// Makes bridge `bridge` whose one port is a container's veth end (vethc0a1b2, peer ceth0),
+    /// all up, and waits for the bridge's carrier.
+    ///
+    /// - Parameter bridge: the bridge's name.
+    /// - Throws: `HarnessError` when a command fails or the carrier never comes.
+    func addBridgeWithContainerVeth(_ bridge: String) throws {
+        let netns = try netns
+        try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
+        try netns.ip("link", "add", bridge, "type", "bridge")
+        try netns.setIPv6(enabled: false, on: bridge)
+        try netns.ip("link", "set", "vethc0a1b2", "master", bridge)
+        for link in ["ceth0", "vethc0a1b2", bridge] { try netns.ip("link", "set", link, "up") }
+        try netns.waitForCarrier(bridge)
+    }
+
     /// Configures the second physical link rb0/rb1 (created with `addQuietVethPair`): both ends
     /// up, 10.78.0.2/24 on rb0.
     ///
