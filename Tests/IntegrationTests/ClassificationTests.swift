@@ -68,11 +68,7 @@ final class ClassificationTests: DaemonTestCase {
         try sysfs.setDriver("e1000e", of: "rb0")
         try netns.addQuietVethPair("rb0", peer: "rb1")
         try startDaemon(sysfsRoot: sysfs.root)
-        try netns.ip("link", "add", "br-ex", "type", "bridge")
-        try netns.setIPv6(enabled: false, on: "br-ex")
-        try netns.ip("link", "set", "rb0", "master", "br-ex")
-        for link in ["rb1", "rb0", "br-ex"] { try netns.ip("link", "set", link, "up") }
-        try netns.waitForCarrier("br-ex")
+        try addBridge("br-ex", port: "rb0", peer: "rb1")
 
         // When the bridge carries the default route
         try netns.ip("addr", "add", "10.78.0.2/24", "dev", "br-ex")
@@ -149,12 +145,9 @@ final class ClassificationTests: DaemonTestCase {
         try configureIPv4Link()
         try netns.ip("link", "add", "vx0", "type", "vxlan", "id", "42", "dstport", "4789", "remote", "10.77.0.1", "dev", "ra0")
         try netns.setIPv6(enabled: false, on: "vx0")
-        try netns.ip("link", "set", "vx0", "up")
-        try netns.waitForCarrier("vx0")
-        try netns.ip("addr", "add", "10.98.0.2/24", "dev", "vx0")
 
         // When it carries the default route
-        try netns.ip("route", "add", "default", "via", "10.98.0.1", "dev", "vx0")
+        try routeDefault(overStackedLink: "vx0", address: "10.98.0.2/24", gateway: "10.98.0.1")
 
         // Then
         let properties = try waitForStatus(.reachableViaWiFi)
@@ -335,10 +328,7 @@ final class ClassificationTests: DaemonTestCase {
         try startDaemon(sysfsRoot: sysfs.root)
 
         // When the macvlan carries the default route
-        try netns.ip("link", "set", "mv0", "up")
-        try netns.waitForCarrier("mv0")
-        try netns.ip("addr", "add", "10.79.0.2/24", "dev", "mv0")
-        try netns.ip("route", "add", "default", "via", "10.79.0.1", "dev", "mv0")
+        try routeDefault(overStackedLink: "mv0", address: "10.79.0.2/24", gateway: "10.79.0.1")
 
         // Then it is judged by its own evidence, not by local link \(parentIndex)
         let properties = try waitForStatus(.reachableViaEthernet)

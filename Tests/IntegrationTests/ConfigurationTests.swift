@@ -38,11 +38,7 @@ final class ConfigurationTests: DaemonTestCase {
         XCTAssertEqual(properties.string(.interface), "docker0")
 
         // When br-x takes the default route
-        try netns.ip("link", "add", "br-x", "type", "bridge")
-        try netns.setIPv6(enabled: false, on: "br-x")
-        try netns.ip("link", "set", "ra0", "master", "br-x")
-        for link in ["ra1", "ra0", "br-x"] { try netns.ip("link", "set", link, "up") }
-        try netns.waitForCarrier("br-x")
+        try addBridge("br-x", port: "ra0", peer: "ra1")
         try netns.ip("addr", "add", "10.77.0.2/24", "dev", "br-x")
         try netns.ip("route", "replace", "default", "via", "10.77.0.1", "dev", "br-x")
 

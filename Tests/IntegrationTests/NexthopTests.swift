@@ -76,10 +76,7 @@ final class NexthopTests: DaemonTestCase {
     func testIPv6NexthopObjects() throws {
         // Given IPv6 on ra0 and its default route through an IPv6 nexthop object
         try startDaemon()
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
         try netns.ip("-6", "nexthop", "add", "id", "11", "via", "2001:db8:77::1", "dev", "ra0")
         try netns.ip("-6", "route", "add", "default", "nhid", "11")

@@ -24,10 +24,7 @@ final class RoutingTableReasonTests: DaemonTestCase {
     func testIPv6ReasonNamesThePolicyRoutingTable() throws {
         // Given
         try startDaemon()
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
 
         // When only a rule makes the kernel use table 100's default route

@@ -27,10 +27,7 @@ final class SourceSelectionTests: DaemonTestCase {
         // Given ra0 without any global address, and a /32 and a /128 on lo (BGP unnumbered,
         // RFC 5549 style)
         try startDaemon()
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.waitForCarrier("ra0")
         try netns.ip("addr", "add", "192.0.2.10/32", "dev", "lo")
         try netns.ip("addr", "add", "2001:db8:1::10/128", "dev", "lo")
@@ -103,10 +100,7 @@ final class SourceSelectionTests: DaemonTestCase {
     func testIPv6WithOnlyLinkLocalSourceIsNotReachable() throws {
         // Given ra0 with IPv6 and only its link-local address
         try startDaemon()
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.ip("addr", "add", "fe80::77:2/64", "dev", "ra0", "nodad")
 
         // When a default route leaves through ra0
@@ -121,10 +115,7 @@ final class SourceSelectionTests: DaemonTestCase {
 
     /// Enables IPv6 on both veth ends, brings them up and gives ra0 `address` without DAD.
     private func configureIPv6Link(address: String) throws {
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.ip("addr", "add", address, "dev", "ra0", "nodad")
     }
 }

@@ -133,18 +133,22 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("link", "set", "ra0", "up")
     }
 
-    /// Brings the veth pair and the stacked `link` (a bridge or macvlan over ra0) up, waits for
-    /// its carrier, gives it `address` and routes `default via 10.77.0.1` through it.
+    /// Brings the veth pair and the stacked `link` (a bridge, macvlan or tunnel over ra0) up,
+    /// waits for its carrier, gives it `address` and routes `default via GATEWAY` through it.
     ///
+    /// - Parameters:
+    ///   - link: the stacked link.
+    ///   - address: its address with prefix length.
+    ///   - gateway: the default route's gateway, on `address`'s subnet.
     /// - Throws: `HarnessError` when a command fails or the carrier never comes.
-    func routeDefault(overStackedLink link: String, address: String) throws {
+    func routeDefault(overStackedLink link: String, address: String, gateway: String = "10.77.0.1") throws {
         let netns = try netns
         try netns.ip("link", "set", "ra1", "up")
         try netns.ip("link", "set", "ra0", "up")
         try netns.ip("link", "set", link, "up")
         try netns.waitForCarrier(link)
         try netns.ip("addr", "add", address, "dev", link)
-        try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", link)
+        try netns.ip("route", "add", "default", "via", gateway, "dev", link)
     }
 
     /// Makes bridge `bridge` whose one port is a container's veth end (vethc0a1b2, peer ceth0),
@@ -153,13 +157,36 @@ class DaemonTestCase: XCTestCase {
     /// - Parameter bridge: the bridge's name.
     /// - Throws: `HarnessError` when a command fails or the carrier never comes.
     func addBridgeWithContainerVeth(_ bridge: String) throws {
-        let netns = try netns
         try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
+        try addBridge(bridge, port: "vethc0a1b2", peer: "ceth0")
+    }
+
+    /// Makes bridge `bridge` (IPv6 off) with one port, `port`, a veth end whose other end is
+    /// `peer`; brings all three up and waits for the bridge's carrier.
+    ///
+    /// - Parameters:
+    ///   - bridge: the bridge's name.
+    ///   - port: the veth end that becomes its port.
+    ///   - peer: the other end of `port`'s pair.
+    /// - Throws: `HarnessError` when a command fails or the carrier never comes.
+    func addBridge(_ bridge: String, port: String, peer: String) throws {
+        let netns = try netns
         try netns.ip("link", "add", bridge, "type", "bridge")
         try netns.setIPv6(enabled: false, on: bridge)
-        try netns.ip("link", "set", "vethc0a1b2", "master", bridge)
-        for link in ["ceth0", "vethc0a1b2", bridge] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("link", "set", port, "master", bridge)
+        for link in [peer, port, bridge] { try netns.ip("link", "set", link, "up") }
         try netns.waitForCarrier(bridge)
+    }
+
+    /// Enables IPv6 on both veth ends, ra0 and ra1, and brings them up; no address.
+    ///
+    /// - Throws: `HarnessError` when a command fails.
+    func bringUpIPv6VethPair() throws {
+        let netns = try netns
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.setIPv6(enabled: true, on: "ra1")
+        try netns.ip("link", "set", "ra1", "up")
+        try netns.ip("link", "set", "ra0", "up")
     }
 
     /// Configures the second physical link rb0/rb1 (created with `addQuietVethPair`): both ends
@@ -186,10 +213,7 @@ class DaemonTestCase: XCTestCase {
     /// - Throws: `HarnessError` when a command fails.
     func configureIPv6Default() throws {
         let netns = try netns
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.setIPv6(enabled: true, on: "ra1")
-        try netns.ip("link", "set", "ra1", "up")
-        try netns.ip("link", "set", "ra0", "up")
+        try bringUpIPv6VethPair()
         try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
         try netns.ip("-6", "route", "add", "default", "via", "2001:db8:77::1", "dev", "ra0")
     }
