@@ -7,7 +7,7 @@
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
-# and the benchmark (README "Benchmarks"; root, network namespaces):
+# and the benchmark (docs/benchmarks.md; root, network namespaces):
 #   make bench        full run: the daemon beside the netlink floor and GLib's GNetworkMonitor
 #   make bench-smoke  the same with small N and short windows (CI, through make test)
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)

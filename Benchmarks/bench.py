@@ -597,6 +597,18 @@ class Bench:
 
 # --- report --------------------------------------------------------------------------------------
 
+def publish(text, samples, results, repo):
+    """A full run's table and chart become docs/benchmark-figures.md and docs/benchmark-chart.png."""
+    path = os.path.join(repo, "docs", "benchmark-figures.md")
+    with open(path, "w") as out:
+        out.write("# Benchmark figures\n\n"
+                  "Written by the last full `make bench` (`Benchmarks/bench.py`); do not edit by hand. "
+                  "What each row measures: [benchmarks.md](benchmarks.md).\n\n"
+                  f"{text}\n\n![Latency distribution and CPU under route churn](benchmark-chart.png)\n")
+    chart(results, samples, os.path.join(repo, "docs", "benchmark-chart.png"))
+    log(f"wrote {path} and docs/benchmark-chart.png")
+
+
 def table(results):
     p = results["parameters"]
     lines = [f"reachabilityd benchmark ({p['mode']}), {p['date']}, kernel {p['kernel']}, {p['cpus']} CPUs, "
@@ -749,6 +761,8 @@ def main():
     print(text)
     chart(bench.results, bench.latency_samples, os.path.join(options.out, "chart.png"))
     log(f"wrote {options.out}/results.json, table.md, chart.png")
+    if not options.smoke and options.workloads == set(WORKLOADS) and options.toggles == 1000:
+        publish(text, bench.latency_samples, bench.results, options.repo)
     failures = [row["routes"] for row in bench.results["churn"] if not row["status_right"] or not row["still_reacting"].get("reachabilityd")]
     if failures or bench.results.get("daemon_exit_status") != 0:
         sys.exit(f"reachabilityd was wrong or silent after churn of {failures} routes, or exited "

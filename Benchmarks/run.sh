@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one benchmark command (README "Benchmarks"):
+# The one benchmark command (docs/benchmarks.md):
 #   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 60 s idle windows
 #   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 3 s windows
 #   Benchmarks/run.sh [--smoke] --workloads latency,ipv6   only some workloads (startup, latency,

@@ -7,7 +7,7 @@ import XCTest
 /// process and a `reachabilityctl monitor --json` subprocess follow the daemon while it is stopped
 /// with SIGTERM and started again, and every other time the default route is added or removed
 /// while it is down, so that a client still showing the status from before the restart is seen.
-/// Prints `FIGURE:` lines for README's Reliability table.
+/// Prints `FIGURE:` lines for docs/reliability.md.
 final class DaemonRestartTests: DaemonTestCase {
     /// How many times the daemon restarts.
     private static let restarts = 1_000

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// D-Bus and process faults (issue 6): hostile callers, a burst of calls from several clients,
-/// the bus dying under the daemon, SIGPIPE. Each test prints `FIGURE:` lines for README.
+/// the bus dying under the daemon, SIGPIPE. Each test prints `FIGURE:` lines for docs/reliability.md.
 final class BusFaultTests: DaemonTestCase {
     private let invalidArguments = "org.freedesktop.DBus.Error.InvalidArgs"
 

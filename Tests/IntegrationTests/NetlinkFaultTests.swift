@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 /// Netlink faults (issue 6): receive-queue overflow and resynchronisation, forged datagrams from
-/// user space, and SIGTERM in the middle of a burst. Each test prints `FIGURE:` lines for README's
-/// Reliability section.
+/// user space, and SIGTERM in the middle of a burst. Each test prints `FIGURE:` lines for
+/// docs/reliability.md.
 final class NetlinkFaultTests: DaemonTestCase {
     func testOverflowOfA64KiBBufferIsDetectedAndResynchronisedToTheTruth() throws {
         // Given three links, no default route, and the daemon with a 64 KiB receive buffer

@@ -7,7 +7,7 @@ import XCTest
 /// against `ReachabilityOracle`; the daemon's memory must stay flat and it must never exit.
 ///
 /// The churn comes from a seeded generator: the test prints the seed, and
-/// `REACHABILITYD_SOAK_SEED=N` replays the same operations. Prints `FIGURE:` lines for README.
+/// `REACHABILITYD_SOAK_SEED=N` replays the same operations. Prints `FIGURE:` lines for docs/reliability.md.
 final class SoakTests: DaemonTestCase {
     /// How long after the churn stops the daemon must publish the oracle's verdict. Measured on
     /// 2 shared cores over a 600 s run (603 checks): right at the first read 11 ms after the

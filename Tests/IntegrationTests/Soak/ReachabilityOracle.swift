@@ -76,7 +76,7 @@ enum ReachabilityOracle {
     private static let destinations: [(family: String, address: String)] = [("-4", "8.8.8.8"), ("-6", "2001:4860:4860::8888")]
     /// Route types `ip route get` prints first when the answer is not a unicast route.
     private static let nonUnicastTypes: Set<String> = ["unreachable", "blackhole", "prohibit", "throw", "local", "broadcast", "multicast", "anycast", "nat"]
-    /// README's container interfaces, never a reason to be reachable.
+    /// The default `ContainerInterfaces=` names, never a reason to be reachable (the soak makes no bridges).
     private static let containerPrefixes = ["docker0", "br-", "veth", "cni", "virbr"]
 
     /// Decides what the daemon must publish for the namespace's current state.
