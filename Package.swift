@@ -20,22 +20,25 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Tiny C shims: the sd-bus vtable macros and the netlink macros Swift cannot import.
-        .target(name: "CReachabilityShims", dependencies: ["CSystemd"]),
+        // Tiny C shims for what Swift cannot import: the netlink macros, IFF_* flags, BPF structs,
+        // signalfd and mallopt (no libsystemd)...
+        .target(name: "CNetlinkShims"),
+        // ...and the sd-bus vtable of the exported object (its macros use designated initialisers).
+        .target(name: "CBusShims", dependencies: ["CSystemd"]),
         // The one errno-checked helper every C call goes through, and the journald-style logger.
         .target(name: "SystemSupport"),
         // Pure decision logic: facts in, status out. No I/O.
         .target(name: "ReachabilityCore"),
         // rtnetlink: socket, requests, parser, Dispatch-driven monitor.
-        .target(name: "RTNetlink", dependencies: ["CReachabilityShims", "SystemSupport"]),
+        .target(name: "RTNetlink", dependencies: ["CNetlinkShims", "SystemSupport"]),
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // sd-bus on one serial queue: the exported object, signals, sd_notify.
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CReachabilityShims", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
-                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CReachabilityShims",
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CNetlinkShims",
             ],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
             // exported symbols: the static standard library's 22,000 relative relocations take

@@ -1,4 +1,4 @@
-import CReachabilityShims
+import CNetlinkShims
 
 /// Interface flags (`ifi_flags`) the rule reads.
 public enum LinkFlag {

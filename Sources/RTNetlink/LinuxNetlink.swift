@@ -1,4 +1,4 @@
-import CReachabilityShims
+import CNetlinkShims
 
 /// The rtnetlink constants this module uses, straight from the kernel headers. C names stop here:
 /// the rest of the module speaks in Swift types.

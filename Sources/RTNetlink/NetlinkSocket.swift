@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CReachabilityShims
+import CNetlinkShims
 import SystemSupport
 
 /// An `AF_NETLINK` / `NETLINK_ROUTE` socket: a file descriptor with an explicit lifetime.

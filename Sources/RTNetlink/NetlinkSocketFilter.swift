@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CReachabilityShims
+import CNetlinkShims
 import SystemSupport
 
 /// A classic-BPF socket filter (`SO_ATTACH_FILTER`) for the rtnetlink monitor socket: the kernel

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CReachabilityShims
+import CNetlinkShims
 import SystemSupport
 
 /// Asks the kernel which source address an application's connection to a destination would

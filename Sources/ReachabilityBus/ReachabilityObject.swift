@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CReachabilityShims
+import CBusShims
 import CSystemd
 import ReachabilityCore
 import SystemSupport
@@ -40,7 +40,7 @@ public final class ReachabilityObject: @unchecked Sendable {
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
     private var slot: OpaquePointer?
 
-    /// Exports the object with the static vtable from `CReachabilityShims`.
+    /// Exports the object with the static vtable from `CBusShims`.
     ///
     /// - Parameters:
     ///   - connection: the bus connection (its queue is this object's queue).

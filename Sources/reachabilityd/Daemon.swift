@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CReachabilityShims
+import CNetlinkShims
 import Dispatch
 import ReachabilityBus
 import ReachabilityCore

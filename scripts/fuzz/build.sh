@@ -17,7 +17,7 @@
 # SwiftPM's own fuzzer support (`swift build -Xswiftc -sanitize=fuzzer`) instruments every target
 # and then fails linking the executables (each has its own main, libFuzzer brings another), so the
 # modules are compiled here one by one with swiftc, Swift 6.3.1 at /opt/swift:
-#   1. the C shim with clang -fsanitize=fuzzer-no-link,address,
+#   1. the netlink C shim (no libsystemd) with clang -fsanitize=fuzzer-no-link,address,
 #   2. SystemSupport, RTNetlink, ReachabilityCore and ReachabilityEngine as modules
 #      (-sanitize=fuzzer,address instruments them; the engine with -enable-testing, for the
 #      oracle's @testable import),
@@ -32,13 +32,13 @@ SWIFTFLAGS="-O -g -parse-as-library -swift-version 6 -I $OUT/modules"
 
 # The C shim as a Clang module, as SwiftPM would present it.
 cat > "$OUT/modules/module.modulemap" <<MAP
-module CReachabilityShims {
-    header "$ROOT/Sources/CReachabilityShims/include/CReachabilityShims.h"
+module CNetlinkShims {
+    header "$ROOT/Sources/CNetlinkShims/include/CNetlinkShims.h"
     export *
 }
 MAP
-"$SWIFT_BIN/clang" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CReachabilityShims/include" \
-    -c "$ROOT/Sources/CReachabilityShims/shims.c" -o "$OUT/shims.o"
+"$SWIFT_BIN/clang" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CNetlinkShims/include" \
+    -c "$ROOT/Sources/CNetlinkShims/shims.c" -o "$OUT/shims.o"
 
 # module NAME [EXTRA_FLAGS]: Sources/NAME as an instrumented module and object file.
 module() {
@@ -52,10 +52,10 @@ module ReachabilityEngine -enable-testing
 
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name NetlinkParserFuzzer \
     "$ROOT/scripts/fuzz/NetlinkParserFuzzer.swift" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
-    -use-ld=lld -lsystemd -o "$OUT/netlink-parser-fuzzer"
+    -use-ld=lld -o "$OUT/netlink-parser-fuzzer"
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name StatusReducerFuzzer \
     "$ROOT/scripts/fuzz/StatusReducerFuzzer.swift" "$ROOT/Tests/ReachabilityEngineTests/StatusReducerOracle.swift" \
     "$OUT/ReachabilityEngine.o" "$OUT/ReachabilityCore.o" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
-    -use-ld=lld -lsystemd -o "$OUT/status-reducer-fuzzer"
+    -use-ld=lld -o "$OUT/status-reducer-fuzzer"
 echo "$OUT/netlink-parser-fuzzer"
 echo "$OUT/status-reducer-fuzzer"

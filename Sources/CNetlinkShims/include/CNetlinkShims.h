@@ -1,7 +1,8 @@
-// Small C shims for what Swift cannot import directly: the sd-bus vtable macros (designated
-// initialisers) and the rtnetlink function-like macros. Everything here is prefixed `CReach_`.
-#ifndef CREACHABILITY_SHIMS_H
-#define CREACHABILITY_SHIMS_H
+// Small C shims for what Swift cannot import directly from the kernel's and glibc's headers:
+// the rtnetlink function-like macros, the IFF_* flags, the BPF filter structs, signalfd and
+// mallopt. No libsystemd here. Everything is prefixed `CReach_`.
+#ifndef CNETLINK_SHIMS_H
+#define CNETLINK_SHIMS_H
 
 #include <stdint.h>
 #include <sys/socket.h>
@@ -12,7 +13,6 @@
 // struct sock_filter / sock_fprog and the BPF_* opcodes for the netlink socket filter
 // (glibc does not include the kernel's filter header).
 #include <linux/filter.h>
-#include <systemd/sd-bus.h>
 // Swift's Glibc module does not export signalfd(2); the daemon reads its signals through one.
 #include <sys/signalfd.h>
 // Nor mallopt(3), which the daemon uses to give large freed buffers back to the kernel.
@@ -36,21 +36,5 @@ extern const uint32_t CReach_IFF_LOWER_UP;
 extern const uint32_t CReach_IFF_UP;
 /// `IFF_LOOPBACK`, likewise.
 extern const uint32_t CReach_IFF_LOOPBACK;
-
-// MARK: - sd-bus object
-
-/// Swift-side handlers behind the static `org.reachabilityd.Reachability1` vtable.
-/// `context` is passed back unchanged (an unmanaged Swift object).
-typedef struct CReach_BusHandlers {
-    void *context;
-    /// Appends the value of `property` to `reply`; returns >= 0 or -errno.
-    int (*get_property)(void *context, const char *property, sd_bus_message *reply, sd_bus_error *error);
-    /// Handles the method `member`, replying itself; returns >= 0 or -errno (with `error` set).
-    int (*call_method)(void *context, const char *member, sd_bus_message *message, sd_bus_error *error);
-} CReach_BusHandlers;
-
-/// The vtable of interface `org.reachabilityd.Reachability1`; its userdata must be a
-/// `CReach_BusHandlers *` that outlives the object registration.
-const sd_bus_vtable *CReach_reachability_vtable(void);
 
 #endif
