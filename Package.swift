@@ -33,12 +33,15 @@ let package = Package(
         .target(name: "RTNetlink", dependencies: ["CNetlinkShims", "SystemSupport"]),
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
-        // sd-bus on one serial queue: the exported object, signals, sd_notify.
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
+        // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
+        // matches, calls and errors.
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "ReachabilityCore", "SystemSupport"]),
+        // The daemon's side of the bus: the exported object and its signals, sd_notify.
+        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
-                "ReachabilityEngine", "ReachabilityBus", "ReachabilityCore", "SystemSupport", "CNetlinkShims",
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CNetlinkShims",
             ],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
             // exported symbols: the static standard library's 22,000 relative relocations take

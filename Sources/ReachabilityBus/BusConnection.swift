@@ -12,7 +12,7 @@ import SystemSupport
 /// `sd_bus_get_events` asks for `POLLOUT`, and wakes for sd-bus timeouts with a timer.
 public final class BusConnection: @unchecked Sendable {
     /// The underlying `sd_bus *`.
-    let bus: OpaquePointer
+    package let bus: OpaquePointer
     private let queue: DispatchQueue
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
@@ -118,7 +118,7 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Matches the sources to what sd-bus waits for: `POLLOUT` and its next timeout. Call after
     /// every send.
-    func rearm() {
+    package func rearm() {
         guard let writeSource, let timer else { return }
         let events = sd_bus_get_events(bus)
         let wantsWrite = events > 0 && Int16(events) & Int16(POLLOUT) != 0

@@ -4,6 +4,7 @@ import Glibc
 import CNetlinkShims
 import Dispatch
 import ReachabilityBus
+import ReachabilityService
 import ReachabilityCore
 import ReachabilityEngine
 import SystemSupport

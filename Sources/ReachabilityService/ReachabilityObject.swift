@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CBusShims
 import CSystemd
+import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
 
