@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import ReachabilityCore
 import ReachabilityEngine
@@ -19,6 +22,10 @@ extension DaemonSource: SnapshotSource {}
 
 /// Runs the daemon's own engine (rtnetlink and the decision rule) inside this process, for
 /// machines without reachabilityd. Confined to `queue`.
+///
+/// The engine reads the daemon's configuration (``ConfigurationFiles``: the file named by
+/// `$REACHABILITYD_CONFIG`, else `/etc/reachabilityd/reachabilityd.conf`, and its drop-ins) and
+/// publishes through the same stage, so it gives the daemon's statuses, `DownDelaySec=` included.
 ///
 /// The machine's snapshot comes from the engine's evaluation; an address or domain is checked
 /// with the engine's route lookup after every batch of kernel routing events.
@@ -48,6 +55,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         guard engine == nil else { return }
         epoch += 1
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
+        if let configuration = Self.configurationFiles.load() { engine.apply(configuration) }
         if target != .machine {
             engine.onRoutingEvents = { [weak self] in self?.checkDestination() }
         }
@@ -58,6 +66,12 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         } catch {
             report(.busUnavailable("cannot follow the kernel's routing state: \(error)"))
         }
+    }
+
+    /// The daemon's configuration files, or those `$REACHABILITYD_CONFIG` names.
+    static var configurationFiles: ConfigurationFiles {
+        guard let named = getenv("REACHABILITYD_CONFIG").map({ String(cString: $0) }), !named.isEmpty else { return ConfigurationFiles() }
+        return ConfigurationFiles(mainFile: named)
     }
 
     /// Closes the netlink sockets.

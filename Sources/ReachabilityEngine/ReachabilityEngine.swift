@@ -58,36 +58,48 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var monitor: NetlinkSocket?
     /// The addresses recently asked about with ``checkAddress(_:)``, whose routes the filter keeps.
     private var watched = WatchedDestinations()
-    private var onChange: (ReachabilitySnapshot) -> Void = { _ in }
+    /// Damping and the announcements' rate limit: what subscribers see.
+    private let publishing: PublishingStage
     private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
 
-    /// Called on the queue after every batch of link, address, route or rule events (and after
-    /// a resynchronisation), once the batch has been evaluated, whether or not the snapshot
-    /// changed: routes to other destinations may have changed. Route events reach the engine
-    /// only for prefixes containing a probe or a watched destination (see ``checkAddress(_:)``).
+    /// Called on the queue after batches of link, address, route, rule or nexthop events (and
+    /// after a resynchronisation), once evaluated, whether or not the snapshot changed: routes
+    /// to other destinations may have changed. At most once per
+    /// ``BusContract/routesChangedIntervalMilliseconds`` (a burst's rest comes once at the end
+    /// of the interval), as `RoutesChanged` on the bus. Route events reach the engine only for
+    /// prefixes containing a probe or a watched destination (see ``checkAddress(_:)``).
     /// Set before ``start(onChange:)``.
-    public var onRoutingEvents: () -> Void = {}
+    public var onRoutingEvents: () -> Void {
+        get { publishing.announceRouting }
+        set { publishing.announceRouting = newValue }
+    }
 
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
+
+    /// What subscribers see: ``snapshot``, except while `DownDelaySec=` holds a loss back.
+    public var publishedSnapshot: ReachabilitySnapshot { publishing.published }
 
     /// Creates an engine confined to `queue`.
     public init(queue: DispatchQueue, configuration: EngineConfiguration = EngineConfiguration()) {
         self.queue = queue
         self.configuration = configuration
         table = LinkTable(inspector: SysfsLinkInspector(root: configuration.sysfsRoot))
+        publishing = PublishingStage(queue: queue)
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
     ///
-    /// - Parameter onChange: called on the queue with each new snapshot that differs from the last.
-    /// - Returns: the first evaluation.
+    /// - Parameter onChange: called on the queue with each published snapshot: every new
+    ///   evaluation that differs from the last published one, except that a loss of
+    ///   reachability waits `DownDelaySec=` and is dropped if reachability returns meanwhile.
+    /// - Returns: the first evaluation, published at once.
     public func start(onChange: @escaping (ReachabilitySnapshot) -> Void) throws(SystemError) -> ReachabilitySnapshot {
         dispatchPrecondition(condition: .onQueue(queue))
-        self.onChange = onChange
+        publishing.publish = onChange
         // Subscribe before dumping so that no change between the dump and the first event is lost.
         let monitor = try NetlinkSocket.open()
         do throws(SystemError) {
@@ -103,6 +115,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             throw error
         }
         snapshot = evaluate()
+        publishing.start(with: snapshot)
         let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
         source.start()
         events = source
@@ -135,6 +148,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
 
     /// Stops listening and closes the sockets.
     public func stop() {
+        publishing.stop()
         events?.cancel()
         events = nil
         monitor = nil
@@ -144,11 +158,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The configuration in force.
     public var daemonConfiguration: DaemonConfiguration { settings }
 
-    /// Replaces the configuration and re-evaluates; reports a changed snapshot like an event would.
+    /// Replaces the configuration and re-evaluates; reports a changed snapshot like an event
+    /// would. A loss held under the old `DownDelaySec=` is judged again under the new one.
     public func apply(_ configuration: DaemonConfiguration) {
         dispatchPrecondition(condition: .onQueue(queue))
         settings = configuration
         guard query != nil else { return }
+        if publishing.cancelHeldLoss() { publish(snapshot) }
         reevaluate()
     }
 
@@ -157,6 +173,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func explain() -> String {
         dispatchPrecondition(condition: .onQueue(queue))
         var lines = ["Status: \(snapshot.status.rawValue)", "Reason: \(snapshot.reason)"]
+        if publishing.isHoldingLoss {
+            let shown = publishing.published
+            lines.append("Held by DownDelaySec=: subscribers still see \(shown.status.rawValue) (\(shown.reason))")
+        }
         for (family, probe) in [(AddressFamily.ipv4, Self.ipv4Probe), (.ipv6, Self.ipv6Probe)] {
             let facts = destinationFacts(probe.bytes, family: probe.family)
             let verdict = ReachabilityRule.evaluate(facts)
@@ -260,7 +280,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if relevant {
             reevaluate()
         } else if routing {
-            onRoutingEvents()
+            publishing.routingEventsOccurred()
         }
     }
 
@@ -268,9 +288,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let next = evaluate()
         if next != snapshot {
             snapshot = next
-            onChange(next)
+            publish(next)
         }
-        onRoutingEvents()
+        publishing.routingEventsOccurred()
+    }
+
+    /// Hands an evaluation to the publishing stage under the configuration in force.
+    private func publish(_ evaluation: ReachabilitySnapshot) {
+        publishing.evaluated(evaluation, delaySeconds: settings.downDelaySeconds) { [weak self] in self?.snapshot ?? evaluation }
     }
 
     /// Replaces the mirror with fresh dumps; on failure the old mirror stays. A dump the kernel

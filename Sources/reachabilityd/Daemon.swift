@@ -20,13 +20,7 @@ final class Daemon: @unchecked Sendable {
     private var object: ReachabilityObject?
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
-    /// When `RoutesChanged` was last emitted, and whether one is scheduled.
-    private var lastRoutesChanged = DispatchTime(uptimeNanoseconds: 0)
-    private var routesChangedScheduled = false
     private let configurationFiles: ConfigurationFiles
-    /// What the bus currently shows (it lags the engine while a loss is held by DownDelaySec=).
-    private var published = ReachabilitySnapshot.unknown
-    private var heldLoss: DispatchWorkItem?
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32) {
         self.configurationFiles = configurationFiles
@@ -60,14 +54,13 @@ final class Daemon: @unchecked Sendable {
     private func start(signalDescriptor: Int32) {
         do throws(SystemError) {
             handleSignals(from: signalDescriptor)
-            engine.onRoutingEvents = { [weak self] in self?.routingEvents() }
+            engine.onRoutingEvents = { [weak self] in self?.object?.emitRoutesChanged() }
             if let configuration = configurationFiles.load() {
                 engine.apply(configuration)
             } else {
                 Log.warning("Using the built-in defaults until the configuration is fixed (SIGHUP reloads it).")
             }
-            let first = try engine.start { [weak self] snapshot in self?.engineChanged(snapshot) }
-            published = first
+            let first = try engine.start { [weak self] snapshot in self?.publish(snapshot) }
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
             let connection = try BusConnection.system(queue: queue)
             self.connection = connection
@@ -80,7 +73,7 @@ final class Daemon: @unchecked Sendable {
                         return .invalidAddress(message: error.description)
                     }
                 },
-                explain: { [weak self] in self?.explain() ?? "" }
+                explain: { [engine] in engine.explain() }
             ))
             try connection.requestName(BusContract.busName)
             try connection.startProcessing { error in
@@ -96,30 +89,9 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// A new evaluation: published at once, except a loss of reachability while
-    /// `DownDelaySec=` is set, which is held that long and dropped if reachability returns.
-    private func engineChanged(_ snapshot: ReachabilitySnapshot) {
-        let delay = engine.daemonConfiguration.downDelaySeconds
-        if FlapDamping.holdsTransition(from: published, to: snapshot, delaySeconds: delay) {
-            guard heldLoss == nil else { return }
-            Log.info("Holding \(snapshot.status.rawValue) (\(snapshot.reason)) for DownDelaySec=\(delay).")
-            let release = DispatchWorkItem { [weak self] in
-                guard let self else { return }
-                heldLoss = nil
-                publish(engine.snapshot)
-            }
-            heldLoss = release
-            queue.asyncAfter(deadline: .now() + delay, execute: release)
-            return
-        }
-        heldLoss?.cancel()
-        heldLoss = nil
-        publish(snapshot)
-    }
-
+    /// A published snapshot (the engine's publishing stage has applied `DownDelaySec=`): the
+    /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
-        guard snapshot != published else { return }
-        published = snapshot
         // The signals first: formatting and writing the log line took about 30 µs, in front of
         // StatusChanged (measured from the netlink wake-up to sd_bus_send: ~270 µs before).
         object?.publish(snapshot)
@@ -127,44 +99,11 @@ final class Daemon: @unchecked Sendable {
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
 
-    /// Announces `RoutesChanged` at once, or, within the minimum interval of the last one, once
-    /// at the end of that interval: a burst of kernel events costs clients one re-check per interval.
-    private func routingEvents() {
-        guard object != nil, !routesChangedScheduled else { return }
-        let earliest = lastRoutesChanged + .milliseconds(BusContract.routesChangedIntervalMilliseconds)
-        guard DispatchTime.now() < earliest else { return emitRoutesChanged() }
-        routesChangedScheduled = true
-        queue.asyncAfter(deadline: earliest) { [weak self] in
-            self?.routesChangedScheduled = false
-            self?.emitRoutesChanged()
-        }
-    }
-
-    private func emitRoutesChanged() {
-        lastRoutesChanged = .now()
-        object?.emitRoutesChanged()
-    }
-
-    /// The engine's report, and what the bus shows while a loss is held.
-    private func explain() -> String {
-        var report = engine.explain()
-        if heldLoss != nil {
-            report += "Held by DownDelaySec=: the bus still shows \(published.status.rawValue) (\(published.reason)).\n"
-        }
-        return report
-    }
-
     /// SIGHUP: re-read the configuration; on any problem keep the one in force.
     private func reload() {
         ServiceManager.notify("RELOADING=1")
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
-            // A loss held under the old DownDelaySec= is judged again under the new one.
-            if heldLoss != nil {
-                heldLoss?.cancel()
-                heldLoss = nil
-                engineChanged(engine.snapshot)
-            }
             Log.info("Reloaded the configuration.")
         } else {
             Log.warning("Keeping the previous configuration.")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ReachabilityCore
+import ReachabilityEngine
 import SystemSupport
 
 /// `reachabilityd`: the command line of the daemon.

@@ -145,8 +145,10 @@ final class MonitorSubprocess {
     /// - Parameters:
     ///   - environment: the environment that points it at the test's bus.
     ///   - directory: where the FIFO and the monitor's stderr go.
+    ///   - options: more options of `monitor`, e.g. `--source in-process`.
+    ///   - namespace: a network namespace to run it in (`ip netns exec`), for the in-process source.
     /// - Throws: `HarnessError` when the FIFO or the process cannot be made.
-    init(environment: [String: String], directory: TemporaryDirectory) throws {
+    init(environment: [String: String], directory: TemporaryDirectory, options: [String] = [], namespace: String? = nil) throws {
         let fifo = directory.file("monitor.fifo")
         guard mkfifo(fifo, 0o600) == 0 else {
             throw HarnessError("Failed to make the FIFO \(fifo): \(String(cString: strerror(errno)))")
@@ -159,8 +161,10 @@ final class MonitorSubprocess {
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         do {
+            let command = [try ClientTestPaths.controlBinary(), "monitor", "--json"] + options
+            let (executable, arguments) = namespace.map { ("/usr/sbin/ip", ["netns", "exec", $0] + command) } ?? (command[0], Array(command.dropFirst()))
             process = try ChildProcess(
-                try ClientTestPaths.controlBinary(), ["monitor", "--json"], environment: environment,
+                executable, arguments, environment: environment,
                 standardOutput: fifo, standardError: directory.file("monitor.err")
             )
         } catch {

@@ -45,6 +45,34 @@ final class InProcessSourceTests: DaemonTestCase {
         try assertInProcessMatchesDaemon("IPv6 default route")
     }
 
+    func testInProcessDampsFlapsLikeTheDaemonUnderTheSameConfiguration() throws {
+        // Given the daemon and an in-process monitor (in the namespace), both with DownDelaySec=2
+        let configuration = try startReachableDaemon(configuration: "[Reachability]\nDownDelaySec=2\n")
+        var environment = try controlEnvironment()
+        environment["REACHABILITYD_CONFIG"] = configuration
+        let monitor = try MonitorSubprocess(
+            environment: environment, directory: try XCTUnwrap(directory), options: ["--source", "in-process"], namespace: try netns.name
+        )
+        try monitor.waitForLastLine("reachable-via-ethernet") { $0.status == "reachable-via-ethernet" }
+
+        // When the default route is gone for half a second (a flap: held, then dropped)
+        try netns.ip("route", "del", "default")
+        Thread.sleep(forTimeInterval: 0.5)
+        try addIPv4DefaultRoute()
+        // and then for good
+        try netns.ip("route", "del", "default")
+        let lost = ContinuousClock.now
+
+        // Then both publish one loss, no sooner than DownDelaySec= after it
+        try waitForStatus(.notReachable)
+        try monitor.waitForLastLine("not-reachable") { $0.status == "not-reachable" }
+        let expected = [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
+        XCTAssertEqual(try signals.statusChanges, expected, "the daemon's StatusChanged")
+        XCTAssertEqual(monitor.reports.all.map(\.status), expected, "the in-process monitor's lines")
+        let monitorLoss = try XCTUnwrap(monitor.reports.all.last).time
+        XCTAssertGreaterThanOrEqual(monitorLoss - lost, .milliseconds(1900), "the in-process loss was held")
+    }
+
     func testInProcessCheckAnswersLikeCheckAddress() throws {
         // Given an on-link network and no default route
         try startDaemon()

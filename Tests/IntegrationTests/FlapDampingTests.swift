@@ -12,7 +12,7 @@ final class FlapDampingTests: DaemonTestCase {
 
     func testOutageShorterThanDownDelayEmitsNoStatusChanged() throws {
         // Given
-        try startReachableDaemon()
+        try startReachableDaemon(configuration: "[Reachability]\nDownDelaySec=2\n")
 
         let announcedBefore = try signals.propertiesChangedCount
 
@@ -39,7 +39,7 @@ final class FlapDampingTests: DaemonTestCase {
 
     func testOutageLongerThanDownDelayEmitsTwoStatusChanged() throws {
         // Given
-        try startReachableDaemon()
+        try startReachableDaemon(configuration: "[Reachability]\nDownDelaySec=2\n")
 
         // When ra0 loses carrier for 3 s
         let outageStart = ContinuousClock.now
@@ -70,18 +70,5 @@ final class FlapDampingTests: DaemonTestCase {
         }
         let statusChanges = try signals.statusChanges
         XCTAssertEqual(statusChanges.count, 3, "exactly two StatusChanged for one outage: \(statusChanges)")
-    }
-
-    // MARK: Helpers
-
-    /// Starts the daemon with `DownDelaySec=2` and makes ra0 carry the default route.
-    private func startReachableDaemon() throws {
-        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
-        try "[Reachability]\nDownDelaySec=2\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try startDaemon(arguments: ["--config", path])
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
     }
 }

@@ -151,6 +151,24 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("route", "add", "default", "via", gateway, "dev", link)
     }
 
+    /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default
+    /// route and waits for the one `StatusChanged` to reachable-via-ethernet.
+    ///
+    /// - Parameter configuration: the file's text.
+    /// - Returns: the file's path.
+    /// - Throws: `HarnessError` when a command fails or the status never comes.
+    @discardableResult
+    func startReachableDaemon(configuration: String) throws -> String {
+        let path = try unwrap(directory).file("reachabilityd.conf")
+        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--config", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        return path
+    }
+
     /// Makes bridge `bridge` whose one port is a container's veth end (vethc0a1b2, peer ceth0),
     /// all up, and waits for the bridge's carrier.
     ///

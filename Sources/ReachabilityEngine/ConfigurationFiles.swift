@@ -5,14 +5,23 @@ import ReachabilityCore
 import SystemSupport
 
 /// Reads `reachabilityd.conf` and its drop-ins (`reachabilityd.conf.d/*.conf`, in name order,
-/// later files win) and parses them with ``ConfigurationParser``.
-struct ConfigurationFiles {
+/// later files win) and parses them with ``ConfigurationParser``. The daemon reads them, and so
+/// does the client library's in-process source, which then decides as the daemon would.
+public struct ConfigurationFiles: Sendable {
+    /// The daemon's main file.
+    public static let defaultMainFile = "/etc/reachabilityd/reachabilityd.conf"
+
     /// The main file, e.g. /etc/reachabilityd/reachabilityd.conf. Its drop-in directory is the
     /// same path with ".d" appended.
-    var mainFile: String
+    public var mainFile: String
+
+    /// Files rooted at `mainFile`.
+    public init(mainFile: String = Self.defaultMainFile) {
+        self.mainFile = mainFile
+    }
 
     /// Every existing file, in application order. A missing main file or directory is fine.
-    func paths() -> [String] {
+    public func paths() -> [String] {
         var paths: [String] = []
         if access(mainFile, F_OK) == 0 { paths.append(mainFile) }
         let directory = mainFile + ".d"
@@ -32,7 +41,7 @@ struct ConfigurationFiles {
     ///
     /// - Returns: the configuration, or nil after logging every problem (file, line, what);
     ///   the caller then keeps its last good configuration.
-    func load() -> DaemonConfiguration? {
+    public func load() -> DaemonConfiguration? {
         var files: [(path: String, text: String)] = []
         for path in paths() {
             do throws(SystemError) {

@@ -1,0 +1,106 @@
+import Dispatch
+import ReachabilityCore
+import SystemSupport
+
+/// What becomes of the engine's evaluations before anyone sees them: the one place of the
+/// publishing policy, so that the daemon and the client library's in-process source give the
+/// same statuses under the same configuration.
+///
+/// - A loss of reachability is held for `DownDelaySec=` and dropped if reachability returns
+///   meanwhile (``FlapDamping``); every other change is published at once.
+/// - Routing announcements (`RoutesChanged` on the bus) come at most once per
+///   ``BusContract/routesChangedIntervalMilliseconds``: one at once, a burst's rest once at the
+///   end of the interval.
+///
+/// Confined to the engine's queue.
+final class PublishingStage {
+    private let queue: DispatchQueue
+    /// Called with each published snapshot (never twice the same in a row).
+    var publish: (ReachabilitySnapshot) -> Void = { _ in }
+    /// Called for each routing announcement.
+    var announceRouting: () -> Void = {}
+    /// What subscribers see now (it lags the evaluation while a loss is held).
+    private(set) var published = ReachabilitySnapshot.unknown
+    private var heldLoss: DispatchWorkItem?
+    private var lastAnnouncement = DispatchTime(uptimeNanoseconds: 0)
+    private var announcementScheduled: DispatchWorkItem?
+
+    /// Creates a stage confined to `queue`.
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    /// Whether a loss of reachability is being held by `DownDelaySec=`.
+    var isHoldingLoss: Bool { heldLoss != nil }
+
+    /// Starts from `first`, published without delay (the first evaluation).
+    func start(with first: ReachabilitySnapshot) {
+        published = first
+    }
+
+    /// A new evaluation: published at once, except a loss of reachability while `delaySeconds`
+    /// is positive, which is held that long; then what `current` gives is published.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the new evaluation.
+    ///   - delaySeconds: `DownDelaySec=`.
+    ///   - current: the evaluation in force when a held loss is released.
+    func evaluated(_ snapshot: ReachabilitySnapshot, delaySeconds: Double, current: @escaping () -> ReachabilitySnapshot) {
+        if FlapDamping.holdsTransition(from: published, to: snapshot, delaySeconds: delaySeconds) {
+            guard heldLoss == nil else { return }
+            Log.info("Holding \(snapshot.status.rawValue) (\(snapshot.reason)) for DownDelaySec=\(delaySeconds).")
+            let release = DispatchWorkItem { [weak self] in
+                guard let self else { return }
+                heldLoss = nil
+                send(current())
+            }
+            heldLoss = release
+            queue.asyncAfter(deadline: .now() + delaySeconds, execute: release)
+            return
+        }
+        cancelHeldLoss()
+        send(snapshot)
+    }
+
+    /// Drops a held loss without publishing it (before judging it again under a new
+    /// configuration); returns whether one was held.
+    @discardableResult
+    func cancelHeldLoss() -> Bool {
+        guard let heldLoss else { return false }
+        heldLoss.cancel()
+        self.heldLoss = nil
+        return true
+    }
+
+    /// Routing events happened: announce at once, or, within the interval of the last
+    /// announcement, once at its end.
+    func routingEventsOccurred() {
+        guard announcementScheduled == nil else { return }
+        let earliest = lastAnnouncement + .milliseconds(BusContract.routesChangedIntervalMilliseconds)
+        guard DispatchTime.now() < earliest else { return announce() }
+        let later = DispatchWorkItem { [weak self] in
+            self?.announcementScheduled = nil
+            self?.announce()
+        }
+        announcementScheduled = later
+        queue.asyncAfter(deadline: earliest, execute: later)
+    }
+
+    /// Cancels what is scheduled.
+    func stop() {
+        cancelHeldLoss()
+        announcementScheduled?.cancel()
+        announcementScheduled = nil
+    }
+
+    private func send(_ snapshot: ReachabilitySnapshot) {
+        guard snapshot != published else { return }
+        published = snapshot
+        publish(snapshot)
+    }
+
+    private func announce() {
+        lastAnnouncement = .now()
+        announceRouting()
+    }
+}
