@@ -33,13 +33,13 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     private var session: UInt64 = 0
 
     private var running = false
-    /// Counts runs and daemon (re)appearances: answers to checks of an older one are dropped.
-    private var epoch = 0
     private var daemonRunning = false
-    private var checkInFlight = false
-    private var checkPending = false
-    /// The domain's addresses, reused for a while across re-checks.
-    private var resolved = ResolvedAddresses()
+    /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
+    private lazy var checker = DestinationChecker(
+        queue: queue, target: target,
+        ask: { [weak self] addresses, answered in self?.askDaemon(addresses, answered: answered) },
+        finished: { [weak self] snapshot in self?.checkFinished(snapshot) }
+    )
 
     /// Creates a stopped source.
     ///
@@ -68,7 +68,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         self.session = session
         guard !running else { return }
         running = true
-        epoch += 1
+        checker.cancel()
         hub.attach(self, wantsRoutesChanged: target != .machine)
     }
 
@@ -77,10 +77,8 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard running else { return }
         running = false
-        epoch += 1
         daemonRunning = false
-        checkInFlight = false
-        checkPending = false
+        checker.cancel()
         hub.detach(self)
     }
 
@@ -99,80 +97,36 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
             daemonRunning = true
             switch target {
             case .machine: report(ReachabilitySnapshot(busProperties: properties))
-            case .address, .domain: checkDestination()
+            case .address, .domain: checker.check()
             }
         }
     }
 
     func hubRoutesChanged(_ hub: BusHub) {
         guard running, daemonRunning else { return }
-        checkDestination()
+        checker.check()
     }
 
     /// The daemon (or the bus) went away: checks in flight are void.
     private func daemonGone() {
-        if daemonRunning || checkInFlight { epoch += 1 }
         daemonRunning = false
-        checkInFlight = false
-        checkPending = false
+        checker.cancel()
     }
 
     // MARK: - Addresses and domains
 
-    /// Checks the monitored destination's addresses; a request during a check runs once after it.
-    private func checkDestination() {
-        guard !checkInFlight else {
-            checkPending = true
-            return
-        }
-        checkInFlight = true
-        let current = epoch
-        switch target {
-        case .machine:
-            return
-        case .address(let address):
-            checkAddresses([address], destination: address, epoch: current)
-        case .domain(let host):
-            if let addresses = resolved.fresh() {
-                return checkAddresses(addresses, destination: host, epoch: current)
-            }
-            // getaddrinfo blocks: resolve away from the bus queue, continue there.
-            DispatchQueue.global().async { [weak self] in
-                let outcome = HostResolver.resolve(host)
-                guard let self else { return }
-                self.queue.async {
-                    guard self.running, current == self.epoch else { return }
-                    self.resolved.remember(outcome)
-                    switch outcome {
-                    case .addresses(let addresses):
-                        self.checkAddresses(addresses, destination: host, epoch: current)
-                    case .failed(let why):
-                        self.checkFinished(ReachabilitySnapshot(
-                            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
-                            interface: "", transport: nil, isMetered: false, reason: "cannot resolve \(host): \(why)"
-                        ))
-                    }
-                }
-            }
-        }
-    }
-
-    private func checkAddresses(_ addresses: [String], destination: String, epoch checkEpoch: Int) {
-        guard !addresses.isEmpty else {
-            return checkFinished(AddressAnswer.snapshot(destination: destination, answers: []))
-        }
+    /// Asks the daemon's `CheckAddress` for each address at once; `answered` gets them in order
+    /// when the last reply (or timeout) is in.
+    private func askDaemon(_ addresses: [String], answered: @escaping ([AddressAnswer]) -> Void) {
         var answers: [AddressAnswer?] = Array(repeating: nil, count: addresses.count)
         var outstanding = addresses.count
         for (index, address) in addresses.enumerated() {
             hub.callDaemon(
                 member: BusContract.checkAddressMethod, arguments: [address], timeoutMicroseconds: Self.checkTimeoutMicroseconds
-            ) { [weak self] reply in
-                guard let self, self.running, checkEpoch == self.epoch else { return }
+            ) { reply in
                 answers[index] = Self.answer(reply, address: address)
                 outstanding -= 1
-                if outstanding == 0 {
-                    self.checkFinished(AddressAnswer.snapshot(destination: destination, answers: answers.compactMap { $0 }))
-                }
+                if outstanding == 0 { answered(answers.compactMap { $0 }) }
             }
         }
     }
@@ -191,12 +145,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     }
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {
-        checkInFlight = false
         // A daemon that went away meanwhile has already reported `.unknown`.
-        if daemonRunning { report(snapshot) }
-        if checkPending {
-            checkPending = false
-            checkDestination()
-        }
+        if running, daemonRunning { report(snapshot) }
     }
 }

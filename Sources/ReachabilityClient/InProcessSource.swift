@@ -35,11 +35,12 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     private let reportSnapshot: SnapshotReport
     private var engine: ReachabilityEngine?
     private var session: UInt64 = 0
-    private var epoch = 0
-    private var checkInFlight = false
-    private var checkPending = false
-    /// The domain's addresses, reused for a while across re-checks.
-    private var resolved = ResolvedAddresses()
+    /// Checks an address or domain with the engine's route lookups; cancelled when a run ends.
+    private lazy var checker = DestinationChecker(
+        queue: queue, target: target,
+        ask: { [weak self] addresses, answered in answered(self?.answers(addresses) ?? []) },
+        finished: { [weak self] snapshot in self?.report(snapshot) }
+    )
 
     /// Creates a stopped source.
     init(queue: DispatchQueue, target: MonitoredTarget, report: @escaping SnapshotReport) {
@@ -53,7 +54,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         self.session = session
         guard engine == nil else { return }
-        epoch += 1
+        checker.cancel()
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
         if let configuration = Self.configurationFiles.load() { engine.apply(configuration) }
         if target != .machine {
@@ -79,9 +80,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         engine?.stop()
         engine = nil
-        epoch += 1
-        checkInFlight = false
-        checkPending = false
+        checker.cancel()
     }
 
     private func report(_ snapshot: ReachabilitySnapshot) {
@@ -96,53 +95,16 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         }
     }
 
-    /// Checks the destination with the engine; a request during a resolution runs once after it.
+    /// Checks the destination with the engine, unless the run has ended.
     private func checkDestination() {
         guard engine != nil else { return }
-        guard !checkInFlight else {
-            checkPending = true
-            return
-        }
-        switch target {
-        case .machine:
-            return
-        case .address(let address):
-            report(checked([address], destination: address))
-        case .domain(let host):
-            if let addresses = resolved.fresh() {
-                return report(checked(addresses, destination: host))
-            }
-            checkInFlight = true
-            let current = epoch
-            DispatchQueue.global().async { [weak self] in
-                let outcome = HostResolver.resolve(host)
-                guard let self else { return }
-                self.queue.async {
-                    guard current == self.epoch else { return }
-                    self.checkInFlight = false
-                    self.resolved.remember(outcome)
-                    switch outcome {
-                    case .addresses(let addresses):
-                        self.report(self.checked(addresses, destination: host))
-                    case .failed(let why):
-                        self.report(ReachabilitySnapshot(
-                            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
-                            interface: "", transport: nil, isMetered: false, reason: "cannot resolve \(host): \(why)"
-                        ))
-                    }
-                    if self.checkPending {
-                        self.checkPending = false
-                        self.checkDestination()
-                    }
-                }
-            }
-        }
+        checker.check()
     }
 
-    /// The snapshot for `destination` from the engine's verdict on each of its addresses.
-    private func checked(_ addresses: [String], destination: String) -> ReachabilitySnapshot {
-        guard let engine else { return .unknown }
-        let answers = addresses.map { address -> AddressAnswer in
+    /// The engine's answer for each address.
+    private func answers(_ addresses: [String]) -> [AddressAnswer] {
+        guard let engine else { return [] }
+        return addresses.map { address -> AddressAnswer in
             do throws(InvalidAddressError) {
                 let verdict = try engine.checkAddress(address)
                 return AddressAnswer(address: address, status: verdict.status, interface: verdict.link?.name ?? "")
@@ -150,7 +112,6 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
                 return AddressAnswer(address: address, status: .notReachable, interface: "")
             }
         }
-        return AddressAnswer.snapshot(destination: destination, answers: answers)
     }
 }
 

@@ -1,0 +1,104 @@
+import Dispatch
+import ReachabilityCore
+
+/// Resolves and checks one monitored address or domain, one check at a time, for both sources:
+/// the daemon's (each address asked with `CheckAddress`) and the in-process engine's (each
+/// address asked of the engine). A check requested while one runs runs once after it; a domain's
+/// addresses are resolved away from the queue (getaddrinfo blocks) and reused for a while
+/// (``ResolvedAddresses``). Confined to `queue`.
+final class DestinationChecker: @unchecked Sendable {
+    /// Asks for the answers of `addresses` and calls `answered` on the queue with them, in order.
+    typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
+
+    private let queue: DispatchQueue
+    private let target: MonitoredTarget
+    private let ask: AskAddresses
+    private let finished: (ReachabilitySnapshot) -> Void
+    /// Counts cancellations: answers and resolutions of an older check are dropped.
+    private var epoch = 0
+    private var inFlight = false
+    private var pending = false
+    /// The domain's addresses, reused for a while across re-checks.
+    private var resolved = ResolvedAddresses()
+
+    /// Creates a checker of `target` (an address or a domain).
+    ///
+    /// - Parameters:
+    ///   - queue: the source's queue.
+    ///   - target: what is checked; `.machine` is never checked.
+    ///   - ask: how the addresses are answered.
+    ///   - finished: called on the queue with each check's snapshot.
+    init(queue: DispatchQueue, target: MonitoredTarget, ask: @escaping AskAddresses, finished: @escaping (ReachabilitySnapshot) -> Void) {
+        self.queue = queue
+        self.target = target
+        self.ask = ask
+        self.finished = finished
+    }
+
+    /// Whether a check is running.
+    var isChecking: Bool { inFlight }
+
+    /// Checks the destination; during a check, once after it.
+    func check() {
+        guard !inFlight else {
+            pending = true
+            return
+        }
+        let current = epoch
+        switch target {
+        case .machine:
+            return
+        case .address(let address):
+            inFlight = true
+            checkAddresses([address], destination: address, epoch: current)
+        case .domain(let host):
+            inFlight = true
+            if let addresses = resolved.fresh() {
+                return checkAddresses(addresses, destination: host, epoch: current)
+            }
+            DispatchQueue.global().async { [weak self] in
+                let outcome = HostResolver.resolve(host)
+                guard let self else { return }
+                self.queue.async {
+                    guard current == self.epoch else { return }
+                    self.resolved.remember(outcome)
+                    switch outcome {
+                    case .addresses(let addresses):
+                        self.checkAddresses(addresses, destination: host, epoch: current)
+                    case .failed(let why):
+                        self.checkFinished(ReachabilitySnapshot(
+                            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                            interface: "", transport: nil, isMetered: false, reason: "cannot resolve \(host): \(why)"
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops the check in flight and any pending one; their answers will not be reported.
+    func cancel() {
+        epoch += 1
+        inFlight = false
+        pending = false
+    }
+
+    private func checkAddresses(_ addresses: [String], destination: String, epoch checkEpoch: Int) {
+        guard !addresses.isEmpty else {
+            return checkFinished(AddressAnswer.snapshot(destination: destination, answers: []))
+        }
+        ask(addresses) { [weak self] answers in
+            guard let self, checkEpoch == self.epoch else { return }
+            self.checkFinished(AddressAnswer.snapshot(destination: destination, answers: answers))
+        }
+    }
+
+    private func checkFinished(_ snapshot: ReachabilitySnapshot) {
+        inFlight = false
+        finished(snapshot)
+        if pending {
+            pending = false
+            check()
+        }
+    }
+}
