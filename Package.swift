@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "reachabilityctl",
             dependencies: [
-                "ReachabilityClient", "ReachabilityBus", "ReachabilityCore", "SystemSupport",
+                "ReachabilityClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
