@@ -168,50 +168,26 @@ public final class ReachabilityEngine: @unchecked Sendable {
         reevaluate()
     }
 
-    /// A multi-line report for admins: per family the route the kernel picked and the verdict,
-    /// then every link (state, transport and why, addresses, ignored and why), then the settings.
-    public func explain() -> String {
+    /// What `Explain()` shows, as values: per probe the kernel's answers and the verdict, every
+    /// link with its classification and addresses, the settings, and what a held loss hides.
+    public func report() -> ExplainReport {
         dispatchPrecondition(condition: .onQueue(queue))
-        var lines = ["Status: \(snapshot.status.rawValue)", "Reason: \(snapshot.reason)"]
-        if publishing.isHoldingLoss {
-            let shown = publishing.published
-            lines.append("Held by DownDelaySec=: subscribers still see \(shown.status.rawValue) (\(shown.reason))")
-        }
-        for (family, probe) in [(AddressFamily.ipv4, Self.ipv4Probe), (.ipv6, Self.ipv6Probe)] {
+        let families = [Self.ipv4Probe, Self.ipv6Probe].map { probe in
             let facts = destinationFacts(probe.bytes, family: probe.family)
-            let verdict = ReachabilityRule.evaluate(facts)
-            var route: String
-            switch facts.lookup {
-            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code))"
-            case .route(let found):
-                route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
-                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
-            }
-            switch facts.source {
-            case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
-            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code)))"
-            }
-            lines.append("\(family.displayName) (route to \(probe.text)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+            return ExplainReport.Family(destination: probe.text, facts: facts, verdict: ReachabilityRule.evaluate(facts))
         }
-        lines.append("Links:")
-        for index in table.links.keys.sorted() {
-            guard let facts = table.facts(forLink: index, configuration: settings) else { continue }
-            var state = [facts.isUp ? "up" : "down", facts.hasCarrier ? "carrier" : "no carrier"]
-            if facts.isLoopback { state.append("loopback") }
-            var line = "  \(facts.name) (index \(index)): \(state.joined(separator: ", ")); transport \(facts.transport.rawValue) (\(facts.transportReason))"
-            if let underlying = facts.underlying { line += " over \(underlying.name) (\(underlying.transport.rawValue))" }
-            if facts.isMetered { line += "; metered" }
-            if let ignored = facts.ignoreReason { line += "; ignored: \(ignored)" }
-            lines.append(line)
+        let links = table.links.keys.sorted().compactMap { index -> ExplainReport.Link? in
+            guard let facts = table.facts(forLink: index, configuration: settings) else { return nil }
             let addresses = table.addresses
                 .filter { $0.key.index == index }
-                .map { "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)" + ($0.value.isUsableGlobal ? "" : " (not usable: \($0.value.isGlobalScope ? "tentative or DAD failed" : "not global scope"))") }
-                .sorted()
-            lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
+                .map { ExplainReport.Address(text: "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
+                .sorted { $0.text < $1.text }
+            return ExplainReport.Link(facts: facts, addresses: addresses)
         }
-        lines.append("Configuration:")
-        lines += settings.summary.split(separator: "\n").map { "  \($0)" }
-        return lines.joined(separator: "\n") + "\n"
+        return ExplainReport(
+            evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
+            families: families, links: links, configuration: settings
+        )
     }
 
     /// Decides reachability of one literal address with the kernel's route lookup for it, and

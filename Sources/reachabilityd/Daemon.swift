@@ -73,7 +73,7 @@ final class Daemon: @unchecked Sendable {
                         return .invalidAddress(message: error.description)
                     }
                 },
-                explain: { [engine] in engine.explain() }
+                explain: { [engine] in engine.report().text }
             ))
             try connection.requestName(BusContract.busName)
             try connection.startProcessing { error in

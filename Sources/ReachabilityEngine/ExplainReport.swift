@@ -1,0 +1,87 @@
+import RTNetlink
+import ReachabilityCore
+import SystemSupport
+
+/// What `Explain()` shows, as values: the engine gathers them (``ReachabilityEngine/report()``),
+/// ``text`` lays them out for admins.
+public struct ExplainReport: Sendable, Hashable {
+    /// One probe destination: what the kernel answered and what the rule made of it.
+    public struct Family: Sendable, Hashable {
+        /// The probe destination, e.g. "8.8.8.8".
+        public var destination: String
+        /// The kernel's answers for it.
+        public var facts: DestinationFacts
+        /// The rule's verdict.
+        public var verdict: DestinationVerdict
+    }
+
+    /// One configured address.
+    public struct Address: Sendable, Hashable {
+        /// "ADDRESS/PREFIX", e.g. "2001:db8::2/64".
+        public var text: String
+        /// Its scope and DAD state.
+        public var facts: AddressFacts
+    }
+
+    /// One link and its addresses.
+    public struct Link: Sendable, Hashable {
+        /// The classified link.
+        public var facts: LinkFacts
+        /// Its addresses, sorted by text.
+        public var addresses: [Address]
+    }
+
+    /// The last evaluation.
+    public var evaluation: ReachabilitySnapshot
+    /// What subscribers see while `DownDelaySec=` holds a loss back; nil when nothing is held.
+    public var heldBack: ReachabilitySnapshot?
+    /// IPv4, then IPv6.
+    public var families: [Family]
+    /// Every link, by index.
+    public var links: [Link]
+    /// The settings in force.
+    public var configuration: DaemonConfiguration
+
+    /// The report for admins: per family the route the kernel picked and the verdict, then every
+    /// link (state, transport and why, addresses, ignored and why), then the settings.
+    public var text: String {
+        var lines = ["Status: \(evaluation.status.rawValue)", "Reason: \(evaluation.reason)"]
+        if let heldBack {
+            lines.append("Held by DownDelaySec=: subscribers still see \(heldBack.status.rawValue) (\(heldBack.reason))")
+        }
+        for family in families {
+            let facts = family.facts
+            var route: String
+            switch facts.lookup {
+            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code))"
+            case .route(let found):
+                route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
+                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
+            }
+            switch facts.source {
+            case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
+            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code)))"
+            }
+            let verdict = family.verdict
+            lines.append("\(facts.family.displayName) (route to \(family.destination)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+        }
+        lines.append("Links:")
+        for link in links {
+            let facts = link.facts
+            var state = [facts.isUp ? "up" : "down", facts.hasCarrier ? "carrier" : "no carrier"]
+            if facts.isLoopback { state.append("loopback") }
+            var line = "  \(facts.name) (index \(facts.index)): \(state.joined(separator: ", ")); transport \(facts.transport.rawValue) (\(facts.transportReason))"
+            if let underlying = facts.underlying { line += " over \(underlying.name) (\(underlying.transport.rawValue))" }
+            if facts.isMetered { line += "; metered" }
+            if let ignored = facts.ignoreReason { line += "; ignored: \(ignored)" }
+            lines.append(line)
+            let addresses = link.addresses.map { address in
+                address.text + (address.facts.isUsableGlobal ? "" : " (not usable: \(address.facts.isGlobalScope ? "tentative or DAD failed" : "not global scope"))")
+            }
+            lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
+        }
+        lines.append("Configuration:")
+        lines += configuration.summary.split(separator: "\n").map { "  \($0)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
