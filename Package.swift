@@ -72,6 +72,8 @@ let package = Package(
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport"]),
+        // The daemon's command line (the executable's own types, through @testable import).
+        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
         // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),

@@ -40,7 +40,7 @@ struct DaemonOptions: Equatable {
     /// `--log-level`: the most verbose level logged.
     var logLevel = LogLevel.info
     /// `--config`: the configuration file; drop-ins in `<path>.d/*.conf`.
-    var configurationFile = "/etc/reachabilityd/reachabilityd.conf"
+    var configurationFile = ConfigurationFiles.defaultMainFile
     /// `--sysfs-root`: where sysfs is mounted (tests inject a fake tree).
     var sysfsRoot = "/sys"
     /// `--receive-buffer`: the netlink receive buffer to request, in bytes.

@@ -254,8 +254,6 @@ final class ReachabilityManagerTests: DaemonTestCase {
         manager.startMonitoring()
         try waitForManager(manager, status: .reachableViaEthernet)
         try Poll.until("manager interface ra0", observe: { manager.interfaceName }) { $0 == "ra0" }
-        // (the last RoutesChanged for the set-up, held by its rate limit, has come and gone)
-        Thread.sleep(forTimeInterval: Double(BusContract.routesChangedIntervalMilliseconds) * 3 / 1000)
 
         // When only a route for 10.9.0.0/16 appears (no link or address change beside it)
         try netns.ip("route", "add", "10.9.0.0/16", "via", "10.78.0.1", "dev", "ra1")
