@@ -44,7 +44,7 @@ final class ClassificationTests: DaemonTestCase {
         let properties = try waitForStatus(.reachableViaWiFi)
         XCTAssertEqual(properties.string(.interface), "mv0")
         XCTAssertEqual(properties.string(.transport), Transport.wifi.rawValue)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWiFi.rawValue])
+        try assertStatusChanges([.reachableViaWiFi])
     }
 
     // MARK: Bridges (IFLA_MASTER on the ports)
@@ -77,7 +77,7 @@ final class ClassificationTests: DaemonTestCase {
         // Then its port decides: an uplink, not a container network
         let properties = try waitForStatus(.reachableViaEthernet)
         XCTAssertEqual(properties.string(.interface), "br-ex")
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
     }
 
     func testBridgeWithFakeWiFiPortIsWiFi() throws {
@@ -99,7 +99,7 @@ final class ClassificationTests: DaemonTestCase {
         XCTAssertEqual(properties.bool(.metered), false)
         let reason = try XCTUnwrap(properties.string(.reason))
         XCTAssertTrue(reason.contains("on br0 (wifi)"), "Reason: \(reason)")
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWiFi.rawValue])
+        try assertStatusChanges([.reachableViaWiFi])
     }
 
     func testBridgePrefersAnEthernetPortAndSkipsContainerPorts() throws {
@@ -181,10 +181,7 @@ final class ClassificationTests: DaemonTestCase {
         // Then
         let detached = try waitForStatus(.notReachable)
         XCTAssertTrue(detached.string(.reason)?.contains("tun0 has no carrier") == true, "Reason: \(detached.string(.reason) ?? "nil")")
-        XCTAssertEqual(
-            try signals.waitForStatusChanged(count: 2),
-            [ReachabilityStatus.reachableViaWiFi.rawValue, ReachabilityStatus.notReachable.rawValue]
-        )
+        try assertStatusChanges([.reachableViaWiFi, .notReachable])
     }
 
     func testWireGuardStylePolicyRoutingOverTunReportsTheWiFiBeneath() throws {

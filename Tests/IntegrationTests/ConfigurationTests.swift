@@ -78,7 +78,7 @@ final class ConfigurationTests: DaemonTestCase {
         XCTAssertEqual(properties.string(.interface), "ra0")
         XCTAssertEqual(properties.string(.transport), Transport.wwan.rawValue)
         XCTAssertEqual(properties.bool(.metered), true, "WWAN is metered by default")
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaWWAN.rawValue])
+        try assertStatusChanges([.reachableViaWWAN])
     }
 
     func testMeteredByTransport() throws {
@@ -134,11 +134,7 @@ final class ConfigurationTests: DaemonTestCase {
 
         // Then the classification is the built-in one
         try waitForStatus(.reachableViaEthernet)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 3), [
-            ReachabilityStatus.reachableViaWWAN.rawValue,
-            ReachabilityStatus.reachableViaWiFi.rawValue,
-            ReachabilityStatus.reachableViaEthernet.rawValue,
-        ])
+        try assertStatusChanges([.reachableViaWWAN, .reachableViaWiFi, .reachableViaEthernet])
     }
 
     func testBrokenLineOnReloadKeepsThePreviousConfiguration() throws {

@@ -57,11 +57,7 @@ final class FlapDampingTests: DaemonTestCase {
 
         // Then it is published at once
         try waitForStatus(.reachableViaEthernet)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 3), [
-            ReachabilityStatus.reachableViaEthernet.rawValue,
-            ReachabilityStatus.notReachable.rawValue,
-            ReachabilityStatus.reachableViaEthernet.rawValue,
-        ])
+        try assertStatusChanges([.reachableViaEthernet, .notReachable, .reachableViaEthernet])
 
         // And a change that is not a loss, as a fence: no further StatusChanged came before it
         try configureIPv6Default()

@@ -11,7 +11,7 @@ final class RouteChurnTests: DaemonTestCase {
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         let before = try waitForStatus(.reachableViaEthernet)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
         let routesReadBefore = routeMessagesRead()
         let propertiesChangedBefore = try signals.propertiesChangedCount
 
@@ -31,10 +31,7 @@ final class RouteChurnTests: DaemonTestCase {
         try waitForStatus(.notReachable)
 
         // Then the only signals after the first StatusChanged are the fence's
-        XCTAssertEqual(
-            try signals.waitForStatusChanged(count: 2),
-            [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
-        )
+        try assertStatusChanges([.reachableViaEthernet, .notReachable])
         let changes = try signals.propertiesChanges.dropFirst(propertiesChangedBefore)
         XCTAssertEqual(changes.count, 1, "PropertiesChanged after the routes: \(Array(changes))")
         XCTAssertEqual(changes.first?.changed["Status"]?.value, .string(ReachabilityStatus.notReachable.rawValue))

@@ -40,11 +40,7 @@ final class RouteSelectionTests: DaemonTestCase {
         // Then
         let third = try waitForStatus(.reachableViaWiFi)
         XCTAssertEqual(third.string(.interface), "rb0")
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 3), [
-            ReachabilityStatus.reachableViaWiFi.rawValue,
-            ReachabilityStatus.reachableViaEthernet.rawValue,
-            ReachabilityStatus.reachableViaWiFi.rawValue,
-        ])
+        try assertStatusChanges([.reachableViaWiFi, .reachableViaEthernet, .reachableViaWiFi])
     }
 
     func testDefaultRouteViaLoopbackIsNotReachable() throws {
@@ -115,7 +111,7 @@ final class RouteSelectionTests: DaemonTestCase {
         XCTAssertEqual(reachable.string(.interface), "ra0")
         let addresses = try netns.ipv6AddressLines("ra0")
         XCTAssertFalse(addresses.contains { $0.contains("tentative") }, "DAD has not completed: \(addresses)")
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
     }
 
     func testIPv6AddressThatFailedDADIsNotUsable() throws {

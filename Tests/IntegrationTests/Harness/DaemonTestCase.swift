@@ -151,6 +151,14 @@ class DaemonTestCase: XCTestCase {
         try netns.ip("route", "add", "default", "via", gateway, "dev", link)
     }
 
+    /// Waits for `expected.count` `StatusChanged` signals and asserts they carried `expected`.
+    ///
+    /// - Parameter expected: the statuses, in order, since the recorder started.
+    /// - Throws: `HarnessError` when fewer arrive in time.
+    func assertStatusChanges(_ expected: [ReachabilityStatus], file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try signals.waitForStatusChanged(count: expected.count), expected.map(\.rawValue), file: file, line: line)
+    }
+
     /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default
     /// route and waits for the one `StatusChanged` to reachable-via-ethernet.
     ///
@@ -165,7 +173,7 @@ class DaemonTestCase: XCTestCase {
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
-        XCTAssertEqual(try signals.waitForStatusChanged(count: 1), [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
         return path
     }
 
