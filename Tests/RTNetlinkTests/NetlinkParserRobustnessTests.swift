@@ -25,11 +25,11 @@ final class NetlinkParserRobustnessTests: XCTestCase {
 
         // When: parsed in child processes; a trap ends a child, and the next one resumes after it
         let shared = SharedCounters(count: Slot.inconsistentIndices + Self.maximumRecorded)
-        var crashes: [(index: Int, outcome: ChildProcess.Outcome)] = []
+        var crashes: [(index: Int, outcome: ForkedChild.Outcome)] = []
         var start = 0
         while start < inputs.count {
             shared[Slot.current] = start
-            let outcome = ChildProcess.run {
+            let outcome = ForkedChild.run {
                 for index in start..<inputs.count {
                     shared[Slot.current] = index
                     let results = NetlinkParser.parse(datagram: inputs[index])
@@ -82,7 +82,7 @@ final class NetlinkParserRobustnessTests: XCTestCase {
         XCTAssertEqual(Array(datagram[16..<20]), [0x00, 0x00, 0x00, 0x80])
 
         // When: parsed in a child first, so that a trap (as the negation once did) fails this test only
-        let outcome = ChildProcess.run {
+        let outcome = ForkedChild.run {
             NetlinkParser.parse(datagram: datagram).count == 1 ? 0 : 1
         }
         XCTAssertEqual(outcome, .exited(status: 0), "NetlinkParser on \(Wire.hex(datagram))")

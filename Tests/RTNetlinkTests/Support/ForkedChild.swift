@@ -8,7 +8,7 @@ import Musl
 /// one test with the input that caused it instead of killing the whole test run.
 ///
 /// The child does pure work only: no XCTest calls, no I/O except `_exit`.
-enum ChildProcess {
+enum ForkedChild {
     /// How the child ended.
     enum Outcome: Equatable, CustomStringConvertible {
         /// It returned `status` from the body.
