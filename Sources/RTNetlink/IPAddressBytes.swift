@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// Conversions between IP address text and the raw bytes netlink carries.
+/// The raw address bytes netlink carries: their lengths, prefixes, and text for logs and reports
+/// (parsing text is ReachabilityCore's `IPAddress`, above this layer).
 public enum IPAddressBytes {
     /// `AF_INET` as netlink's one-byte family field.
     public static let ipv4Family = UInt8(AF_INET)
@@ -16,22 +17,6 @@ public enum IPAddressBytes {
         case ipv6Family: 16
         default: nil
         }
-    }
-
-    /// Parses a literal IPv4 or IPv6 address (no host names, no zone suffix, no whitespace).
-    ///
-    /// - Returns: the family and the address bytes, or nil when `text` is not a literal address.
-    /// The corresponding C function is `inet_pton`.
-    public static func parse(_ text: String) -> (family: UInt8, bytes: [UInt8])? {
-        // inet_pton would stop at an embedded NUL and accept "192.0.2.1\0anything".
-        guard !text.utf8.contains(0) else { return nil }
-        for family in [ipv4Family, ipv6Family] {
-            var bytes = [UInt8](repeating: 0, count: length(family: family)!)
-            if bytes.withUnsafeMutableBytes({ inet_pton(Int32(family), text, $0.baseAddress) }) == 1 {
-                return (family, bytes)
-            }
-        }
-        return nil
     }
 
     /// Whether the prefix `prefix`/`length` contains `address` (both of one family; a nil prefix

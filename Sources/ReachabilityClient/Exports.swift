@@ -3,3 +3,5 @@
 @_exported import enum ReachabilityCore.ReachabilityStatus
 @_exported import struct ReachabilityCore.ReachabilitySnapshot
 @_exported import enum ReachabilityCore.Transport
+@_exported import struct ReachabilityCore.IPAddress
+@_exported import enum ReachabilityCore.AddressFamily

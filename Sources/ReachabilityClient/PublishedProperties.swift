@@ -85,8 +85,8 @@ struct AddressAnswer: Sendable, Equatable {
             : "no route to \(answers.map(\.address).joined(separator: ", "))"
         return ReachabilitySnapshot(
             status: best.status,
-            isIPv4Reachable: reachable.contains { !$0.address.contains(":") },
-            isIPv6Reachable: reachable.contains { $0.address.contains(":") },
+            isIPv4Reachable: reachable.contains { IPAddress($0.address)?.unmappingIPv4.family == .ipv4 },
+            isIPv6Reachable: reachable.contains { IPAddress($0.address)?.unmappingIPv4.family == .ipv6 },
             interface: best.interface,
             transport: transport,
             isMetered: best.status == .reachableViaWWAN,

@@ -121,6 +121,7 @@ struct LinkTable: Equatable {
         )
     }
 
+    /// The family of netlink's one-byte family field; nil for other families.
     static func family(_ number: UInt8) -> AddressFamily? {
         switch number {
         case IPAddressBytes.ipv4Family: .ipv4
@@ -133,4 +134,9 @@ struct LinkTable: Equatable {
         guard let bytes = message.address else { return nil }
         return Address(index: message.index, family: message.family, bytes: bytes, prefixLength: message.prefixLength)
     }
+}
+
+extension AddressFamily {
+    /// `AF_INET` or `AF_INET6` as netlink's one-byte family field (the boundary to RTNetlink).
+    var netlinkFamily: UInt8 { self == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family }
 }

@@ -136,10 +136,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let bytes: [UInt8]
 
         init(_ text: String) {
-            let parsed = IPAddressBytes.parse(text)!
+            let address = IPAddress(text)!
             self.text = text
-            family = parsed.family
-            bytes = parsed.bytes
+            family = address.family.netlinkFamily
+            bytes = address.bytes
         }
     }
 
@@ -198,10 +198,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
     public func checkAddress(_ text: String) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let (family, bytes) = IPAddressBytes.parse(text) else { throw InvalidAddressError(address: text) }
+        // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
+        guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
         // Before the lookup, so that a route change right after it is not filtered out.
-        watch(bytes)
-        return ReachabilityRule.evaluate(destinationFacts(bytes, family: family))
+        watch(address.bytes)
+        return ReachabilityRule.evaluate(destinationFacts(address.bytes, family: address.family.netlinkFamily))
     }
 
     /// Adds `address` to the watched destinations; a new one replaces the socket's filter

@@ -284,21 +284,11 @@ struct Check: AsyncParsableCommand {
 extension ReachabilityManager {
     /// A manager for a literal address, or else for a host name.
     convenience init(host: String, source: Source) {
-        if IPAddressLiteral.isLiteral(host) {
+        if IPAddress(host) != nil {
             self.init(address: host, source: source)
         } else {
             self.init(domain: host, source: source)
         }
-    }
-}
-
-/// Recognises literal IPv4/IPv6 addresses.
-enum IPAddressLiteral {
-    /// Whether `text` is a literal IPv4 or IPv6 address.
-    /// The corresponding C function is `inet_pton`.
-    static func isLiteral(_ text: String) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 16)
-        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
     }
 }
 

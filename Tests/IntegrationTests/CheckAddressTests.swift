@@ -16,6 +16,17 @@ final class CheckAddressTests: DaemonTestCase {
         }
     }
 
+    func testAnIPv4MappedAddressIsAnsweredAsIPv4() throws {
+        // Given ra0 with 10.77.0.2/24 up and no IPv6 at all
+        try startDaemon()
+        try configureIPv4Link()
+        let expected = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
+        try Poll.until("10.77.0.9 on-link", observe: { try busctl.checkAddress("10.77.0.9") }) { $0 == expected }
+
+        // When / Then: a dual-stack socket sends to ::ffff:10.77.0.9 over IPv4, and so answers the daemon
+        XCTAssertEqual(try busctl.checkAddress("::ffff:10.77.0.9"), expected)
+    }
+
     func testUnroutedAddressIsNotReachable() throws {
         // Given an on-link network and no default route
         try startDaemon()

@@ -22,7 +22,7 @@ final class SourceSelectionReducerTests: XCTestCase {
         ]
         for row in rows {
             // Given
-            let bytes = IPAddressBytes.parse(row.text)!.bytes
+            let bytes = IPAddress(row.text)!.bytes
 
             // When, Then
             XCTAssertEqual(StatusReducer.scope(of: bytes), row.scope, row.text, line: row.line)
@@ -35,7 +35,7 @@ final class SourceSelectionReducerTests: XCTestCase {
 
         // When
         let global = StatusReducer.sourceSelection(.success([192, 0, 2, 10]), family: .ipv4, in: table)
-        let loopback = StatusReducer.sourceSelection(.success(IPAddressBytes.parse("::1")!.bytes), family: .ipv6, in: table)
+        let loopback = StatusReducer.sourceSelection(.success(IPAddress("::1")!.bytes), family: .ipv6, in: table)
         let refused = StatusReducer.sourceSelection(.failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)), family: .ipv6, in: table)
 
         // Then

@@ -1,0 +1,112 @@
+import ReachabilityCore
+import XCTest
+
+/// Address literals: the one parser the daemon, the client library and the CLI share.
+final class IPAddressTests: XCTestCase {
+    private let documentation1: [UInt8] = [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]
+
+    func testThatLiteralAddressesParseToTheirFamilyAndBytes() {
+        let rows: [(text: String, family: AddressFamily, bytes: [UInt8], line: UInt)] = [
+            ("0.0.0.0", .ipv4, [0, 0, 0, 0], #line),
+            ("127.0.0.1", .ipv4, [127, 0, 0, 1], #line),
+            ("192.168.1.10", .ipv4, [192, 168, 1, 10], #line),
+            ("255.255.255.255", .ipv4, [255, 255, 255, 255], #line),
+            ("::", .ipv6, [UInt8](repeating: 0, count: 16), #line),
+            ("::1", .ipv6, [UInt8](repeating: 0, count: 15) + [1], #line),
+            ("2001:db8::1", .ipv6, documentation1, #line),
+            ("2001:DB8:0000:0000:0000:0000:0000:0001", .ipv6, documentation1, #line),
+            ("fe80::1", .ipv6, [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1], #line),
+            ("::ffff:192.0.2.1", .ipv6, [UInt8](repeating: 0, count: 10) + [0xff, 0xff, 192, 0, 2, 1], #line),
+            ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", .ipv6, [UInt8](repeating: 0xff, count: 16), #line),
+        ]
+        for row in rows {
+            // Given, When
+            let parsed = IPAddress(row.text)
+
+            // Then
+            XCTAssertEqual(parsed?.family, row.family, row.text, line: row.line)
+            XCTAssertEqual(parsed?.bytes, row.bytes, row.text, line: row.line)
+        }
+    }
+
+    func testThatAnythingButALiteralAddressIsRejected() {
+        let rows: [(text: String, line: UInt)] = [
+            ("", #line),
+            ("1.2.3", #line),
+            ("1.2.3.4 ", #line),
+            (" 1.2.3.4", #line),
+            ("1.2.3.4\n", #line),
+            ("1.2.3.4.5", #line),
+            ("256.1.1.1", #line),
+            ("1.2.3.-4", #line),
+            ("127.1", #line),  // inet_aton shorthand, not a literal
+            ("0x7f.0.0.1", #line),
+            ("10.0.0.1/24", #line),
+            ("::1%eth0", #line),  // zone suffix
+            ("fe80::1%2", #line),
+            ("[::1]", #line),
+            ("::1/128", #line),
+            ("2001:db8::1::2", #line),
+            ("1:2:3:4:5:6:7:8:9", #line),
+            ("2001:db8::g", #line),
+            (":::", #line),
+            ("example.com", #line),
+            ("localhost", #line),
+            ("192.0.2.1\0.example.com", #line),  // C string functions would stop at the NUL
+        ]
+        for row in rows {
+            // Given, When
+            let parsed = IPAddress(row.text)
+
+            // Then
+            XCTAssertNil(parsed.map { "\($0)" }, "\(row.text.debugDescription) must not parse", line: row.line)
+        }
+    }
+
+    func testThatTextRoundTripsToItsCanonicalForm() throws {
+        let rows: [(text: String, canonical: String, line: UInt)] = [
+            ("2001:db8::1", "2001:db8::1", #line),
+            ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1", #line),
+            ("fe80:0:0:0:0:0:0:1", "fe80::1", #line),
+            ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1", #line),
+            ("192.0.2.1", "192.0.2.1", #line),
+            ("::ffff:c000:0201", "::ffff:192.0.2.1", #line),
+        ]
+        for row in rows {
+            // Given
+            let parsed = try XCTUnwrap(IPAddress(row.text), row.text, line: row.line)
+
+            // When
+            let text = parsed.description
+
+            // Then
+            XCTAssertEqual(text, row.canonical, line: row.line)
+            XCTAssertEqual(IPAddress(text), parsed, line: row.line)
+        }
+    }
+
+
+    func testThatAnIPv4MappedAddressStandsForItsIPv4Address() throws {
+        let rows: [(text: String, unmapped: String, line: UInt)] = [
+            ("::ffff:10.77.0.1", "10.77.0.1", #line),
+            ("::FFFF:c000:0201", "192.0.2.1", #line),
+            ("10.77.0.1", "10.77.0.1", #line),
+            ("2001:db8::1", "2001:db8::1", #line),
+            ("::10.77.0.1", "::10.77.0.1", #line),  // IPv4-compatible (deprecated), not mapped
+            ("::1", "::1", #line),
+        ]
+        for row in rows {
+            // Given
+            let address = try XCTUnwrap(IPAddress(row.text), line: row.line)
+
+            // When, Then
+            XCTAssertEqual(address.unmappingIPv4.description, row.unmapped, line: row.line)
+        }
+    }
+
+    func testThatBytesOfTheWrongLengthMakeNoAddress() {
+        XCTAssertNil(IPAddress(family: .ipv4, bytes: [1, 2, 3]))
+        XCTAssertNil(IPAddress(family: .ipv6, bytes: [10, 0, 0, 1]))
+        XCTAssertEqual(IPAddress(family: .ipv4, bytes: [10, 0, 0, 1])?.description, "10.0.0.1")
+    }
+}
