@@ -58,9 +58,9 @@ struct LinkTable: Equatable {
                 lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex,
                 isLowerInOtherNamespace: link.isLowerInOtherNamespace,
                 masterIndex: link.masterIndex,
-                isUp: link.flags & LinkFlag.up != 0,
-                hasCarrier: link.flags & LinkFlag.lowerUp != 0,
-                isLoopback: link.flags & LinkFlag.loopback != 0 || link.hardwareType == HardwareType.loopback
+                isUp: link.isUp,
+                hasCarrier: link.hasCarrier,
+                isLoopback: link.isLoopback
             )
         case .deleteLink(let link):
             links[link.index] = nil
@@ -69,10 +69,10 @@ struct LinkTable: Equatable {
             guard let address = Self.address(message), let family = Self.family(message.family) else { return true }
             addresses[address] = AddressFacts(
                 family: family,
-                isGlobalScope: message.scope == Scope.universe,
-                isTentative: message.flags & AddressFlag.tentative != 0,
-                isDuplicateAddressDetectionFailed: message.flags & AddressFlag.duplicateAddressDetectionFailed != 0,
-                isOptimistic: message.flags & AddressFlag.optimistic != 0
+                isGlobalScope: message.isGlobalScope,
+                isTentative: message.isTentative,
+                isDuplicateAddressDetectionFailed: message.isDuplicateAddressDetectionFailed,
+                isOptimistic: message.isOptimistic
             )
         case .deleteAddress(let message):
             if let address = Self.address(message) { addresses[address] = nil }

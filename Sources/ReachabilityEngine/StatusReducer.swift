@@ -86,7 +86,7 @@ enum StatusReducer {
             outputInterfaceIndex: route.outputInterface,
             gateway: route.gateway.map { IPAddressBytes.format($0, family: family) },
             table: route.table,
-            isLinkDown: route.flags & RouteFlag.linkDown != 0,
+            isLinkDown: route.isLinkDown,
             matchedPrefix: matched.flatMap { entry in
                 guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
                 return "\(IPAddressBytes.format(prefix, family: family))/\(entry.destinationLength)"

@@ -19,6 +19,7 @@ final class KernelFlagsTests: XCTestCase {
             ("RTN_PROHIBIT", UInt32(RouteTypeNumber.prohibit), UInt32(ABI.RouteType.prohibit), #line),
             ("RTN_THROW", UInt32(RouteTypeNumber.throw), UInt32(ABI.RouteType.throw), #line),
             ("RT_SCOPE_UNIVERSE", UInt32(Scope.universe), UInt32(ABI.Scope.universe), #line),
+            ("ARPHRD_LOOPBACK", UInt32(LinkFlag.loopbackHardwareType), UInt32(ABI.HardwareType.loopback), #line),
         ]
 
         // Then
