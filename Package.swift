@@ -72,6 +72,8 @@ let package = Package(
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport"]),
+        // The bus core against a private dbus-daemon.
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport"]),
         // The daemon's command line (the executable's own types, through @testable import).
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),

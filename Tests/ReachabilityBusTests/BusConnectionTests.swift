@@ -1,0 +1,152 @@
+import Dispatch
+import Foundation
+import ReachabilityBus
+import SystemSupport
+import XCTest
+
+/// The bus core against a real, private `dbus-daemon` (a session-type bus in a temporary
+/// directory; no root needed): calls, replies, errors, matches and names.
+final class BusConnectionTests: XCTestCase {
+    private var daemon: Process?
+    private var address = ""
+    private var directory: URL?
+    private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus")
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessFailure("dbus-daemon is missing (apt-get install dbus)") }
+            throw XCTSkip("dbus-daemon is not installed")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bus-tests-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.directory = directory
+        let socket = directory.appendingPathComponent("bus").path
+        let configuration = directory.appendingPathComponent("bus.conf")
+        try """
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--config-file=\(configuration.path)", "--nofork", "--nopidfile"]
+        try process.run()
+        daemon = process
+        address = "unix:path=\(socket)"
+        let deadline = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard Date() < deadline else { throw HarnessFailure("dbus-daemon made no socket at \(socket) in 5 s") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    override func tearDown() {
+        daemon?.terminate()
+        daemon?.waitUntilExit()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Opens a processing connection on the queue; closes it after `body`.
+    private func withConnection(_ body: (BusConnection) throws -> Void) throws {
+        let connection = try queue.sync { () throws -> BusConnection in
+            let connection = try BusConnection.open(address: address, queue: queue)
+            try connection.startProcessing { _ in }
+            return connection
+        }
+        defer { queue.sync { connection.close() } }
+        try body(connection)
+    }
+
+    /// What a reply said, read inside its handler (a message lives only that long).
+    private struct Reply {
+        var errorName: String?
+        var string: String?
+    }
+
+    /// Calls a method of the bus daemon's interface at `destination` and waits for the reply.
+    private func callBusDaemon(_ connection: BusConnection, member: String, destination: String = "org.freedesktop.DBus") throws -> Reply {
+        let replied = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var answer: Reply?
+        try queue.sync {
+            try connection.call(
+                destination: destination, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member,
+                timeoutMicroseconds: 5_000_000
+            ) { reply in
+                answer = Reply(errorName: reply.error?.name, string: reply.error == nil ? try? reply.readString() : nil)
+                replied.signal()
+            }
+        }
+        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
+        return try XCTUnwrap(queue.sync { answer })
+    }
+
+    func testThatACallGetsItsReply() throws {
+        try withConnection { connection in
+            // When
+            let reply = try callBusDaemon(connection, member: "GetId")
+
+            // Then: the bus's 32-hex-digit id
+            XCTAssertNil(reply.errorName)
+            XCTAssertEqual(reply.string?.count, 32, reply.string ?? "no string")
+        }
+    }
+
+    func testThatAFailedCallCarriesTheBusError() throws {
+        try withConnection { connection in
+            // When a name nobody owns is called
+            let reply = try callBusDaemon(connection, member: "GetId", destination: "org.reachabilityd.Nobody")
+
+            // Then
+            XCTAssertEqual(reply.errorName, BusError.serviceUnknown)
+            XCTAssertNil(reply.string)
+        }
+    }
+
+    func testThatAMatchDeliversTheSignalsItNames() throws {
+        try withConnection { connection in
+            // Given a match on NameOwnerChanged for one name
+            let name = "org.reachabilityd.Test\(getpid())"
+            let received = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var owners: [String] = []
+            let slot = try queue.sync {
+                try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'") { message in
+                    if let owned = try? message.readString(), owned == name { owners.append(owned) }
+                    received.signal()
+                }
+            }
+            defer { withExtendedLifetime(slot) {} }
+
+            // When the name is taken
+            try queue.sync { try connection.requestName(name) }
+
+            // Then
+            XCTAssertEqual(received.wait(timeout: .now() + 5), .success, "NameOwnerChanged arrived")
+            XCTAssertEqual(queue.sync { owners }, [name])
+        }
+    }
+
+    func testThatAConnectionToNoBusFailsWithTheErrno() {
+        // Given, When
+        let result = Result { () throws(SystemError) -> BusConnection in
+            try BusConnection.open(address: "unix:path=/nonexistent/reachabilityd-test-bus", queue: queue)
+        }
+
+        // Then
+        guard case .failure(let error) = result else { return XCTFail("connected to a bus that does not exist") }
+        XCTAssertEqual(error.errno, ENOENT, "\(error)")
+        XCTAssertTrue("\(error)".contains("connect to unix:path=/nonexistent"), "\(error)")
+    }
+}
+
+/// A set-up failure with a message.
+struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
