@@ -7,7 +7,7 @@ struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
         var index: Int32
-        var family: UInt8
+        var family: AddressFamily
         var bytes: [UInt8]
         var prefixLength: UInt8
     }
@@ -66,9 +66,9 @@ struct LinkTable: Equatable {
             links[link.index] = nil
             addresses = addresses.filter { $0.key.index != link.index }
         case .newAddress(let message):
-            guard let address = Self.address(message), let family = Self.family(message.family) else { return true }
+            guard let address = Self.address(message) else { return true }
             addresses[address] = AddressFacts(
-                family: family,
+                family: address.family,
                 isGlobalScope: message.isGlobalScope,
                 isTentative: message.isTentative,
                 isDuplicateAddressDetectionFailed: message.isDuplicateAddressDetectionFailed,
@@ -85,7 +85,7 @@ struct LinkTable: Equatable {
     /// The link that holds address `bytes` of `family` (any prefix length) and the address's
     /// facts; nil when no link does. When several links hold it (one copy failed DAD, another
     /// is fine), a usable copy is the one the kernel selected; then the lowest index.
-    func address(_ bytes: [UInt8], family: UInt8) -> (link: LinkDescription, facts: AddressFacts)? {
+    func address(_ bytes: [UInt8], family: AddressFamily) -> (link: LinkDescription, facts: AddressFacts)? {
         addresses
             .compactMap { address, facts in
                 address.family == family && address.bytes == bytes ? links[address.index].map { (link: $0, facts: facts) } : nil
@@ -132,7 +132,8 @@ struct LinkTable: Equatable {
 
     private static func address(_ message: AddressMessage) -> Address? {
         guard let bytes = message.address else { return nil }
-        return Address(index: message.index, family: message.family, bytes: bytes, prefixLength: message.prefixLength)
+        guard let family = family(message.family) else { return nil }
+        return Address(index: message.index, family: family, bytes: bytes, prefixLength: message.prefixLength)
     }
 }
 

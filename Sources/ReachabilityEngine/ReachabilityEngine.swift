@@ -129,22 +129,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         NetlinkSocketFilter.routesContaining(ipv4Destinations: [ipv4Probe.bytes] + watched.ipv4, ipv6Destinations: [ipv6Probe.bytes] + watched.ipv6)
     }
 
-    /// A probe destination, parsed once.
-    private struct Probe {
-        let text: String
-        let family: UInt8
-        let bytes: [UInt8]
-
-        init(_ text: String) {
-            let address = IPAddress(text)!
-            self.text = text
-            family = address.family.netlinkFamily
-            bytes = address.bytes
-        }
-    }
-
-    private static let ipv4Probe = Probe(EngineConfiguration.ipv4ProbeDestination)
-    private static let ipv6Probe = Probe(EngineConfiguration.ipv6ProbeDestination)
+    private static let ipv4Probe = IPAddress(EngineConfiguration.ipv4ProbeDestination)!
+    private static let ipv6Probe = IPAddress(EngineConfiguration.ipv6ProbeDestination)!
 
     /// Stops listening and closes the sockets.
     public func stop() {
@@ -173,14 +159,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func report() -> ExplainReport {
         dispatchPrecondition(condition: .onQueue(queue))
         let families = [Self.ipv4Probe, Self.ipv6Probe].map { probe in
-            let facts = destinationFacts(probe.bytes, family: probe.family)
-            return ExplainReport.Family(destination: probe.text, facts: facts, verdict: ReachabilityRule.evaluate(facts))
+            let facts = destinationFacts(probe)
+            return ExplainReport.Family(destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts))
         }
         let links = table.links.keys.sorted().compactMap { index -> ExplainReport.Link? in
             guard let facts = table.facts(forLink: index, configuration: settings) else { return nil }
             let addresses = table.addresses
                 .filter { $0.key.index == index }
-                .map { ExplainReport.Address(text: "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
+                .map { ExplainReport.Address(text: "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family.netlinkFamily))/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
             return ExplainReport.Link(facts: facts, addresses: addresses)
         }
@@ -202,7 +188,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
         // Before the lookup, so that a route change right after it is not filtered out.
         watch(address.bytes)
-        return ReachabilityRule.evaluate(destinationFacts(address.bytes, family: address.family.netlinkFamily))
+        return ReachabilityRule.evaluate(destinationFacts(address))
     }
 
     /// Adds `address` to the watched destinations; a new one replaces the socket's filter
@@ -219,8 +205,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Whether a route message can change the route to a probe destination (its prefix contains
     /// the probe of its family); other route messages come from watched destinations.
     private static func concernsProbes(_ route: RouteMessage) -> Bool {
-        let probe = route.family == ipv4Probe.family ? ipv4Probe : route.family == ipv6Probe.family ? ipv6Probe : nil
-        guard let probe else { return true }
+        guard let family = LinkTable.family(route.family) else { return true }
+        let probe = family == .ipv4 ? ipv4Probe : ipv6Probe
         return IPAddressBytes.prefix(route.destination, length: route.destinationLength, contains: probe.bytes)
     }
 
@@ -308,39 +294,40 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private func evaluate() -> ReachabilitySnapshot {
         StatusReducer.snapshot(
             of: table,
-            ipv4: kernelAnswers(for: Self.ipv4Probe.bytes, family: Self.ipv4Probe.family),
-            ipv6: kernelAnswers(for: Self.ipv6Probe.bytes, family: Self.ipv6Probe.family),
+            ipv4: kernelAnswers(for: Self.ipv4Probe),
+            ipv6: kernelAnswers(for: Self.ipv6Probe),
             configuration: settings
         )
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs.
-    private func destinationFacts(_ destination: [UInt8], family: UInt8) -> DestinationFacts {
-        StatusReducer.destinationFacts(in: table, family: LinkTable.family(family)!, answers: kernelAnswers(for: destination, family: family), configuration: settings)
+    private func destinationFacts(_ destination: IPAddress) -> DestinationFacts {
+        StatusReducer.destinationFacts(in: table, family: destination.family, answers: kernelAnswers(for: destination), configuration: settings)
     }
 
     /// What an application connecting to `destination` gets: the source address the kernel
     /// selects, then the route lookup for that source (without one when `connect` failed, so
     /// that the route's own verdict — unreachable, prohibit... — can be told).
-    private func kernelAnswers(for destination: [UInt8], family: UInt8) -> StatusReducer.KernelAnswers {
-        let source = SourceAddressQuery.source(toward: destination, family: family)
+    private func kernelAnswers(for destination: IPAddress) -> StatusReducer.KernelAnswers {
+        let source = SourceAddressQuery.source(toward: destination.bytes, family: destination.family.netlinkFamily)
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
-        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, family: family, source: try? source.get()))
+        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get()))
     }
 
     /// Asks the kernel for the route to `destination` from `source`: the resolved next hop,
     /// then (for a route) the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: [UInt8], family: UInt8, source: [UInt8]?) -> RouteLookup {
+    private func routeLookup(to destination: IPAddress, source: [UInt8]?) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
         let source = source.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
-            let answer = try query.lookupRoute(to: destination, family: family, source: source)
-            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: family) }
-            let matchedEntry = try query.lookupRoute(to: destination, family: family, source: source, matchedEntry: true)
-            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
+            let family = destination.family.netlinkFamily
+            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source)
+            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: destination.family) }
+            let matchedEntry = try query.lookupRoute(to: destination.bytes, family: family, source: source, matchedEntry: true)
+            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: destination.family)
         } catch {
             Log.warning("\(error)")
             return .failed(errno: error.errno)

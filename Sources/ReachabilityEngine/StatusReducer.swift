@@ -44,12 +44,11 @@ enum StatusReducer {
         case .failure(let error): return .failed(errno: error.errno)
         case .success(let selected): bytes = selected
         }
-        let number = family == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family
-        let held = table.address(bytes, family: number)
+        let held = table.address(bytes, family: family)
         var scope = scope(of: bytes)
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
-        return .selected(SourceAddress(address: IPAddressBytes.format(bytes, family: number), scope: scope, linkName: held?.link.name, isVerified: isVerified))
+        return .selected(SourceAddress(address: IPAddressBytes.format(bytes, family: family.netlinkFamily), scope: scope, linkName: held?.link.name, isVerified: isVerified))
     }
 
     /// The scope an address has by its value: unspecified (all zero), host (127/8, `::1`),
@@ -72,8 +71,8 @@ enum StatusReducer {
     ///   - answer: the plain lookup's answer: the resolved next hop.
     ///   - matchedEntry: the `RTM_F_FIB_MATCH` lookup's answer (prefix and metric of the entry
     ///     that matched); asked only when `answer` is a route, ignored otherwise.
-    ///   - family: the destination's netlink family (`AF_INET`, `AF_INET6`), for the gateway's text.
-    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?, family: UInt8) -> RouteLookup {
+    ///   - family: the destination's family, for the gateway's text.
+    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?, family: AddressFamily) -> RouteLookup {
         let route: RouteMessage
         switch answer {
         case .error(let code): return .failed(errno: code)
@@ -84,12 +83,12 @@ enum StatusReducer {
         return .route(RouteFacts(
             type: routeType(route.type),
             outputInterfaceIndex: route.outputInterface,
-            gateway: route.gateway.map { IPAddressBytes.format($0, family: family) },
+            gateway: route.gateway.map { IPAddressBytes.format($0, family: family.netlinkFamily) },
             table: route.table,
             isLinkDown: route.isLinkDown,
             matchedPrefix: matched.flatMap { entry in
                 guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
-                return "\(IPAddressBytes.format(prefix, family: family))/\(entry.destinationLength)"
+                return "\(IPAddressBytes.format(prefix, family: family.netlinkFamily))/\(entry.destinationLength)"
             },
             metric: matched?.priority
         ))

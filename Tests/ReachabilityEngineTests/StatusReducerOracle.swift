@@ -80,7 +80,7 @@ enum StatusReducerOracle {
         /// The answers as the engine would have them. The source a `connect` would select is
         /// taken as the kernel mostly picks it: a usable global address of the family on the
         /// route's output link, else one on any link (the lowest), else none.
-        func answers(family: UInt8, table: LinkTable) -> StatusReducer.KernelAnswers {
+        func answers(family: AddressFamily, table: LinkTable) -> StatusReducer.KernelAnswers {
             var outputLink: Int32?
             if case .route(let route) = answer { outputLink = route.outputInterface }
             let source = table.addresses
@@ -105,8 +105,8 @@ enum StatusReducerOracle {
         let configuration = DaemonConfiguration.default
         func snapshot(of table: LinkTable) -> ReachabilitySnapshot {
             StatusReducer.snapshot(
-                of: table, ipv4: ipv4.answers(family: IPAddressBytes.ipv4Family, table: table),
-                ipv6: ipv6.answers(family: IPAddressBytes.ipv6Family, table: table),
+                of: table, ipv4: ipv4.answers(family: .ipv4, table: table),
+                ipv6: ipv6.answers(family: .ipv6, table: table),
                 configuration: configuration
             )
         }
