@@ -1,7 +1,7 @@
 /// What the rule needs to know about one network link, already classified.
 public struct LinkFacts: Sendable, Hashable {
     /// The kernel's interface index.
-    public var index: Int32
+    public var index: InterfaceIndex
     /// The interface name, e.g. "eth0".
     public var name: String
     /// Administratively up (`IFF_UP`).
@@ -22,7 +22,7 @@ public struct LinkFacts: Sendable, Hashable {
     public var isMetered: Bool
 
     /// Creates link facts; `isMetered` defaults to the effective transport's default.
-    public init(index: Int32, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
+    public init(index: InterfaceIndex, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
                 transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
                 isMetered: Bool? = nil) {
         self.index = index
@@ -118,7 +118,7 @@ public struct RouteFacts: Sendable, Hashable {
     /// The route type.
     public var type: RouteType
     /// The output interface index (`RTA_OIF`), if any.
-    public var outputInterfaceIndex: Int32?
+    public var outputInterfaceIndex: InterfaceIndex?
     /// The gateway (`RTA_GATEWAY`) as text, if any.
     public var gateway: String?
     /// The routing table the route came from (`RTA_TABLE`).
@@ -135,7 +135,7 @@ public struct RouteFacts: Sendable, Hashable {
     public static let mainTable: UInt32 = 254
 
     /// Creates route facts.
-    public init(type: RouteType, outputInterfaceIndex: Int32?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable,
+    public init(type: RouteType, outputInterfaceIndex: InterfaceIndex?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable,
                 isLinkDown: Bool = false, matchedPrefix: String? = nil, metric: UInt32? = nil) {
         self.type = type
         self.outputInterfaceIndex = outputInterfaceIndex

@@ -5,7 +5,7 @@ import Glibc
 /// Everything known about one link, from rtnetlink and sysfs: the input of classification.
 public struct LinkDescription: Sendable, Hashable {
     /// The kernel's interface index.
-    public var index: Int32
+    public var index: InterfaceIndex
     /// The interface name, e.g. "wlan0".
     public var name: String
     /// The rtnetlink link kind (`IFLA_INFO_KIND`): "veth", "wireguard", "tun", "bridge"...
@@ -20,12 +20,12 @@ public struct LinkDescription: Sendable, Hashable {
     public var driver: String?
     /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device),
     /// when that link is in this network namespace.
-    public var lowerIndex: Int32?
+    public var lowerIndex: InterfaceIndex?
     /// The link this one is stacked on is in another network namespace (`IFLA_LINK_NETNSID`):
     /// a container's macvlan or ipvlan, whose parent is the host's. Nothing is known of it here.
     public var isLowerInOtherNamespace: Bool
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
-    public var masterIndex: Int32?
+    public var masterIndex: InterfaceIndex?
     /// Administratively up (`IFF_UP`).
     public var isUp: Bool
     /// Has carrier (`IFF_LOWER_UP`).
@@ -34,9 +34,9 @@ public struct LinkDescription: Sendable, Hashable {
     public var isLoopback: Bool
 
     /// Creates a link description.
-    public init(index: Int32, name: String, kind: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
+    public init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
                 deviceType: String? = nil, hasWirelessDirectory: Bool = false, driver: String? = nil,
-                lowerIndex: Int32? = nil, isLowerInOtherNamespace: Bool = false, masterIndex: Int32? = nil,
+                lowerIndex: InterfaceIndex? = nil, isLowerInOtherNamespace: Bool = false, masterIndex: InterfaceIndex? = nil,
                 isUp: Bool = true, hasCarrier: Bool = true, isLoopback: Bool = false) {
         self.index = index
         self.name = name
@@ -126,11 +126,11 @@ public enum TransportClassifier {
     public static let wwanNamePatterns = ["wwan*", "rmnet*", "mhi*", "wwp*"]
 
     /// Classifies link `index` of `links` under `configuration`.
-    public static func classify(_ index: Int32, in links: [Int32: LinkDescription], configuration: DaemonConfiguration = .default) -> TransportVerdict {
+    public static func classify(_ index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration = .default) -> TransportVerdict {
         classify(index, in: links, configuration: configuration, visited: [])
     }
 
-    private static func classify(_ index: Int32, in links: [Int32: LinkDescription], configuration: DaemonConfiguration, visited: Set<Int32>) -> TransportVerdict {
+    private static func classify(_ index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration, visited: Set<InterfaceIndex>) -> TransportVerdict {
         guard let link = links[index] else { return TransportVerdict(.other, "unknown link \(index)") }
         if let override = configuration.transportOverride(forInterface: link.name) {
             return TransportVerdict(override.value, "Transport=\(override.pattern):\(override.value.rawValue) in the configuration")
@@ -199,7 +199,7 @@ public enum TransportClassifier {
     /// - Parameters:
     ///   - index: the tunnel's index.
     ///   - candidates: indices of links with a usable global address.
-    public static func underlying(ofTunnel index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> (link: LinkDescription, verdict: TransportVerdict)? {
+    public static func underlying(ofTunnel index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> (link: LinkDescription, verdict: TransportVerdict)? {
         if let lower = links[index]?.lowerIndex, lower != index, let link = links[lower] {
             let verdict = classify(lower, in: links, configuration: configuration)
             if verdict.transport != .vpn { return (link, verdict) }
@@ -210,7 +210,7 @@ public enum TransportClassifier {
 
     /// The non-tunnel, non-ignored, non-loopback links among `candidates` (links with a usable
     /// global address) that are up with carrier: what could carry a tunnel's packets.
-    public static func physicalLinks(besides index: Int32, in links: [Int32: LinkDescription], candidates: Set<Int32>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
+    public static func physicalLinks(besides index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
         candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
             guard candidate != index, let link = links[candidate], link.isUp, link.hasCarrier, !link.isLoopback,
                   ignoreReason(for: link, in: links, configuration: configuration) == nil else { return nil }
@@ -233,7 +233,7 @@ public enum TransportClassifier {
     ///   - link: the link.
     ///   - links: every link, to find a bridge's ports.
     ///   - configuration: the settings.
-    public static func ignoreReason(for link: LinkDescription, in links: [Int32: LinkDescription], configuration: DaemonConfiguration) -> String? {
+    public static func ignoreReason(for link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> String? {
         if let pattern = configuration.ignoreInterfaces.first(where: { Glob.matches($0, link.name) }) {
             return "IgnoreInterfaces=\(pattern)"
         }

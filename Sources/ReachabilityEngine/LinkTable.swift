@@ -6,13 +6,13 @@ import ReachabilityCore
 struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
-        var index: Int32
+        var index: InterfaceIndex
         var family: AddressFamily
         var bytes: [UInt8]
         var prefixLength: UInt8
     }
 
-    private(set) var links: [Int32: LinkDescription] = [:]
+    private(set) var links: [InterfaceIndex: LinkDescription] = [:]
     private(set) var addresses: [Address: AddressFacts] = [:]
     private let inspector: SysfsLinkInspector
 
@@ -38,7 +38,8 @@ struct LinkTable: Equatable {
     mutating func apply(_ payload: RouteNetlinkPayload) -> Bool {
         switch payload {
         case .newLink(let link):
-            let previous = links[link.index]
+            let index = InterfaceIndex(link.index)
+            let previous = links[index]
             // An empty IFLA_IFNAME (the kernel never sends one) is no name: the status would
             // say reachable on interface "".
             let name = link.name.flatMap { $0.isEmpty ? nil : $0 } ?? previous?.name ?? "if\(link.index)"
@@ -46,8 +47,8 @@ struct LinkTable: Equatable {
             let attributes = previous?.name == name
                 ? SysfsLinkInspector.LinkAttributes(deviceType: previous?.deviceType, hasWirelessDirectory: previous?.hasWirelessDirectory ?? false, driver: previous?.driver)
                 : inspector.attributes(ofLink: name)
-            links[link.index] = LinkDescription(
-                index: link.index,
+            links[index] = LinkDescription(
+                index: index,
                 name: name,
                 kind: link.kind ?? previous?.kind,
                 hardwareType: link.hardwareType,
@@ -55,16 +56,17 @@ struct LinkTable: Equatable {
                 hasWirelessDirectory: attributes.hasWirelessDirectory,
                 driver: attributes.driver,
                 // An index in another namespace may be any local link's index too.
-                lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex,
+                lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex.map { InterfaceIndex($0) },
                 isLowerInOtherNamespace: link.isLowerInOtherNamespace,
-                masterIndex: link.masterIndex,
+                masterIndex: link.masterIndex.map { InterfaceIndex($0) },
                 isUp: link.isUp,
                 hasCarrier: link.hasCarrier,
                 isLoopback: link.isLoopback
             )
         case .deleteLink(let link):
-            links[link.index] = nil
-            addresses = addresses.filter { $0.key.index != link.index }
+            let index = InterfaceIndex(link.index)
+            links[index] = nil
+            addresses = addresses.filter { $0.key.index != index }
         case .newAddress(let message):
             guard let address = Self.address(message) else { return true }
             addresses[address] = AddressFacts(
@@ -94,12 +96,12 @@ struct LinkTable: Equatable {
     }
 
     /// Indices of links with at least one usable global address.
-    var linksWithUsableGlobalAddress: Set<Int32> {
+    var linksWithUsableGlobalAddress: Set<InterfaceIndex> {
         Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })
     }
 
     /// The classified facts of link `index` under `configuration`.
-    func facts(forLink index: Int32, configuration: DaemonConfiguration) -> LinkFacts? {
+    func facts(forLink index: InterfaceIndex, configuration: DaemonConfiguration) -> LinkFacts? {
         guard let link = links[index] else { return nil }
         let verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
         var underlying: UnderlyingLink?
@@ -133,7 +135,7 @@ struct LinkTable: Equatable {
     private static func address(_ message: AddressMessage) -> Address? {
         guard let bytes = message.address else { return nil }
         guard let family = family(message.family) else { return nil }
-        return Address(index: message.index, family: family, bytes: bytes, prefixLength: message.prefixLength)
+        return Address(index: InterfaceIndex(message.index), family: family, bytes: bytes, prefixLength: message.prefixLength)
     }
 }
 

@@ -82,7 +82,7 @@ enum StatusReducer {
         if case .route(let entry) = matchedEntry { matched = entry }
         return .route(RouteFacts(
             type: routeType(route.type),
-            outputInterfaceIndex: route.outputInterface,
+            outputInterfaceIndex: route.outputInterface.map { InterfaceIndex($0) },
             gateway: route.gateway.map { IPAddressBytes.format($0, family: family.netlinkFamily) },
             table: route.table,
             isLinkDown: route.isLinkDown,

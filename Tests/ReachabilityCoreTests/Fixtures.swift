@@ -16,7 +16,7 @@ enum Fixture {
 
     /// `link` with some of its facts replaced.
     static func link(
-        _ link: LinkFacts, index: Int32? = nil, isUp: Bool? = nil, hasCarrier: Bool? = nil
+        _ link: LinkFacts, index: InterfaceIndex? = nil, isUp: Bool? = nil, hasCarrier: Bool? = nil
     ) -> LinkFacts {
         var link = link
         if let index { link.index = index }

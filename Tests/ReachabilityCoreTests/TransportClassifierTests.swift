@@ -85,7 +85,7 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatStackedLinksResolveToThePhysicalMedium() {
         // Given: vlan 10 on bond0 on eth1 (ethernet); br0 bridging wlan0 and a container veth.
-        let links: [Int32: LinkDescription] = [
+        let links: [InterfaceIndex: LinkDescription] = [
             3: LinkDescription(index: 3, name: "eth1", masterIndex: 4),
             4: LinkDescription(index: 4, name: "bond0", kind: "bond", deviceType: "bond"),
             5: LinkDescription(index: 5, name: "bond0.10", kind: "vlan", deviceType: "vlan", lowerIndex: 4),
@@ -107,7 +107,7 @@ final class TransportClassifierTests: XCTestCase {
     func testThatAParentInAnotherNamespaceIsNotALocalLink() {
         // Given: a container's macvlan whose parent (index 2 in the host) is elsewhere, while the
         // container's own index 2 is a wireless link; and an ipvlan whose parent is elsewhere
-        let links: [Int32: LinkDescription] = [
+        let links: [InterfaceIndex: LinkDescription] = [
             2: LinkDescription(index: 2, name: "wlan0", deviceType: "wlan"),
             5: LinkDescription(index: 5, name: "mv0", kind: "macvlan", isLowerInOtherNamespace: true),
             6: LinkDescription(index: 6, name: "ipv0", kind: "ipvlan", hardwareType: HardwareType.none, isLowerInOtherNamespace: true),
@@ -125,7 +125,7 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatAStackingLoopDoesNotRecurseForever() {
         // Given: two vlans claiming each other as parent.
-        let links: [Int32: LinkDescription] = [
+        let links: [InterfaceIndex: LinkDescription] = [
             2: LinkDescription(index: 2, name: "a", kind: "vlan", lowerIndex: 3),
             3: LinkDescription(index: 3, name: "b", kind: "vlan", lowerIndex: 2),
         ]
@@ -139,7 +139,7 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatConfigurationOverridesWin() {
         // Given
-        let links: [Int32: LinkDescription] = [2: LinkDescription(index: 2, name: "usb0")]
+        let links: [InterfaceIndex: LinkDescription] = [2: LinkDescription(index: 2, name: "usb0")]
         let configuration = DaemonConfiguration(transportOverrides: [InterfaceRule(pattern: "usb*", value: .wwan)])
 
         // When
@@ -175,13 +175,13 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatABridgesPortsDecideWhetherItIsAContainerBridge() {
         // Given: bridges and their ports; rb0 is a veth with a driver (hardware of its own)
-        func bridge(_ index: Int32, _ name: String) -> LinkDescription {
+        func bridge(_ index: InterfaceIndex, _ name: String) -> LinkDescription {
             LinkDescription(index: index, name: name, kind: "bridge", deviceType: "bridge")
         }
-        func port(_ index: Int32, _ name: String, of master: Int32, kind: String? = "veth", driver: String? = nil) -> LinkDescription {
+        func port(_ index: InterfaceIndex, _ name: String, of master: InterfaceIndex, kind: String? = "veth", driver: String? = nil) -> LinkDescription {
             LinkDescription(index: index, name: name, kind: kind, driver: driver, masterIndex: master)
         }
-        let links: [Int32: LinkDescription] = [
+        let links: [InterfaceIndex: LinkDescription] = [
             10: bridge(10, "br-ex"), 11: port(11, "eth1", of: 10, kind: nil, driver: "e1000e"),
             20: bridge(20, "br-lan"), 21: port(21, "vethab", of: 20), 22: port(22, "rb0", of: 20, driver: "igb"),
             30: bridge(30, "lxdbr0"), 31: port(31, "veth1", of: 30), 32: port(32, "vnet0", of: 30, kind: "tun"),
@@ -189,7 +189,7 @@ final class TransportClassifierTests: XCTestCase {
             50: bridge(50, "br0"),
             60: LinkDescription(index: 60, name: "veth9", kind: "veth"),
         ]
-        let rows: [(name: String, index: Int32, configuration: DaemonConfiguration, reason: String?, line: UInt)] = [
+        let rows: [(name: String, index: InterfaceIndex, configuration: DaemonConfiguration, reason: String?, line: UInt)] = [
             ("br-* with a physical port is an uplink", 10, .default, nil, #line),
             ("one physical port among veths: an uplink", 20, .default, nil, #line),
             ("veth and tap ports only: a container bridge, whatever its name", 30, .default, "container bridge (its ports veth1, vnet0 are all veth or tap)", #line),
@@ -213,7 +213,7 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatTheTransportBeneathATunnelIsFound() {
         // Given: wg0 (unbound), wlan0 with an address, eth0 down; gre1 bound to eth2.
-        let links: [Int32: LinkDescription] = [
+        let links: [InterfaceIndex: LinkDescription] = [
             2: LinkDescription(index: 2, name: "wlan0", deviceType: "wlan"),
             3: LinkDescription(index: 3, name: "eth0", isUp: false, hasCarrier: false),
             4: LinkDescription(index: 4, name: "wg0", kind: "wireguard", hardwareType: HardwareType.none),

@@ -81,8 +81,8 @@ enum StatusReducerOracle {
         /// taken as the kernel mostly picks it: a usable global address of the family on the
         /// route's output link, else one on any link (the lowest), else none.
         func answers(family: AddressFamily, table: LinkTable) -> StatusReducer.KernelAnswers {
-            var outputLink: Int32?
-            if case .route(let route) = answer { outputLink = route.outputInterface }
+            var outputLink: InterfaceIndex?
+            if case .route(let route) = answer { outputLink = route.outputInterface.map { InterfaceIndex($0) } }
             let source = table.addresses
                 .filter { $0.key.family == family && $0.value.isUsableGlobal }
                 .map { (onOutputLink: $0.key.index == outputLink, bytes: $0.key.bytes) }
