@@ -114,7 +114,9 @@ public enum ConfigurationParser {
         var diagnostics: [ConfigurationDiagnostic] = []
         for (path, text) in files {
             var currentSection: String?
-            for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // "\r\n" is one Character in Swift: split on it too, or a file with CRLF line endings
+            // (as editors on other systems write them) would be one long line.
+            for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
                 let line = rawLine.trimmingWhitespace()
                 func fail(_ message: String) {
                     diagnostics.append(ConfigurationDiagnostic(file: path, line: offset + 1, message: message))

@@ -40,6 +40,18 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(configuration.downDelaySeconds, 2)
     }
 
+    func testThatCRLFLineEndingsAreAccepted() throws {
+        // Given a file written with CRLF line endings
+        let text = "# comment\r\n[Reachability]\r\nIgnoreInterfaces=zt*\r\nDownDelaySec=2\r\n"
+
+        // When
+        let configuration = try ConfigurationParser.parse([("crlf.conf", text)])
+
+        // Then
+        XCTAssertEqual(configuration.ignoreInterfaces, ["zt*"])
+        XCTAssertEqual(configuration.downDelaySeconds, 2)
+    }
+
     func testThatContainerInterfacesExtendTheBuiltInListUntilAnEmptyAssignmentClearsIt() throws {
         let rows: [(name: String, text: String, expected: [String], line: UInt)] = [
             ("not set: the built-in list", "[Reachability]\n", ContainerInterfaces.defaultPatterns, #line),
