@@ -5,7 +5,7 @@ import ReachabilityClient
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the daemon's report: the route picked per family, every link and why, the configuration.",
-        discussion: "Calls the daemon's Explain method. \(ExitStatus.help)"
+        discussion: "Calls the daemon's Explain method. \(ExitStatus.help(conditionNotMet: nil))"
     )
 
     @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))

@@ -13,12 +13,20 @@ enum ExitStatus {
     /// reachabilityd is not running (its bus name has no owner) or the system bus is unreachable.
     static let daemonUnavailable: Int32 = 69
 
-    /// The text for `--help`.
+    /// The text for the top-level `--help`.
     static let help = """
         Exit status: 0 success; 1 `wait` timed out or `check` found the destination not \
         reachable; 64 usage error; 69 reachabilityd is not running or the system bus is \
         unreachable.
         """
+
+    /// The exit statuses of one subcommand, for its `--help`.
+    ///
+    /// - Parameter condition: what exit status 1 means for it, or nil when it never exits 1.
+    static func help(conditionNotMet condition: String?) -> String {
+        "Exit status: 0 success; " + (condition.map { "1 \($0); " } ?? "")
+            + "64 usage error; 69 reachabilityd is not running or the system bus is unreachable."
+    }
 }
 
 /// `reachabilityctl`: query and wait for the reachability that reachabilityd publishes.
@@ -77,7 +85,7 @@ struct SourceOptions: ParsableArguments {
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason.",
-        discussion: ExitStatus.help
+        discussion: ExitStatus.help(conditionNotMet: nil)
     )
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
@@ -112,7 +120,7 @@ struct Monitor: AsyncParsableCommand {
         discussion: """
             A line is printed whenever any published value changes (status, interface, transport, \
             per-family reachability, metered, reason), and when the daemon stops or starts \
-            (status unknown). \(ExitStatus.help)
+            (status unknown). \(ExitStatus.help(conditionNotMet: nil))
             """
     )
 
@@ -162,11 +170,12 @@ struct Wait: AsyncParsableCommand {
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given. Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
-            during the wait only delays the answer. \(ExitStatus.help)
+            during the wait only delays the answer. \(ExitStatus.help(conditionNotMet: "the wait timed out"))
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Give up after this many seconds (0: wait forever).", valueName: "seconds"))
+    // Unconditional: "--timeout -1" is a negative number, to be refused as such, not a missing value.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds (0: wait forever).", valueName: "seconds"))
     var timeout: Double = 30
 
     @Option(name: .long, help: ArgumentHelp("Require this transport: wifi, ethernet or wwan.", valueName: "transport"))
@@ -229,7 +238,9 @@ struct Wait: AsyncParsableCommand {
         case ExitStatus.success:
             return
         case ExitStatus.daemonUnavailable:
-            throw failure("reachabilityd is not running: \(last.reason).", code: outcome)
+            // The reason already says it when the daemon is absent; a bus problem needs the prefix.
+            let reason = last.reason.hasPrefix("reachabilityd") ? last.reason : "reachabilityd is not running: \(last.reason)"
+            throw failure("\(reason).", code: outcome)
         default:
             throw failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
         }
@@ -245,7 +256,7 @@ struct Check: AsyncParsableCommand {
         discussion: """
             A literal address is checked with the daemon's CheckAddress; a host name is resolved \
             here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
-            not. \(ExitStatus.help)
+            not. \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
             """
     )
 
@@ -260,6 +271,10 @@ struct Check: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
+    func validate() throws {
+        guard !host.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("Give a host name or an address to check.") }
+    }
+
     func run() async throws {
         let manager = ReachabilityManager(host: host, source: sourceOptions.managerSource)
         guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
@@ -271,8 +286,10 @@ struct Check: AsyncParsableCommand {
             record.host = host
             Output.line(Output.json(record))
         } else {
+            // Not reachable: say why (no route, or the name does not resolve).
             Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
-                + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)"))
+                + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)")
+                + (snapshot.status.isReachable ? "" : ": \(snapshot.reason)"))
         }
         if sourceOptions.isUnavailable(answer) { throw ExitCode(ExitStatus.daemonUnavailable) }
         if !snapshot.status.isReachable { throw ExitCode(ExitStatus.conditionNotMet) }

@@ -66,8 +66,9 @@ final class ReachabilityControlTests: DaemonTestCase {
         // When
         let result = try reachabilityctl(["wait", "--timeout", "5"])
 
-        // Then
+        // Then, said once
         XCTAssertEqual(result.termination, .exited(Exit.daemonAbsent), result.standardError)
+        XCTAssertEqual(result.standardError.components(separatedBy: "not running").count, 2, result.standardError)
         XCTAssertEqual(try reachabilityctl(["status"]).termination, .exited(Exit.daemonAbsent))
         XCTAssertEqual(try reachabilityctl(["explain"]).termination, .exited(Exit.daemonAbsent))
     }
@@ -199,7 +200,15 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
-        let usage = try Command.run(try ClientTestPaths.controlBinary(), ["wait", "--ipv4", "--ipv6"])
-        XCTAssertEqual(usage.termination, .exited(64), "a usage error exits 64")
+        let rows: [(arguments: [String], says: String, line: UInt)] = [
+            (["wait", "--ipv4", "--ipv6"], "at most one of --ipv4 and --ipv6", #line),
+            (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
+            (["check", ""], "Give a host name or an address", #line),
+        ]
+        for row in rows {
+            let usage = try Command.run(try ClientTestPaths.controlBinary(), row.arguments)
+            XCTAssertEqual(usage.termination, .exited(64), "\(row.arguments): a usage error exits 64", line: row.line)
+            XCTAssertTrue(usage.standardError.contains(row.says), usage.standardError, line: row.line)
+        }
     }
 }
