@@ -37,7 +37,8 @@ public final class ReachabilityObject: @unchecked Sendable {
     private let connection: BusConnection
     private let methods: ReachabilityMethods
     private var snapshot: ReachabilitySnapshot
-    private var generation: UInt64 = 0
+    /// `Generation`: one more at every published change.
+    public private(set) var generation: UInt64
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
     private var slot: OpaquePointer?
 
@@ -47,10 +48,12 @@ public final class ReachabilityObject: @unchecked Sendable {
     ///   - connection: the bus connection (its queue is this object's queue).
     ///   - snapshot: the first evaluation.
     ///   - methods: answers the method calls, on the queue.
+    ///   - generation: the first `Generation` (a restarted daemon goes on from its predecessor's).
     /// The corresponding C function is `sd_bus_add_object_vtable`.
-    public init(connection: BusConnection, snapshot: ReachabilitySnapshot, methods: ReachabilityMethods) throws(SystemError) {
+    public init(connection: BusConnection, snapshot: ReachabilitySnapshot, methods: ReachabilityMethods, generation: UInt64 = 0) throws(SystemError) {
         self.connection = connection
         self.snapshot = snapshot
+        self.generation = generation
         self.methods = methods
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: CReach_BusHandlers(context: nil, get_property: { context, property, reply, _ in

@@ -21,6 +21,10 @@ final class Daemon: @unchecked Sendable {
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private let configurationFiles: ConfigurationFiles
+    /// `Generation` across restarts, under `$RUNTIME_DIRECTORY`.
+    private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
+    /// Whether a failure to store `Generation` was logged (once is enough).
+    private var generationStoreFailed = false
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32) {
         self.configurationFiles = configurationFiles
@@ -74,7 +78,8 @@ final class Daemon: @unchecked Sendable {
                     }
                 },
                 explain: { [engine] in engine.report().text }
-            ))
+            ), generation: generationFile.load() + 1)
+            storeGeneration()
             try connection.requestName(BusContract.busName)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
@@ -92,11 +97,23 @@ final class Daemon: @unchecked Sendable {
     /// A published snapshot (the engine's publishing stage has applied `DownDelaySec=`): the
     /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
+        defer { storeGeneration() }
         // The signals first: formatting and writing the log line took about 30 µs, in front of
         // StatusChanged (measured from the netlink wake-up to sd_bus_send: ~270 µs before).
         object?.publish(snapshot)
         Log.info("Status: \(snapshot.status.rawValue) (\(snapshot.reason)).")
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
+    }
+
+    /// Stores the object's `Generation` for a restarted daemon to go on from.
+    private func storeGeneration() {
+        guard let object else { return }
+        do throws(SystemError) {
+            try generationFile.store(object.generation)
+        } catch {
+            if !generationStoreFailed { Log.warning("\(error); Generation will start again from 0 if the daemon restarts.") }
+            generationStoreFailed = true
+        }
     }
 
     /// SIGHUP: re-read the configuration; on any problem keep the one in force.

@@ -17,4 +17,22 @@ final class LifecycleTests: DaemonTestCase {
         XCTAssertEqual(ended, .exited(0), "reachabilityd must exit 0 within 1 s of SIGINT")
         XCTAssertNil(try busctl.daemonNameOwner(), "\(BusContract.busName) still owned after exit")
     }
+
+    func testGenerationGoesOnAcrossARestart() throws {
+        // Given a daemon that has published a few changes
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let before = try XCTUnwrap(try waitForStatus(.reachableViaEthernet).generation)
+        XCTAssertGreaterThan(before, 1)
+
+        // When it is stopped and started again (its runtime directory kept, as the unit's
+        // RuntimeDirectoryPreserve=yes keeps it)
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(signal: SIGTERM, grace: .seconds(1)), .exited(0))
+        try startDaemon()
+
+        // Then Generation goes on from where it was
+        let after = try XCTUnwrap(try waitForStatus(.reachableViaEthernet).generation)
+        XCTAssertGreaterThan(after, before, "Generation must not restart at 0")
+    }
 }

@@ -34,12 +34,15 @@ final class DaemonProcess {
     ) throws {
         logPath = directory.file("reachabilityd.log")
         notifySocket = try NotifySocket(path: directory.file("notify"))
+        // As systemd's RuntimeDirectory= does: where Generation is kept across restarts.
+        let runtimeDirectory = directory.file("runtime")
+        try FileManager.default.createDirectory(atPath: runtimeDirectory, withIntermediateDirectories: true)
         var arguments = ["netns", "exec", namespace.name, binary, "--log-level", "debug"]
         if let sysfsRoot { arguments += ["--sysfs-root", sysfsRoot] }
         arguments += extraArguments
         process = try ChildProcess(
             "ip", arguments,
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path, "RUNTIME_DIRECTORY": runtimeDirectory],
             standardOutput: logPath, standardError: logPath
         )
     }
