@@ -24,6 +24,10 @@ final class PublishingStage {
     private var heldLoss: DispatchWorkItem?
     private var lastAnnouncement = DispatchTime(uptimeNanoseconds: 0)
     private var announcementScheduled: DispatchWorkItem?
+    /// The spacing the stage keeps between announcements: the promised minimum plus a margin,
+    /// so that the delivery jitter of the bus (a signal queued behind others, then not) does not
+    /// bring two of them closer than promised where clients receive them.
+    static let announcementSpacing: DispatchTimeInterval = .milliseconds(BusContract.routesChangedIntervalMilliseconds + 5)
 
     /// Creates a stage confined to `queue`.
     init(queue: DispatchQueue) {
@@ -76,7 +80,7 @@ final class PublishingStage {
     /// announcement, once at its end.
     func routingEventsOccurred() {
         guard announcementScheduled == nil else { return }
-        let earliest = lastAnnouncement + .milliseconds(BusContract.routesChangedIntervalMilliseconds)
+        let earliest = lastAnnouncement + Self.announcementSpacing
         guard DispatchTime.now() < earliest else { return announce() }
         let later = DispatchWorkItem { [weak self] in
             self?.announcementScheduled = nil
