@@ -31,14 +31,29 @@ public struct ExplainReport: Sendable, Hashable {
         public var addresses: [Address]
     }
 
+    /// Links beyond the report's limit, only counted.
+    public struct OmittedLinks: Sendable, Hashable {
+        /// How many.
+        public var count: Int
+        /// How many of them are up.
+        public var up: Int
+        /// How many are up with carrier.
+        public var withCarrier: Int
+    }
+
+    /// How many links a report shows in full (by index), besides the probes' output links.
+    public static let linkLimit = 64
+
     /// The last evaluation.
     public var evaluation: ReachabilitySnapshot
     /// What subscribers see while `DownDelaySec=` holds a loss back; nil when nothing is held.
     public var heldBack: ReachabilitySnapshot?
     /// IPv4, then IPv6.
     public var families: [Family]
-    /// Every link, by index.
+    /// The probes' output links and the first ``linkLimit`` links, by index.
     public var links: [Link]
+    /// The other links, counted; nil when every link is shown.
+    public var omittedLinks: OmittedLinks?
     /// The settings in force.
     public var configuration: DaemonConfiguration
 
@@ -79,6 +94,9 @@ public struct ExplainReport: Sendable, Hashable {
                 address.text + (address.facts.isUsableGlobal ? "" : " (not usable: \(address.facts.isGlobalScope ? "tentative or DAD failed" : "not global scope"))")
             }
             lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
+        }
+        if let omittedLinks {
+            lines.append("  ... and \(omittedLinks.count) more link(s) not shown (\(omittedLinks.up) up, \(omittedLinks.withCarrier) with carrier)")
         }
         lines.append("Configuration:")
         lines += configuration.summary.split(separator: "\n").map { "  \($0)" }

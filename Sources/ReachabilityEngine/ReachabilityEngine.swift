@@ -162,17 +162,26 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let facts = destinationFacts(probe)
             return ExplainReport.Family(destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts))
         }
-        let links = table.links.keys.sorted().compactMap { index -> ExplainReport.Link? in
+        // The probes' output links in full, then the first links by index up to the limit; the
+        // rest only counted, so that a host with thousands of links gets a bounded report.
+        let indices = table.links.keys.sorted()
+        let shown = Set(indices.prefix(ExplainReport.linkLimit)).union(families.compactMap { $0.facts.outputLink?.index })
+        let addressesByLink = Dictionary(grouping: table.addresses.filter { shown.contains($0.key.index) }, by: \.key.index)
+        let links = indices.filter(shown.contains).compactMap { index -> ExplainReport.Link? in
             guard let facts = table.facts(forLink: index, configuration: settings) else { return nil }
-            let addresses = table.addresses
-                .filter { $0.key.index == index }
+            let addresses = (addressesByLink[index] ?? [])
                 .map { ExplainReport.Address(text: "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family.netlinkFamily))/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
             return ExplainReport.Link(facts: facts, addresses: addresses)
         }
+        let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
         return ExplainReport(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
-            families: families, links: links, configuration: settings
+            families: families, links: links,
+            omittedLinks: omitted.isEmpty ? nil : ExplainReport.OmittedLinks(
+                count: omitted.count, up: omitted.filter(\.isUp).count, withCarrier: omitted.filter { $0.isUp && $0.hasCarrier }.count
+            ),
+            configuration: settings
         )
     }
 

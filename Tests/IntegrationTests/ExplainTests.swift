@@ -39,6 +39,32 @@ final class ExplainTests: DaemonTestCase {
         XCTAssertTrue(report.contains("IgnoreInterfaces=rb*"), report)
     }
 
+    func testExplainOfAHostWithManyLinksIsBoundedAndKeepsTheRoutesLink() throws {
+        // Given 300 veth pairs (600 links) and the default route over the last one made
+        try startDaemon()
+        let batch = try XCTUnwrap(directory).file("links.batch")
+        try (0..<300).map { "link add m\($0) type veth peer name n\($0)" }.joined(separator: "\n")
+            .write(toFile: batch, atomically: true, encoding: .utf8)
+        try netns.ip("-batch", batch)
+        for link in ["m299", "n299"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("addr", "add", "10.77.9.2/24", "dev", "m299")
+        try netns.ip("route", "add", "default", "via", "10.77.9.1", "dev", "m299")
+        try waitForProperties("Interface m299") { $0.string(.interface) == "m299" }
+
+        // When
+        let started = ContinuousClock.now
+        let explain = try busctl.explain()
+        let took = ContinuousClock.now - started
+
+        // Then: the first links and the route's link in full, the rest counted
+        let shown = explain.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains("(index ") }
+        XCTAssertLessThanOrEqual(shown.count, 65, "at most 64 links and the route's")
+        XCTAssertTrue(shown.contains { $0.hasPrefix("  m299 (index") }, "the route's link is shown in full")
+        XCTAssertTrue(explain.contains("more link(s) not shown"), explain)
+        XCTAssertLessThan(explain.utf8.count, 64 * 1024)
+        print("FIGURE: Explain() with \(shown.count) of 603 links shown: \(explain.utf8.count) bytes, \(took) through busctl")
+    }
+
     func testExplainSaysWhyNothingIsReachable() throws {
         // Given only lo up, ra0/ra1 down
         try startDaemon()
