@@ -29,6 +29,10 @@ static const sd_bus_vtable creach_reachability_vtable[] = {
     CREACH_PROPERTY("Metered", "b"),
     CREACH_PROPERTY("Reason", "s"),
     CREACH_PROPERTY("Generation", "t"),
+    CREACH_PROPERTY("Connectivity", "s"),
+    CREACH_PROPERTY("IPv4Connectivity", "s"),
+    CREACH_PROPERTY("IPv6Connectivity", "s"),
+    CREACH_PROPERTY("CaptivePortal", "s"),
     SD_BUS_METHOD_WITH_NAMES("CheckAddress", "s", SD_BUS_PARAM(address),
                              "ss", SD_BUS_PARAM(status) SD_BUS_PARAM(interface),
                              creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -36,6 +40,7 @@ static const sd_bus_vtable creach_reachability_vtable[] = {
                              "s", SD_BUS_PARAM(report),
                              creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_NAMES("StatusChanged", "s", SD_BUS_PARAM(status), 0),
+    SD_BUS_SIGNAL_WITH_NAMES("ConnectivityChanged", "s", SD_BUS_PARAM(connectivity), 0),
     SD_BUS_SIGNAL("RoutesChanged", "", 0),
     SD_BUS_VTABLE_END
 };

@@ -5,3 +5,4 @@
 @_exported import enum ReachabilityCore.Transport
 @_exported import struct ReachabilityCore.IPAddress
 @_exported import enum ReachabilityCore.AddressFamily
+@_exported import enum ReachabilityCore.Connectivity

@@ -24,7 +24,11 @@ extension ReachabilitySnapshot {
             interface: string(.interface),
             transport: Transport(rawValue: string(.transport)),
             isMetered: flag(.metered),
-            reason: string(.reason)
+            reason: string(.reason),
+            // What the daemon found beyond the route (an older daemon without the properties: none).
+            ipv4Evidence: Connectivity(rawValue: string(.ipv4Connectivity)).flatMap(\.asEvidence),
+            ipv6Evidence: Connectivity(rawValue: string(.ipv6Connectivity)).flatMap(\.asEvidence),
+            captivePortal: string(.captivePortal)
         )
     }
 

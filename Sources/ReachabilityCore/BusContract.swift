@@ -8,6 +8,8 @@ public enum BusContract {
     public static let interface = "org.reachabilityd.Reachability1"
     /// The signal emitted once per change of `Status`.
     public static let statusChangedSignal = "StatusChanged"
+    /// The signal emitted once per change of `Connectivity`.
+    public static let connectivityChangedSignal = "ConnectivityChanged"
     /// The signal emitted (without arguments, at most once per ``routesChangedInterval``) after
     /// kernel link, address, route or rule events: clients re-check the destinations they follow.
     public static let routesChangedSignal = "RoutesChanged"
@@ -42,4 +44,12 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case reason = "Reason"
     /// `Generation` (t).
     case generation = "Generation"
+    /// `Connectivity` (s): the better family's ``Connectivity``.
+    case connectivity = "Connectivity"
+    /// `IPv4Connectivity` (s).
+    case ipv4Connectivity = "IPv4Connectivity"
+    /// `IPv6Connectivity` (s).
+    case ipv6Connectivity = "IPv6Connectivity"
+    /// `CaptivePortal` (s): the portal's URL, or "".
+    case captivePortal = "CaptivePortal"
 }

@@ -14,9 +14,17 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var isMetered: Bool
     /// One human sentence explaining the status.
     public var reason: String
+    /// What evidence beyond the route says of IPv4 (`limited`, `portal`, `full`); nil when
+    /// there is none, and ignored while IPv4 has no route.
+    public var ipv4Evidence: Connectivity?
+    /// The same for IPv6.
+    public var ipv6Evidence: Connectivity?
+    /// The captive portal's user-facing URL when one is known, else "".
+    public var captivePortal: String
 
     /// Creates a snapshot.
-    public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String) {
+    public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,
+                ipv4Evidence: Connectivity? = nil, ipv6Evidence: Connectivity? = nil, captivePortal: String = "") {
         self.status = status
         self.isIPv4Reachable = isIPv4Reachable
         self.isIPv6Reachable = isIPv6Reachable
@@ -24,6 +32,25 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         self.transport = transport
         self.isMetered = isMetered
         self.reason = reason
+        self.ipv4Evidence = ipv4Evidence
+        self.ipv6Evidence = ipv6Evidence
+        self.captivePortal = captivePortal
+    }
+
+    /// Whether IPv4 traffic gets out: `none` without a route, else the evidence, else `unknown`.
+    public var ipv4Connectivity: Connectivity { connectivity(isReachable: isIPv4Reachable, evidence: ipv4Evidence) }
+    /// Whether IPv6 traffic gets out, likewise.
+    public var ipv6Connectivity: Connectivity { connectivity(isReachable: isIPv6Reachable, evidence: ipv6Evidence) }
+
+    /// The better of the two families' connectivity (full > portal > limited > unknown > none).
+    public var connectivity: Connectivity {
+        ipv4Connectivity.rank >= ipv6Connectivity.rank ? ipv4Connectivity : ipv6Connectivity
+    }
+
+    private func connectivity(isReachable: Bool, evidence: Connectivity?) -> Connectivity {
+        guard status != .unknown else { return .unknown }
+        guard isReachable else { return .none }
+        return evidence ?? .unknown
     }
 
     /// The state before the first evaluation.
@@ -47,6 +74,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case .metered: .boolean(isMetered)
         case .reason: .string(reason)
         case .generation: .unsignedInteger(generation)
+        case .connectivity: .string(connectivity.rawValue)
+        case .ipv4Connectivity: .string(ipv4Connectivity.rawValue)
+        case .ipv6Connectivity: .string(ipv6Connectivity.rawValue)
+        case .captivePortal: .string(captivePortal)
         }
     }
 

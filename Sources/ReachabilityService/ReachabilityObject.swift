@@ -88,12 +88,14 @@ public final class ReachabilityObject: @unchecked Sendable {
         let changed = next.changedProperties(since: snapshot)
         guard !changed.isEmpty else { return }
         let statusChanged = next.status != snapshot.status
+        let connectivityChanged = next.connectivity != snapshot.connectivity
         snapshot = next
         generation += 1
         let names = (changed + [.generation]).map(\.rawValue)
         do throws(SystemError) {
             // StatusChanged first: it is what most subscribers wait for.
-            if statusChanged { try emitStatusChanged(next.status) }
+            if statusChanged { try emitSignal(BusContract.statusChangedSignal, carrying: next.status.rawValue) }
+            if connectivityChanged { try emitSignal(BusContract.connectivityChangedSignal, carrying: next.connectivity.rawValue) }
             try emitPropertiesChanged(names)
         } catch {
             Log.error("\(error)")
@@ -124,14 +126,15 @@ public final class ReachabilityObject: @unchecked Sendable {
         }
     }
 
-    private func emitStatusChanged(_ status: ReachabilityStatus) throws(SystemError) {
+    /// Sends signal `name` of the interface with one string argument.
+    private func emitSignal(_ name: String, carrying argument: String) throws(SystemError) {
         var message: OpaquePointer?
-        try sdCall("create StatusChanged signal") {
-            sd_bus_message_new_signal(connection.bus, &message, BusContract.objectPath, BusContract.interface, BusContract.statusChangedSignal)
+        try sdCall("create \(name) signal") {
+            sd_bus_message_new_signal(connection.bus, &message, BusContract.objectPath, BusContract.interface, name)
         }
         defer { sd_bus_message_unref(message) }
-        try sdCall("append to StatusChanged signal") { Self.append(.string(status.rawValue), to: message!) }
-        try sdCall("send StatusChanged signal") { sd_bus_send(connection.bus, message, nil) }
+        try sdCall("append to \(name) signal") { Self.append(.string(argument), to: message!) }
+        try sdCall("send \(name) signal") { sd_bus_send(connection.bus, message, nil) }
     }
 
     private func appendProperty(named name: String, to reply: OpaquePointer) -> Int32 {

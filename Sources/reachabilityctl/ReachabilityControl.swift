@@ -356,6 +356,10 @@ struct StatusRecord: Codable {
     var transport: String
     var metered: Bool
     var reason: String
+    var connectivity: String
+    var ipv4Connectivity: String
+    var ipv6Connectivity: String
+    var captivePortal: String
     var daemonAvailable: Bool
 
     init(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
@@ -368,6 +372,10 @@ struct StatusRecord: Codable {
         transport = snapshot.transport?.rawValue ?? ""
         metered = snapshot.isMetered
         reason = snapshot.reason
+        connectivity = snapshot.connectivity.rawValue
+        ipv4Connectivity = snapshot.ipv4Connectivity.rawValue
+        ipv6Connectivity = snapshot.ipv6Connectivity.rawValue
+        captivePortal = snapshot.captivePortal
         self.daemonAvailable = daemonAvailable
     }
 }
@@ -396,6 +404,7 @@ enum Output {
             ("IPv4", snapshot.isIPv4Reachable ? "reachable" : "not reachable"),
             ("IPv6", snapshot.isIPv6Reachable ? "reachable" : "not reachable"),
             ("Metered", yesNo(snapshot.isMetered)),
+            ("Online", snapshot.connectivity.rawValue + (snapshot.captivePortal.isEmpty ? "" : " (portal: \(snapshot.captivePortal))")),
             ("Reason", snapshot.reason),
         ]
         return rows.map { "\(String(repeating: " ", count: 9 - $0.0.count))\($0.0): \($0.1)" }.joined(separator: "\n")

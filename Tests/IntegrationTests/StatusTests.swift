@@ -194,4 +194,26 @@ final class StatusTests: DaemonTestCase {
             "IPv6Reachable changed without a PropertiesChanged signal"
         )
     }
+
+    func testConnectivityIsNoneWithoutARouteAndUnknownWithOneWhileNothingIsChecked() throws {
+        // Given a daemon with no route (it sends nothing to find out more: no check is configured)
+        try startDaemon()
+        let none = try waitForStatus(.notReachable)
+        XCTAssertEqual(none.string(.connectivity), Connectivity.none.rawValue)
+        XCTAssertEqual(none.string(.captivePortal), "")
+
+        // When a default route appears, and goes
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let routed = try waitForStatus(.reachableViaEthernet)
+        try netns.ip("route", "del", "default")
+        try waitForStatus(.notReachable)
+
+        // Then: unknown (a route, no evidence either way) for IPv4 only, and one signal per change
+        XCTAssertEqual(routed.string(.connectivity), Connectivity.unknown.rawValue)
+        XCTAssertEqual(routed.string(.ipv4Connectivity), Connectivity.unknown.rawValue)
+        XCTAssertEqual(routed.string(.ipv6Connectivity), Connectivity.none.rawValue)
+        try Poll.until("two ConnectivityChanged", observe: { try signals.connectivityChanges }) { $0.count >= 2 }
+        XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.none.rawValue])
+    }
 }

@@ -24,6 +24,7 @@ final class BusContractTests: XCTestCase {
         // Given
         let expected = [
             "Status", "Reachable", "IPv4Reachable", "IPv6Reachable", "Interface", "Transport", "Metered", "Reason", "Generation",
+            "Connectivity", "IPv4Connectivity", "IPv6Connectivity", "CaptivePortal",
         ]
 
         // When

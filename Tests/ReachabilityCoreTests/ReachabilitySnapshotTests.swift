@@ -53,23 +53,23 @@ final class ReachabilitySnapshotTests: XCTestCase {
             Row("no change from unknown", from: .unknown, to: .unknown, []),
             Row("only the reason", from: ethernet, to: ethernetOtherGateway, [.reason]),
             Row("only the reason, while unknown", from: .unknown, to: unknownWithOtherReason, [.reason]),
-            Row("IPv6 comes up too", from: ethernet, to: ethernetDualStack, [.ipv6Reachable]),
+            Row("IPv6 comes up too", from: ethernet, to: ethernetDualStack, [.ipv6Reachable, .ipv6Connectivity]),
             Row("transport reclassified", from: ethernet, to: ethernetOverOther, [.transport]),
             Row(
                 "unknown to reachable",
                 from: .unknown, to: ethernet,
-                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason]
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .ipv6Connectivity]
             ),
-            Row("unknown to not reachable", from: .unknown, to: noRoute, [.status, .reason]),
+            Row("unknown to not reachable", from: .unknown, to: noRoute, [.status, .reason, .connectivity, .ipv4Connectivity, .ipv6Connectivity]),
             Row(
                 "reachable to not reachable",
                 from: ethernet, to: noRoute,
-                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason]
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .connectivity, .ipv4Connectivity]
             ),
             Row(
                 "Ethernet to WWAN",
                 from: ethernet, to: wwan,
-                [.status, .ipv6Reachable, .interface, .transport, .metered, .reason]
+                [.status, .ipv6Reachable, .interface, .transport, .metered, .reason, .ipv6Connectivity]
             ),
             Row(
                 "unknown to everything different",
@@ -122,6 +122,10 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .metered: .boolean(true),
             .reason: .string("default route via 10.0.0.1 on wwan0"),
             .generation: .unsignedInteger(42),
+            .connectivity: .string("unknown"),
+            .ipv4Connectivity: .string("unknown"),
+            .ipv6Connectivity: .string("unknown"),
+            .captivePortal: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -146,6 +150,10 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .metered: .boolean(false),
             .reason: .string("no default route"),
             .generation: .unsignedInteger(UInt64.max),
+            .connectivity: .string("none"),
+            .ipv4Connectivity: .string("none"),
+            .ipv6Connectivity: .string("none"),
+            .captivePortal: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -170,5 +178,26 @@ final class ReachabilitySnapshotTests: XCTestCase {
         XCTAssertNil(snapshot.transport)
         XCTAssertFalse(snapshot.isMetered)
         XCTAssertEqual(snapshot.reason, "not evaluated yet")
+    }
+
+    func testThatConnectivityIsNoneWithoutARouteAndTheBetterFamilysWithOne() {
+        func snapshot(_ status: ReachabilityStatus, ipv4: Bool, ipv6: Bool, _ ipv4Evidence: Connectivity? = nil, _ ipv6Evidence: Connectivity? = nil) -> ReachabilitySnapshot {
+            ReachabilitySnapshot(status: status, isIPv4Reachable: ipv4, isIPv6Reachable: ipv6, interface: "", transport: nil, isMetered: false, reason: "",
+                                 ipv4Evidence: ipv4Evidence, ipv6Evidence: ipv6Evidence)
+        }
+        let rows: [(name: String, snapshot: ReachabilitySnapshot, ipv4: Connectivity, ipv6: Connectivity, best: Connectivity, line: UInt)] = [
+            ("not evaluated", .unknown, .unknown, .unknown, .unknown, #line),
+            ("no route", snapshot(.notReachable, ipv4: false, ipv6: false), .none, .none, .none, #line),
+            ("a route, no evidence", snapshot(.reachableViaEthernet, ipv4: true, ipv6: false), .unknown, .none, .unknown, #line),
+            ("evidence without a route is ignored", snapshot(.notReachable, ipv4: false, ipv6: false, .full), .none, .none, .none, #line),
+            ("limited IPv4, full IPv6", snapshot(.reachableViaWiFi, ipv4: true, ipv6: true, .limited, .full), .limited, .full, .full, #line),
+            ("portal beats limited", snapshot(.reachableViaWiFi, ipv4: true, ipv6: true, .portal, .limited), .portal, .limited, .portal, #line),
+            ("limited beats unknown", snapshot(.reachableViaWiFi, ipv4: true, ipv6: true, .limited, nil), .limited, .unknown, .limited, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(row.snapshot.ipv4Connectivity, row.ipv4, row.name, line: row.line)
+            XCTAssertEqual(row.snapshot.ipv6Connectivity, row.ipv6, row.name, line: row.line)
+            XCTAssertEqual(row.snapshot.connectivity, row.best, row.name, line: row.line)
+        }
     }
 }

@@ -34,6 +34,7 @@ final class SignalRecorder {
     private let errorPath: String
     private var consumedBytes: UInt64 = 0
     private var recordedStatusChanges: [String] = []
+    private var recordedConnectivityChanges: [String] = []
     private var recordedPropertiesChanges: [PropertiesChangedSignal] = []
     private var recordedRoutesChanged = 0
     private var markers: [String] = []
@@ -68,6 +69,12 @@ final class SignalRecorder {
     var statusChanges: [String] {
         refresh()
         return recordedStatusChanges
+    }
+
+    /// The arguments of every `ConnectivityChanged` signal so far, in order.
+    var connectivityChanges: [String] {
+        refresh()
+        return recordedConnectivityChanges
     }
 
     /// Every `PropertiesChanged` signal from the daemon's object so far, in order.
@@ -194,6 +201,8 @@ final class SignalRecorder {
         switch (message.interface, message.member, message.payload) {
         case (BusContract.interface, BusContract.statusChangedSignal, .strings(let arguments)?):
             recordedStatusChanges.append(arguments.first ?? "")
+        case (BusContract.interface, BusContract.connectivityChangedSignal, .strings(let arguments)?):
+            recordedConnectivityChanges.append(arguments.first ?? "")
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged", .propertiesChanged(let signal)?):
             recordedPropertiesChanges.append(signal)
         case (BusContract.interface, BusContract.routesChangedSignal, _):
