@@ -27,14 +27,28 @@ public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
 }
 
 /// A minimal logger writing `<priority>message` lines to stderr, which journald turns into
-/// properly prioritised journal entries when the daemon runs under systemd.
+/// properly prioritised journal entries when the daemon runs under systemd; or, once the
+/// daemon installs one, through a structured ``journal`` writer that keeps fields.
 public enum Log {
     /// The most verbose level still written. Set once at start-up, before any other thread logs.
     nonisolated(unsafe) public static var maximumLevel: LogLevel = .info
 
+    /// Writes one entry with its fields (`MESSAGE_ID`, `REACHABILITY_STATUS`…) to the journal;
+    /// nil writes lines to stderr (fields dropped). Set once at start-up, before any other
+    /// thread logs: the daemon sets it when its stderr is the journal.
+    nonisolated(unsafe) public static var journal: (@Sendable (LogLevel, String, [(name: String, value: String)]) -> Void)?
+
+    /// Writes `message` at `level` with journal `fields` if `level` is enabled.
+    public static func write(_ level: LogLevel, _ message: @autoclosure () -> String, fields: [(name: String, value: String)]) {
+        guard level <= maximumLevel else { return }
+        if let journal { return journal(level, message(), fields) }
+        write(level, message())
+    }
+
     /// Writes `message` at `level` if `level` is enabled.
     public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= maximumLevel else { return }
+        if let journal { return journal(level, message(), []) }
         let line = "<\(level.rawValue)>\(message())\n"
         var bytes = Array(line.utf8)
         // One write(2) per line so concurrent lines never interleave; stderr is unbuffered.

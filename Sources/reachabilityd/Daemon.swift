@@ -101,7 +101,7 @@ final class Daemon: @unchecked Sendable {
         // The signals first: formatting and writing the log line took about 30 µs, in front of
         // StatusChanged (measured from the netlink wake-up to sd_bus_send: ~270 µs before).
         object?.publish(snapshot)
-        Log.info("Status: \(snapshot.status.rawValue) (\(snapshot.reason)).")
+        Log.write(.info, "Status: \(snapshot.status.rawValue) (\(snapshot.reason)).", fields: JournalLog.statusChangedFields(snapshot))
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ReachabilityCore
 import ReachabilityEngine
+import ReachabilityService
 import SystemSupport
 
 /// `reachabilityd`: the command line of the daemon.
@@ -30,6 +31,8 @@ enum ReachabilityDaemonCommand {
             exit(64)  // EX_USAGE, as swift-argument-parser and sysexits.h use
         }
         Log.maximumLevel = options.logLevel
+        // Under systemd: structured entries (MESSAGE_ID and REACHABILITY_* fields) instead of lines.
+        JournalLog.installIfStderrIsTheJournal()
         Daemon(configurationFiles: ConfigurationFiles(mainFile: options.configurationFile),
                sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes).run()
     }

@@ -217,6 +217,16 @@ check "a default route reaches a busctl monitor listener as StatusChanged" \
 check "the listener saw PropertiesChanged" eventually 5 monitor_saw 'Member=PropertiesChanged'
 check "the listener saw reachable-via-ethernet" eventually 5 monitor_saw '"reachable-via-ethernet"'
 check "Status is now reachable-via-ethernet" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+journal_has_status_entry() {
+    in_container journalctl --no-pager -o json MESSAGE_ID=4afbbecd892743e583b58432607723ed |
+        grep '"REACHABILITY_STATUS":"reachable-via-ethernet"' | grep -q '"REACHABILITY_INTERFACE":"e2e0"'
+}
+check "the journal has a status-changed entry with its fields (MESSAGE_ID, REACHABILITY_*)" \
+    eventually 5 journal_has_status_entry
+journal_explains_it() {
+    in_container journalctl --no-pager -x MESSAGE_ID=4afbbecd892743e583b58432607723ed | grep -q 'Network reachability changed to'
+}
+check "journalctl -x explains the entry from the catalog" journal_explains_it
 in_container kill "$monitor_pid"
 explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
 check "an unprivileged user calls Explain (it names e2e0)" explain

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemd
+import ReachabilityCore
+import SystemSupport
+
+/// Structured journal entries: when the daemon's stderr is the journal (systemd sets
+/// `$JOURNAL_STREAM` to its device and inode), log entries go through `sd_journal_sendv` with
+/// their fields instead of as `<N>` lines, so that `journalctl MESSAGE_ID=…` finds them and
+/// `journalctl -x` explains them from the catalog (`reachabilityd.catalog`).
+public enum JournalLog {
+    /// `MESSAGE_ID` of "status changed" entries (the catalog explains it).
+    public static let statusChangedMessageID = "4afbbecd892743e583b58432607723ed"
+    /// `SYSLOG_IDENTIFIER` of the entries.
+    static let identifier = "reachabilityd"
+
+    /// Installs the journal writer in ``Log/journal`` when stderr is the journal; returns
+    /// whether it did. Call once at start-up, before any other thread logs.
+    @discardableResult
+    public static func installIfStderrIsTheJournal() -> Bool {
+        guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
+        var status = stat()
+        guard fstat(STDERR_FILENO, &status) == 0, stream == "\(status.st_dev):\(status.st_ino)" else { return false }
+        Log.journal = { level, message, fields in send(level, message, fields) }
+        return true
+    }
+
+    /// The fields of a "status changed" entry for `snapshot`.
+    public static func statusChangedFields(_ snapshot: ReachabilitySnapshot) -> [(name: String, value: String)] {
+        [
+            ("MESSAGE_ID", statusChangedMessageID),
+            ("REACHABILITY_STATUS", snapshot.status.rawValue),
+            ("REACHABILITY_INTERFACE", snapshot.interface),
+            ("REACHABILITY_TRANSPORT", snapshot.transport?.rawValue ?? ""),
+            ("REACHABILITY_REASON", snapshot.reason),
+            ("REACHABILITY_CONNECTIVITY", snapshot.connectivity.rawValue),
+        ]
+    }
+
+    /// One entry: `MESSAGE=`, `PRIORITY=`, `SYSLOG_IDENTIFIER=` and `fields`, as `NAME=value`
+    /// iovecs. The corresponding C function is `sd_journal_sendv`; a failure falls back to stderr.
+    private static func send(_ level: LogLevel, _ message: String, _ fields: [(name: String, value: String)]) {
+        let entries = [("MESSAGE", message), ("PRIORITY", String(level.rawValue)), ("SYSLOG_IDENTIFIER", identifier)] + fields
+        // One buffer holding every NAME=value, and an iovec per entry pointing into it.
+        let encoded = entries.map { Array("\($0.0)=\($0.1)".utf8) }
+        var storage = encoded.flatMap { $0 }
+        let result = storage.withUnsafeMutableBytes { bytes -> Int32 in
+            var offset = 0
+            let vectors = encoded.map { entry -> iovec in
+                defer { offset += entry.count }
+                return iovec(iov_base: bytes.baseAddress! + offset, iov_len: entry.count)
+            }
+            return vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
+        }
+        if result < 0 {
+            let line = Array("<\(level.rawValue)>\(message)\n".utf8)
+            _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        }
+    }
+}
