@@ -29,8 +29,9 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// when that lookup resolves to a unicast route (not unreachable, blackhole, prohibit or throw)
 /// whose output link is up with carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`),
 /// is not loopback and not ignored, and the selected source is a global-scope address that DAD
-/// lets the kernel use (wherever it lives; the kernel falls back to `::1`, a link-local address
-/// or `0.0.0.0` when it has nothing better, which is not reachable).
+/// lets the kernel use, held by a link (wherever it lives; the kernel falls back to `::1`, a
+/// link-local address or `0.0.0.0` when it has nothing better, and keeps an IPv6 route's `src`
+/// after the address is deleted from another link: neither is reachable).
 /// The machine is reachable when either family is; the IPv4 link wins when both are. When
 /// neither is, the reason is the more specific of the two families' reasons.
 public enum ReachabilityRule {
@@ -77,6 +78,8 @@ public enum ReachabilityRule {
         case .selected(let selected) where !selected.isUsableGlobal:
             let fallback = selected.scope == .unspecified ? "" : "; the kernel would send from \(selected.address)"
             return notReachable("\(link.name) has no usable global \(family.displayName) address\(fallback)")
+        case .selected(let selected) where !selected.isHeld:
+            return notReachable("the kernel would send from \(selected.address), which no link holds (a route's src whose address is gone)")
         case .selected(let selected):
             source = selected
         }

@@ -177,13 +177,18 @@ public struct SourceAddress: Sendable, Hashable {
     public var linkName: String?
     /// Whether DAD lets the kernel use it (not tentative unless optimistic, not DAD-failed).
     public var isVerified: Bool
+    /// Whether a link of this host holds it. The kernel can select one no link holds: an IPv6
+    /// route's `src` whose address was deleted from another link stays on the route, and
+    /// `connect` takes it; replies to it cannot arrive.
+    public var isHeld: Bool
 
     /// Creates a source address description.
-    public init(address: String, scope: AddressScope, linkName: String? = nil, isVerified: Bool = true) {
+    public init(address: String, scope: AddressScope, linkName: String? = nil, isVerified: Bool = true, isHeld: Bool = true) {
         self.address = address
         self.scope = scope
         self.linkName = linkName
         self.isVerified = isVerified
+        self.isHeld = isHeld
     }
 
     /// A global address the kernel can send from.

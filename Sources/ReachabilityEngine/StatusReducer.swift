@@ -48,7 +48,10 @@ enum StatusReducer {
         var scope = scope(of: bytes)
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
-        return .selected(SourceAddress(address: IPAddressBytes.format(bytes, family: family.netlinkFamily), scope: scope, linkName: held?.link.name, isVerified: isVerified))
+        return .selected(SourceAddress(
+            address: IPAddressBytes.format(bytes, family: family.netlinkFamily), scope: scope, linkName: held?.link.name,
+            isVerified: isVerified, isHeld: held != nil
+        ))
     }
 
     /// The scope an address has by its value: unspecified (all zero), host (127/8, `::1`),

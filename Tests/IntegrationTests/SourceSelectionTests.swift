@@ -97,6 +97,28 @@ final class SourceSelectionTests: DaemonTestCase {
         XCTAssertEqual(properties.string(.reason), "IPv6 default route via 2001:db8:1::1 on ra0 (ethernet), table 100, metric 1024")
     }
 
+    func testAnIPv6RouteSrcWhoseAddressIsGoneIsNotReachable() throws {
+        // Given ra0 with 2001:db8:77::2/64, rb0 with 2001:db8:79::2/64, and the default route via
+        // ra0 with src 2001:db8:79::2 (rb0's address)
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        try startDaemon()
+        try configureIPv6Link(address: "2001:db8:77::2/64")
+        for link in ["rb0", "rb1"] { try netns.setIPv6(enabled: true, on: link) }
+        for link in ["rb1", "rb0"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("addr", "add", "2001:db8:79::2/64", "dev", "rb0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", "2001:db8:77::1", "dev", "ra0", "src", "2001:db8:79::2")
+        let reachable = try waitForProperties("IPv6 reachable") { $0.bool(.ipv6Reachable) == true }
+        XCTAssertEqual(reachable.string(.reason), "IPv6 default route via 2001:db8:77::1 on ra0 (ethernet), table main, metric 1024, from 2001:db8:79::2 on rb0")
+
+        // When rb0 goes: the kernel keeps the route's src (it clears it only for the route's own
+        // link) and connect() still selects 2001:db8:79::2, which no link holds
+        try netns.ip("link", "del", "rb0")
+
+        // Then replies could not arrive: not reachable, and the reason says why
+        let gone = try waitForStatus(.notReachable)
+        XCTAssertEqual(gone.string(.reason), "the kernel would send from 2001:db8:79::2, which no link holds (a route's src whose address is gone)")
+    }
+
     func testIPv6WithOnlyLinkLocalSourceIsNotReachable() throws {
         // Given ra0 with IPv6 and only its link-local address
         try startDaemon()

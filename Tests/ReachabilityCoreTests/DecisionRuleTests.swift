@@ -120,6 +120,11 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.tentativeIPv6)),
                 .notReachable, "eth0 has no usable global IPv6 address; the kernel would send from 2001:db8::10"
             ),
+            Row(
+                "a route's src that no link holds any more (IPv6 keeps it after the address goes)",
+                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: "2001:db8:79::2", scope: .global, isHeld: false))),
+                .notReachable, "the kernel would send from 2001:db8:79::2, which no link holds (a route's src whose address is gone)"
+            ),
         ]
     }()
 

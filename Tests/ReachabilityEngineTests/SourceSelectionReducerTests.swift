@@ -29,7 +29,7 @@ final class SourceSelectionReducerTests: XCTestCase {
         }
     }
 
-    func testThatASourceNoLinkHoldsIsJudgedByItsValue() {
+    func testThatASourceNoLinkHoldsIsMarkedAndScopedByItsValue() {
         // Given a table that knows no address
         let table = LinkTable(inspector: SysfsLinkInspector(root: "/nonexistent"))
 
@@ -38,9 +38,9 @@ final class SourceSelectionReducerTests: XCTestCase {
         let loopback = StatusReducer.sourceSelection(.success(IPAddress("::1")!.bytes), family: .ipv6, in: table)
         let refused = StatusReducer.sourceSelection(.failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)), family: .ipv6, in: table)
 
-        // Then
-        XCTAssertEqual(global, .selected(SourceAddress(address: "192.0.2.10", scope: .global)))
-        XCTAssertEqual(loopback, .selected(SourceAddress(address: "::1", scope: .host)))
+        // Then: not held (an IPv6 route's src outliving its address), scoped by value
+        XCTAssertEqual(global, .selected(SourceAddress(address: "192.0.2.10", scope: .global, isHeld: false)))
+        XCTAssertEqual(loopback, .selected(SourceAddress(address: "::1", scope: .host, isHeld: false)))
         XCTAssertEqual(refused, .failed(errno: EADDRNOTAVAIL))
     }
 }
