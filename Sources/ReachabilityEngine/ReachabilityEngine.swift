@@ -322,6 +322,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
+        // A source no link holds is not reachable (an IPv6 route's src outliving its address).
+        // The mirror may also lag the kernel by an address added a moment ago, whose message is
+        // not read yet: read the addresses again before judging.
+        if case .success(let bytes) = source, !bytes.allSatisfy({ $0 == 0 }), table.address(bytes, family: destination.family) == nil {
+            Log.debug("The selected source \(IPAddressBytes.format(bytes, family: destination.family.netlinkFamily)) is not in the mirror; reading the addresses again.")
+            do {
+                try resynchronise()
+            } catch {
+                Log.warning("\(error); judging the source with the mirror as it is.")
+            }
+        }
         return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get()))
     }
 
