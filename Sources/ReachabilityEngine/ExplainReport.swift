@@ -1,4 +1,3 @@
-import RTNetlink
 import ReachabilityCore
 import SystemSupport
 

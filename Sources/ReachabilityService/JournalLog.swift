@@ -53,9 +53,6 @@ public enum JournalLog {
             }
             return vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
         }
-        if result < 0 {
-            let line = Array("<\(level.rawValue)>\(message)\n".utf8)
-            _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        }
+        if result < 0 { Log.writeLine(level, message) }
     }
 }

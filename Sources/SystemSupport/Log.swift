@@ -49,8 +49,13 @@ public enum Log {
     public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= maximumLevel else { return }
         if let journal { return journal(level, message(), []) }
-        let line = "<\(level.rawValue)>\(message())\n"
-        var bytes = Array(line.utf8)
+        writeLine(level, message())
+    }
+
+    /// Writes `<priority>message` and a newline to stderr, whatever the level and the journal
+    /// writer (the journal writer's fallback when the journal refuses an entry).
+    public static func writeLine(_ level: LogLevel, _ message: String) {
+        var bytes = Array("<\(level.rawValue)>\(message)\n".utf8)
         // One write(2) per line so concurrent lines never interleave; stderr is unbuffered.
         _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
