@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// The raw address bytes netlink carries: their lengths, prefixes, and text for logs and reports
-/// (parsing text is ReachabilityCore's `IPAddress`, above this layer).
+/// The raw address bytes netlink carries: their lengths and prefixes (text, both ways, is
+/// ReachabilityCore's `IPAddress`, above this layer).
 public enum IPAddressBytes {
     /// `AF_INET` as netlink's one-byte family field.
     public static let ipv4Family = UInt8(AF_INET)
@@ -32,15 +32,5 @@ public enum IPAddressBytes {
             remaining -= 8
         }
         return true
-    }
-
-    /// Formats address bytes of `family` as text ("10.0.0.1", "fe80::1").
-    /// The corresponding C function is `inet_ntop`.
-    public static func format(_ bytes: [UInt8], family: UInt8) -> String {
-        guard length(family: family) == bytes.count else { return bytes.map { String($0) }.joined(separator: ".") }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let written = bytes.withUnsafeBytes { inet_ntop(Int32(family), $0.baseAddress, &text, socklen_t(text.count)) }
-        guard written != nil else { return "?" }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

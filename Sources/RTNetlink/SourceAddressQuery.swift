@@ -32,7 +32,7 @@ public enum SourceAddressQuery {
             defer { _ = close(descriptor) }
             var address = socketAddress(destination, family: family)
             _ = try address.withSocketAddress { pointer, length throws(SystemError) in
-                try valueOrErrno("connect UDP socket to \(IPAddressBytes.format(destination, family: family))") { connect(descriptor, pointer, length) }
+                try valueOrErrno("connect UDP socket of family \(family) to the probe destination") { connect(descriptor, pointer, length) }
             }
             var local = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

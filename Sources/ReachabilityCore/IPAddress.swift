@@ -39,8 +39,19 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let written = bytes.withUnsafeBytes { inet_ntop(family.socketFamily, $0.baseAddress, &text, socklen_t(text.count)) }
-        guard written != nil else { return bytes.map { String($0) }.joined(separator: ".") }
+        guard written != nil else { return Self.dotted(bytes) }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The text of address `bytes` of `family` as a kernel message carried them: the canonical
+    /// text, or the bytes dotted when their count is not the family's (a malformed attribute
+    /// still shows something in a log line or a report).
+    public static func text(of bytes: [UInt8], family: AddressFamily) -> String {
+        IPAddress(family: family, bytes: bytes)?.description ?? dotted(bytes)
+    }
+
+    private static func dotted(_ bytes: [UInt8]) -> String {
+        bytes.map { String($0) }.joined(separator: ".")
     }
 
     /// The IPv4 address an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) stands for, which is

@@ -170,7 +170,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let links = indices.filter(shown.contains).compactMap { index -> ExplainReport.Link? in
             guard let facts = table.facts(forLink: index, configuration: settings) else { return nil }
             let addresses = (addressesByLink[index] ?? [])
-                .map { ExplainReport.Address(text: "\(IPAddressBytes.format($0.key.bytes, family: $0.key.family.netlinkFamily))/\($0.key.prefixLength)", facts: $0.value) }
+                .map { ExplainReport.Address(text: "\(IPAddress.text(of: $0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
             return ExplainReport.Link(facts: facts, addresses: addresses)
         }
@@ -326,7 +326,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         // The mirror may also lag the kernel by an address added a moment ago, whose message is
         // not read yet: read the addresses again before judging.
         if case .success(let bytes) = source, !bytes.allSatisfy({ $0 == 0 }), table.address(bytes, family: destination.family) == nil {
-            Log.debug("The selected source \(IPAddressBytes.format(bytes, family: destination.family.netlinkFamily)) is not in the mirror; reading the addresses again.")
+            Log.debug("The selected source \(IPAddress.text(of: bytes, family: destination.family)) is not in the mirror; reading the addresses again.")
             do {
                 try resynchronise()
             } catch {

@@ -49,7 +49,7 @@ enum StatusReducer {
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
         return .selected(SourceAddress(
-            address: IPAddressBytes.format(bytes, family: family.netlinkFamily), scope: scope, linkName: held?.link.name,
+            address: IPAddress.text(of: bytes, family: family), scope: scope, linkName: held?.link.name,
             isVerified: isVerified, isHeld: held != nil
         ))
     }
@@ -86,12 +86,12 @@ enum StatusReducer {
         return .route(RouteFacts(
             type: routeType(route.type),
             outputInterfaceIndex: route.outputInterface.map { InterfaceIndex($0) },
-            gateway: route.gateway.map { IPAddressBytes.format($0, family: family.netlinkFamily) },
+            gateway: route.gateway.map { IPAddress.text(of: $0, family: family) },
             table: route.table,
             isLinkDown: route.isLinkDown,
             matchedPrefix: matched.flatMap { entry in
                 guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
-                return "\(IPAddressBytes.format(prefix, family: family.netlinkFamily))/\(entry.destinationLength)"
+                return "\(IPAddress.text(of: prefix, family: family))/\(entry.destinationLength)"
             },
             metric: matched?.priority
         ))

@@ -26,35 +26,6 @@ final class IPAddressBytesTests: XCTestCase {
         }
     }
 
-    func testThatFormattingGivesTheCanonicalText() {
-        let rows: [(bytes: [UInt8], family: UInt8, text: String, line: UInt)] = [
-            ([10, 0, 0, 1], ABI.Family.ipv4, "10.0.0.1", #line),
-            ([0, 0, 0, 0], ABI.Family.ipv4, "0.0.0.0", #line),
-            ([255, 255, 255, 255], ABI.Family.ipv4, "255.255.255.255", #line),
-            (Fixture.documentationIPv6(1), ABI.Family.ipv6, "2001:db8::1", #line),
-            ([0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1], ABI.Family.ipv6, "fe80::1", #line),
-            ([UInt8](repeating: 0, count: 16), ABI.Family.ipv6, "::", #line),
-            ([UInt8](repeating: 0, count: 15) + [1], ABI.Family.ipv6, "::1", #line),
-            ([UInt8](repeating: 0, count: 10) + [0xff, 0xff, 192, 0, 2, 1], ABI.Family.ipv6, "::ffff:192.0.2.1", #line),
-            ([UInt8](repeating: 0xff, count: 16), ABI.Family.ipv6, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", #line),
-        ]
-        for row in rows {
-            // Given, When
-            let text = IPAddressBytes.format(row.bytes, family: row.family)
-
-            // Then
-            XCTAssertEqual(text, row.text, line: row.line)
-        }
-    }
-
-    func testThatBytesOfTheWrongLengthFormatAsDottedBytes() {
-        // Given, When, Then: a log line must still show something for a malformed attribute
-        XCTAssertEqual(IPAddressBytes.format([1, 2, 3], family: ABI.Family.ipv4), "1.2.3")
-        XCTAssertEqual(IPAddressBytes.format([10, 0, 0, 1], family: ABI.Family.ipv6), "10.0.0.1")
-        XCTAssertEqual(IPAddressBytes.format([0, 1, 0x91, 0], family: ABI.Family.mpls), "0.1.145.0")
-        XCTAssertEqual(IPAddressBytes.format([], family: ABI.Family.ipv4), "")
-    }
-
     func testThatFamiliesHaveTheirKernelNumbersAndLengths() {
         // Given, When, Then
         XCTAssertEqual(IPAddressBytes.ipv4Family, ABI.Family.ipv4)

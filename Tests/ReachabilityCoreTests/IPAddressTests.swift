@@ -89,9 +89,14 @@ final class IPAddressTests: XCTestCase {
         }
     }
 
-    func testThatBytesOfTheWrongLengthMakeNoAddress() {
+    func testThatBytesOfTheWrongLengthMakeNoAddressButStillText() {
         XCTAssertNil(IPAddress(family: .ipv4, bytes: [1, 2, 3]))
         XCTAssertNil(IPAddress(family: .ipv6, bytes: [10, 0, 0, 1]))
         XCTAssertEqual(IPAddress(family: .ipv4, bytes: [10, 0, 0, 1])?.description, "10.0.0.1")
+        // A log line or report must still show something for a malformed attribute
+        XCTAssertEqual(IPAddress.text(of: [1, 2, 3], family: .ipv4), "1.2.3")
+        XCTAssertEqual(IPAddress.text(of: [10, 0, 0, 1], family: .ipv6), "10.0.0.1")
+        XCTAssertEqual(IPAddress.text(of: [], family: .ipv4), "")
+        XCTAssertEqual(IPAddress.text(of: [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1], family: .ipv6), "fe80::1")
     }
 }
