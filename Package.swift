@@ -67,18 +67,21 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
+        // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
+        .target(name: "TestSupport", dependencies: ["ReachabilityCore"], path: "Tests/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
-        .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink"]),
+        .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
-        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport"]),
+        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport"]),
         // The daemon's command line (the executable's own types, through @testable import).
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "SystemSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore"]),
-        // The client library and the CLI against the daemon; Harness/ is a link to IntegrationTests'.
-        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
+        // The client library and the CLI against the daemon.
+        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ReachabilityClient
 import ReachabilityCore
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

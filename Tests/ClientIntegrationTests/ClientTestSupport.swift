@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReachabilityClient
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ReachabilityClient
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The clients across 1,000 restarts of the daemon (issue 6): a `ReachabilityManager` in the test

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The in-process source (`--source in-process|automatic`, through reachabilityctl run inside

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityCore
 @testable import ReachabilityClient
+import TestSupport
 import XCTest
 
 /// `ReachabilityManager` against the real daemon on a private bus, in a test namespace.

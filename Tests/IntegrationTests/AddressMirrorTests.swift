@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The daemon's mirror of links and addresses (what `Explain()` lists) against the kernel's

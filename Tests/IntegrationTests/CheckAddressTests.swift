@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// `CheckAddress`: the reachability of one literal address, from the kernel's route lookup.

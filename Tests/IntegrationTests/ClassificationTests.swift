@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The transport of the link carrying the default route, through stacked links, bridges,

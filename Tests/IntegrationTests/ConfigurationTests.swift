@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The configuration file (`--config PATH`, drop-ins in `PATH.d/*.conf`), SIGHUP reloads and

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// `Explain() → s`: the report an admin reads when the status surprises them.

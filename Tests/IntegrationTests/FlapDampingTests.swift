@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// `DownDelaySec=`: a loss of reachability is published only once it has lasted that long.

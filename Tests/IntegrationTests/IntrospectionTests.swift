@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The live D-Bus API against its source of truth, `dbus/org.reachabilityd.Reachability1.xml`.

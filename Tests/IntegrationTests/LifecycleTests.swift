@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Start-up and shut-down as a service manager sees them. (Every test's tear-down also checks

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Routes through nexthop objects (`ip nexthop`, as FRR installs them) change with the object,

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Route churn that cannot change the answer costs nothing, while the routes that can are seen:

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Which route the status follows when there are several, and when an IPv6 address is usable.

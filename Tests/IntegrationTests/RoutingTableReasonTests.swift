@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The Reason names the routing table the kernel's lookup used, not always `main`.

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The long soak (issue 6): 100 link flaps at 10 Hz, then random route, address, link and rule

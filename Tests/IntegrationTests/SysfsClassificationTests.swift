@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The sysfs and naming evidence of the classification, one row each: what a link carrying the

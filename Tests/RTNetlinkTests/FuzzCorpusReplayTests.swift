@@ -1,5 +1,6 @@
 import Foundation
 import RTNetlink
+import TestSupport
 import XCTest
 
 /// Replays the fuzzing seed corpus and every committed crasher through the parser on each

@@ -1,6 +1,7 @@
 import Foundation
 import RTNetlink
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Replays the status reducer's seed corpus and every committed crasher through

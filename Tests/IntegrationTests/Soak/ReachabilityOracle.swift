@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import ReachabilityCore
+import TestSupport
 
 /// What the daemon must publish, by the oracle: the properties the soak compares.
 struct OracleVerdict: Equatable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a small seeded generator, so that a soak's churn can
 /// be replayed from the seed it prints. Its own `number(below:)` keeps the sequence independent

@@ -10,7 +10,7 @@ extension TestNamespace {
     ///   - name: one end, e.g. `rb0`.
     ///   - peer: the other end, e.g. `rb1`.
     /// - Throws: `HarnessError` when an `ip` or `sysctl` command fails.
-    func addQuietVethPair(_ name: String, peer: String) throws {
+    package func addQuietVethPair(_ name: String, peer: String) throws {
         try ip("link", "add", name, "type", "veth", "peer", "name", peer)
         for link in [name, peer] {
             try ip("link", "set", link, "addrgenmode", "none")
@@ -26,7 +26,7 @@ extension TestNamespace {
     ///   called `probe0`.
     /// - Returns: nil when it works, else `ip`'s error message.
     /// - Throws: `HarnessError` when `ip` cannot run.
-    func linkKindUnavailable(_ arguments: [String]) throws -> String? {
+    package func linkKindUnavailable(_ arguments: [String]) throws -> String? {
         let result = try Command.run("ip", ["-n", name, "link", "add"] + arguments)
         guard result.succeeded else { return result.standardError.trimmingCharacters(in: .whitespacesAndNewlines) }
         try ip("link", "delete", "probe0")
@@ -37,7 +37,7 @@ extension TestNamespace {
     ///
     /// - Parameter link: the link's name.
     /// - Throws: `HarnessError` when `ip` fails or prints no flags.
-    func linkFlags(_ link: String) throws -> Set<String> {
+    package func linkFlags(_ link: String) throws -> Set<String> {
         let line = try ip("-o", "link", "show", "dev", link)
         guard let flags = Self.flags(inLinkLine: line) else {
             throw HarnessError("No flags in `ip link show dev \(link)`: \(line)")
@@ -48,7 +48,7 @@ extension TestNamespace {
     /// The flags between `<` and `>` of an `ip link` line, or nil when it has none.
     ///
     /// - Parameter line: e.g. `3: ra0@ra1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 …`.
-    static func flags(inLinkLine line: String) -> Set<String>? {
+    package static func flags(inLinkLine line: String) -> Set<String>? {
         guard let open = line.firstIndex(of: "<"), let close = line.firstIndex(of: ">"), open < close else { return nil }
         return Set(line[line.index(after: open)..<close].split(separator: ",").map(String.init))
     }
@@ -58,7 +58,7 @@ extension TestNamespace {
     ///
     /// - Parameter link: the link's name.
     /// - Throws: `HarnessError` with the last flags, on timeout.
-    func waitForCarrier(_ link: String) throws {
+    package func waitForCarrier(_ link: String) throws {
         try Poll.until("\(link) to be UP with LOWER_UP", observe: { try linkFlags(link) }) {
             $0.contains("UP") && $0.contains("LOWER_UP")
         }
@@ -68,7 +68,7 @@ extension TestNamespace {
     ///
     /// - Parameter link: the link's name.
     /// - Throws: `HarnessError` when `ip` fails.
-    func ipv6AddressLines(_ link: String) throws -> [String] {
+    package func ipv6AddressLines(_ link: String) throws -> [String] {
         try ip("-6", "-o", "addr", "show", "dev", link, "scope", "global")
             .split(separator: "\n").map(String.init)
     }
@@ -79,21 +79,21 @@ extension TestNamespace {
     ///   - key: e.g. `net.ipv6.conf.ra0.accept_dad`.
     ///   - value: the value.
     /// - Throws: `HarnessError` with stderr when `sysctl` fails.
-    func sysctl(_ key: String, _ value: String) throws {
+    package func sysctl(_ key: String, _ value: String) throws {
         try Command.run("ip", ["netns", "exec", name, "sysctl", "-qw", "\(key)=\(value)"]).check()
     }
 }
 
 /// A fake sysfs tree for `--sysfs-root`: what the daemon reads to tell WiFi and WWAN apart.
-struct FakeSysfs {
+package struct FakeSysfs {
     /// The tree's root, the daemon's `--sysfs-root`.
-    let root: String
+    package let root: String
 
     /// Creates an empty tree in the test's directory.
     ///
     /// - Parameter directory: the test's scratch directory.
     /// - Throws: when the directory cannot be created.
-    init(in directory: TemporaryDirectory) throws {
+    package init(in directory: TemporaryDirectory) throws {
         root = directory.file("sysfs")
         try FileManager.default.createDirectory(atPath: "\(root)/class/net", withIntermediateDirectories: true)
     }
@@ -105,7 +105,7 @@ struct FakeSysfs {
     ///
     /// - Parameter link: the link's name.
     /// - Throws: when the directory cannot be created.
-    func markWireless(_ link: String) throws {
+    package func markWireless(_ link: String) throws {
         try FileManager.default.createDirectory(atPath: "\(root)/class/net/\(link)/wireless", withIntermediateDirectories: true)
     }
 
@@ -116,7 +116,7 @@ struct FakeSysfs {
     ///   - type: the `DEVTYPE=` value.
     ///   - link: the link's name.
     /// - Throws: when the file cannot be written.
-    func setDeviceType(_ type: String, of link: String) throws {
+    package func setDeviceType(_ type: String, of link: String) throws {
         let directory = "\(root)/class/net/\(link)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "INTERFACE=\(link)\nIFINDEX=99\nDEVTYPE=\(type)\n".write(toFile: "\(directory)/uevent", atomically: true, encoding: .utf8)
@@ -129,7 +129,7 @@ struct FakeSysfs {
     ///   - driver: e.g. `qmi_wwan`.
     ///   - link: the link's name.
     /// - Throws: when the link cannot be made.
-    func setDriver(_ driver: String, of link: String) throws {
+    package func setDriver(_ driver: String, of link: String) throws {
         let device = "\(root)/class/net/\(link)/device"
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: "\(device)/driver", withDestinationPath: "../../../../bus/usb/drivers/\(driver)")
@@ -140,10 +140,10 @@ extension Busctl {
     /// Calls `Explain()` and returns the report.
     ///
     /// - Throws: `HarnessError` when the call fails or the reply is not one string.
-    func explain() throws -> String {
+    package func explain() throws -> String {
         struct Reply: Decodable {
-            var type: String
-            var data: [String]
+            package var type: String
+            package var data: [String]
         }
         let output = try run([
             "--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface,
@@ -166,7 +166,7 @@ extension DaemonTestCase {
     /// - Returns: the whole log at that moment.
     /// - Throws: `HarnessError` with the log, on timeout, or when the daemon has exited.
     @discardableResult
-    func waitForLog(containing text: String, timeout: Duration = Poll.defaultTimeout) throws -> String {
+    package func waitForLog(containing text: String, timeout: Duration = Poll.defaultTimeout) throws -> String {
         let daemon = try XCTUnwrap(daemon, "call startDaemon() first")
         do {
             return try Poll.until("the daemon to log \"\(text)\"", timeout: timeout, observe: { () -> String in

@@ -5,9 +5,9 @@ import Glibc
 #endif
 
 /// Decides whether the privileged integration tests may run here.
-enum PrivilegeGate {
+package enum PrivilegeGate {
     /// Why the tests need privilege.
-    static let reason = "needs root for network namespaces"
+    package static let reason = "needs root for network namespaces"
 
     /// Lets the test go on only as root.
     ///
@@ -15,7 +15,7 @@ enum PrivilegeGate {
     /// set-up, so the test fails instead.
     ///
     /// - Throws: `XCTSkip` when not root; `HarnessError` (after `XCTFail`) when not root on CI.
-    static func requireRoot(file: StaticString = #filePath, line: UInt = #line) throws {
+    package static func requireRoot(file: StaticString = #filePath, line: UInt = #line) throws {
         guard geteuid() != 0 else { return }
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             XCTFail("\(reason), and CI=true makes a missing privilege a failure", file: file, line: line)

@@ -10,42 +10,42 @@ import FoundationXML
 /// `direction` is `in`, a signal argument is `out`, and a property without the
 /// `org.freedesktop.DBus.Property.EmitsChangedSignal` annotation inherits the interface's, else
 /// `true` (sd-bus writes the annotation only when it is not `true`).
-struct InterfaceDescription: Equatable {
+package struct InterfaceDescription: Equatable {
     /// A property: name, type signature, access and how changes are announced.
-    struct Property: Hashable, CustomStringConvertible {
-        var name: String
-        var type: String
-        var access: String
-        var emitsChangedSignal: String
+    package struct Property: Hashable, CustomStringConvertible {
+        package var name: String
+        package var type: String
+        package var access: String
+        package var emitsChangedSignal: String
 
-        var description: String { "property \(name) \(type) \(access) emits-change=\(emitsChangedSignal)" }
+        package var description: String { "property \(name) \(type) \(access) emits-change=\(emitsChangedSignal)" }
     }
 
     /// An argument of a method or signal.
-    struct Argument: Hashable, CustomStringConvertible {
-        var name: String?
-        var type: String
-        var direction: String
+    package struct Argument: Hashable, CustomStringConvertible {
+        package var name: String?
+        package var type: String
+        package var direction: String
 
-        var description: String { "\(direction) \(type) \(name ?? "<unnamed>")" }
+        package var description: String { "\(direction) \(type) \(name ?? "<unnamed>")" }
     }
 
     /// A method or a signal with its arguments, in order.
-    struct Member: Hashable, CustomStringConvertible {
-        var name: String
-        var arguments: [Argument]
+    package struct Member: Hashable, CustomStringConvertible {
+        package var name: String
+        package var arguments: [Argument]
 
-        var description: String { "\(name)(\(arguments.map(\.description).joined(separator: ", ")))" }
+        package var description: String { "\(name)(\(arguments.map(\.description).joined(separator: ", ")))" }
     }
 
     /// The interface's name.
-    var name: String
+    package var name: String
     /// Its properties.
-    var properties: Set<Property>
+    package var properties: Set<Property>
     /// Its methods.
-    var methods: Set<Member>
+    package var methods: Set<Member>
     /// Its signals.
-    var signals: Set<Member>
+    package var signals: Set<Member>
 
     /// Parses one interface out of introspection XML.
     ///
@@ -53,7 +53,7 @@ struct InterfaceDescription: Equatable {
     ///   - xml: a `<node>` document.
     ///   - interfaceName: the interface to extract.
     /// - Throws: `HarnessError` when the text is not XML or lacks the interface.
-    init(xml: String, interface interfaceName: String) throws {
+    package init(xml: String, interface interfaceName: String) throws {
         let document: XMLDocument
         do {
             document = try XMLDocument(xmlString: xml, options: [])
@@ -82,7 +82,7 @@ struct InterfaceDescription: Equatable {
     ///
     /// - Parameter other: the description to compare with.
     /// - Returns: the differing lines, sorted; empty when equal.
-    func differences(from other: InterfaceDescription) -> [String] {
+    package func differences(from other: InterfaceDescription) -> [String] {
         func lines<T: CustomStringConvertible & Hashable>(_ mine: Set<T>, _ theirs: Set<T>, _ kind: String) -> [String] {
             mine.subtracting(theirs).map { "- \(kind) \($0)" } + theirs.subtracting(mine).map { "+ \(kind) \($0)" }
         }

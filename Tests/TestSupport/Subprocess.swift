@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// How a child process ended.
-enum Termination: Equatable, Sendable, CustomStringConvertible {
+package enum Termination: Equatable, Sendable, CustomStringConvertible {
     /// It called `exit` with this status.
     case exited(Int32)
     /// A signal killed it.
@@ -14,12 +14,12 @@ enum Termination: Equatable, Sendable, CustomStringConvertible {
     /// cannot import).
     ///
     /// - Parameter status: the status `waitpid` stored.
-    init(waitStatus status: Int32) {
+    package init(waitStatus status: Int32) {
         let signal = status & 0x7f
         self = signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
     }
 
-    var description: String {
+    package var description: String {
         switch self {
         case .exited(let code): "exit status \(code)"
         case .signalled(let signal): "killed by signal \(signal) (\(String(cString: strsignal(signal))))"
@@ -34,13 +34,13 @@ enum Termination: Equatable, Sendable, CustomStringConvertible {
 /// ignores the SIGTERM the tests send; spawning directly sets both explicitly. (The harness opens
 /// its own descriptors close-on-exec; `posix_spawn_file_actions_addclosefrom_np` is not imported
 /// by Swift's Glibc module.) A child still running at `deinit` is killed and reaped.
-final class ChildProcess {
+package final class ChildProcess {
     /// The child's process id.
-    let pid: pid_t
+    package let pid: pid_t
     /// The command line, for messages.
-    let commandLine: String
+    package let commandLine: String
     /// How the child ended, once reaped.
-    private(set) var termination: Termination?
+    package private(set) var termination: Termination?
 
     /// Starts a child.
     ///
@@ -54,7 +54,7 @@ final class ChildProcess {
     /// - Throws: `HarnessError` when `posix_spawnp` fails.
     ///
     /// The corresponding C function is `posix_spawnp`.
-    init(
+    package init(
         _ executable: String,
         _ arguments: [String],
         environment: [String: String] = [:],
@@ -120,7 +120,7 @@ final class ChildProcess {
     ///
     /// The corresponding C function is `waitpid` with `WNOHANG`.
     @discardableResult
-    func poll() -> Termination? {
+    package func poll() -> Termination? {
         if let termination { return termination }
         var status: Int32 = 0
         var reaped: pid_t
@@ -137,7 +137,7 @@ final class ChildProcess {
     ///
     /// - Parameter timeout: how long to wait.
     /// - Returns: how it ended, or nil if it still runs.
-    func wait(timeout: Duration) -> Termination? {
+    package func wait(timeout: Duration) -> Termination? {
         let deadline = ContinuousClock.now + timeout
         while poll() == nil && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.005)  // the poll interval
@@ -150,7 +150,7 @@ final class ChildProcess {
     /// - Parameter signal: the signal, e.g. `SIGTERM`.
     ///
     /// The corresponding C function is `kill`.
-    func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         if poll() == nil { kill(pid, signal) }
     }
 
@@ -159,7 +159,7 @@ final class ChildProcess {
     /// - Parameter grace: how long SIGTERM has to work.
     /// - Returns: how it ended.
     @discardableResult
-    func terminate(grace: Duration = .seconds(1)) -> Termination {
+    package func terminate(grace: Duration = .seconds(1)) -> Termination {
         send(SIGTERM)
         if let ended = wait(timeout: grace) { return ended }
         send(SIGKILL)
@@ -168,24 +168,24 @@ final class ChildProcess {
 }
 
 /// The outcome of a command run to completion.
-struct CommandResult: Sendable {
+package struct CommandResult: Sendable {
     /// The command line, for messages.
-    var commandLine: String
+    package var commandLine: String
     /// How it ended.
-    var termination: Termination
+    package var termination: Termination
     /// Everything it wrote to stdout.
-    var standardOutput: String
+    package var standardOutput: String
     /// Everything it wrote to stderr.
-    var standardError: String
+    package var standardError: String
 
     /// It exited with status 0.
-    var succeeded: Bool { termination == .exited(0) }
+    package var succeeded: Bool { termination == .exited(0) }
 
     /// Returns `self` when the command succeeded.
     ///
     /// - Throws: `HarnessError` with the command line, how it ended and its stderr otherwise.
     @discardableResult
-    func check() throws -> CommandResult {
+    package func check() throws -> CommandResult {
         guard succeeded else {
             throw HarnessError("`\(commandLine)` failed (\(termination)): \(standardError)\(standardOutput)")
         }
@@ -194,7 +194,7 @@ struct CommandResult: Sendable {
 }
 
 /// Runs short commands to completion.
-enum Command {
+package enum Command {
     /// Runs a command, capturing stdout and stderr through temporary files.
     ///
     /// - Parameters:
@@ -204,7 +204,7 @@ enum Command {
     ///   - timeout: how long the command may take before it is killed and the call throws.
     /// - Returns: how it ended and what it wrote.
     /// - Throws: `HarnessError` when it cannot start or does not end in time.
-    static func run(
+    package static func run(
         _ executable: String,
         _ arguments: [String],
         environment: [String: String] = [:],

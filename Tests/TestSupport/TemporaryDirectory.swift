@@ -6,9 +6,9 @@ import Glibc
 /// A fresh directory under `/tmp`, removed with its contents by `remove()` or at `deinit`.
 ///
 /// Always `/tmp`, not `$TMPDIR`: the bus socket's path must fit in `sun_path` (108 bytes).
-final class TemporaryDirectory {
+package final class TemporaryDirectory {
     /// The directory's absolute path.
-    let path: String
+    package let path: String
 
     /// Creates the directory.
     ///
@@ -16,7 +16,7 @@ final class TemporaryDirectory {
     /// - Throws: `HarnessError` when `mkdtemp` fails.
     ///
     /// The corresponding C function is `mkdtemp`.
-    init(prefix: String) throws {
+    package init(prefix: String) throws {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw HarnessError("Failed to create a temporary directory: \(String(cString: strerror(errno)))")
@@ -32,12 +32,12 @@ final class TemporaryDirectory {
     ///
     /// - Parameter name: a relative path.
     /// - Returns: the absolute path.
-    func file(_ name: String) -> String {
+    package func file(_ name: String) -> String {
         "\(path)/\(name)"
     }
 
     /// Removes the directory and everything in it; harmless when repeated.
-    func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -3,11 +3,11 @@ import Foundation
 /// Waiting for a condition by polling it with a deadline: the only way this suite waits.
 ///
 /// A fixed sleep appears only as the poll interval, never as synchronisation.
-enum Poll {
+package enum Poll {
     /// The time between two observations.
-    static let interval: Duration = .milliseconds(20)
+    package static let interval: Duration = .milliseconds(20)
     /// The default deadline.
-    static let defaultTimeout: Duration = .seconds(5)
+    package static let defaultTimeout: Duration = .seconds(5)
 
     /// Observes a value until `accept` holds for it.
     ///
@@ -19,7 +19,7 @@ enum Poll {
     /// - Returns: the first accepted value.
     /// - Throws: `HarnessError` naming `what` and the last value observed, on timeout.
     @discardableResult
-    static func until<Value>(
+    package static func until<Value>(
         _ what: @autoclosure () -> String,
         timeout: Duration = Poll.defaultTimeout,
         observe: () throws -> Value,
@@ -43,7 +43,7 @@ enum Poll {
     ///   - timeout: the deadline.
     ///   - condition: the condition; an error it throws ends the wait at once.
     /// - Throws: `HarnessError` naming `what`, on timeout.
-    static func until(
+    package static func until(
         _ what: @autoclosure () -> String,
         timeout: Duration = Poll.defaultTimeout,
         _ condition: () throws -> Bool
@@ -54,7 +54,7 @@ enum Poll {
 
 extension Duration {
     /// The duration in seconds, for Foundation APIs.
-    var timeInterval: TimeInterval {
+    package var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
@@ -63,7 +63,7 @@ extension Duration {
 extension Thread {
     /// Sleeps until `instant` (at once when it has passed): for tests about time, which cause
     /// outages or pace changes on purpose.
-    static func sleep(until instant: ContinuousClock.Instant) {
+    package static func sleep(until instant: ContinuousClock.Instant) {
         let remaining = instant - ContinuousClock.now
         if remaining > .zero { sleep(forTimeInterval: remaining.timeInterval) }
     }

@@ -5,20 +5,20 @@ import Foundation
 ///
 /// The socket is a path, not an abstract socket: abstract sockets belong to a network namespace,
 /// and the daemon under test runs in another one. The bus stops at `stop()` or `deinit`.
-final class PrivateBus {
+package final class PrivateBus {
     /// The bus address to hand to clients: `unix:path=…`, without the `,guid=`.
-    let address: String
+    package let address: String
     /// The path of the listening socket.
-    let socketPath: String
+    package let socketPath: String
     /// The file the bus writes its diagnostics to.
-    let logPath: String
+    package let logPath: String
     private let process: ChildProcess
 
     /// Starts a bus and waits until it has printed its address.
     ///
     /// - Parameter directory: where the configuration, socket and logs go.
     /// - Throws: `HarnessError` when the bus does not start.
-    init(in directory: TemporaryDirectory) throws {
+    package init(in directory: TemporaryDirectory) throws {
         let socketPath = directory.file("system_bus_socket")
         let logPath = directory.file("dbus-daemon.log")
         let configPath = directory.file("bus.conf")
@@ -49,17 +49,17 @@ final class PrivateBus {
     }
 
     /// The `dbus-daemon` process id, e.g. to kill the bus under a connected daemon.
-    var pid: pid_t {
+    package var pid: pid_t {
         process.pid
     }
 
     /// What the bus wrote to stderr so far.
-    var log: String {
+    package var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
     /// Stops the bus; harmless when repeated.
-    func stop() {
+    package func stop() {
         process.terminate()
     }
 
@@ -67,7 +67,7 @@ final class PrivateBus {
     ///
     /// - Parameter address: an address as `dbus-daemon --print-address` prints it.
     /// - Returns: the address without its GUID.
-    static func strippingGUID(_ address: String) -> String {
+    package static func strippingGUID(_ address: String) -> String {
         address.split(separator: ",")
             .filter { !$0.hasPrefix("guid=") }
             .joined(separator: ",")
@@ -82,7 +82,7 @@ final class PrivateBus {
     ///   - policyFiles: absolute paths of the policy files to include.
     /// - Returns: the XML text.
     /// - Throws: when the template cannot be read.
-    static func configuration(socketPath: String, policyFiles: [String]) throws -> String {
+    package static func configuration(socketPath: String, policyFiles: [String]) throws -> String {
         let includes = policyFiles.map { "  <include>\(escaped($0))</include>" }.joined(separator: "\n")
         return try String(contentsOfFile: TestPaths.privateBusTemplate, encoding: .utf8)
             .replacingOccurrences(of: "@SOCKET_PATH@", with: escaped(socketPath))

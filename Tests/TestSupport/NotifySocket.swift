@@ -5,11 +5,11 @@ import Glibc
 
 /// A bound unix datagram socket standing in for systemd's notification socket: the daemon
 /// finds it through `NOTIFY_SOCKET` and reports `READY=1` to it.
-final class NotifySocket {
+package final class NotifySocket {
     /// The socket's path, the value of `NOTIFY_SOCKET`.
-    let path: String
+    package let path: String
     /// Every datagram received so far, in order.
-    private(set) var messages: [String] = []
+    package private(set) var messages: [String] = []
     private var descriptor: Int32
     /// Guards `messages` and `descriptor` once `startDraining()` reads on another thread.
     private let lock = NSLock()
@@ -21,7 +21,7 @@ final class NotifySocket {
     /// - Throws: `HarnessError` when `socket` or `bind` fails.
     ///
     /// The corresponding C functions are `socket` and `bind`.
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else {
@@ -59,7 +59,7 @@ final class NotifySocket {
     ///
     /// The corresponding C function is `recv` with `MSG_DONTWAIT`.
     @discardableResult
-    func receive() -> [String] {
+    package func receive() -> [String] {
         lock.lock()
         defer { lock.unlock() }
         guard descriptor >= 0 else { return messages }
@@ -78,7 +78,7 @@ final class NotifySocket {
     /// A unix datagram socket queues only `net.unix.max_dgram_qlen` datagrams (10 here, 512
     /// under systemd); beyond that the daemon's `sd_notify` blocks, and with it its event loop.
     /// Tests that make the daemon publish many statuses while the test thread is busy call this.
-    func startDraining() {
+    package func startDraining() {
         lock.lock()
         defer { lock.unlock() }
         guard drainSource == nil, descriptor >= 0 else { return }
@@ -89,12 +89,12 @@ final class NotifySocket {
     }
 
     /// Whether any datagram so far holds the line `READY=1`.
-    var hasReceivedReady: Bool {
+    package var hasReceivedReady: Bool {
         receive().contains { $0.split(separator: "\n").contains("READY=1") }
     }
 
     /// Closes the socket and removes its path; harmless when repeated.
-    func close() {
+    package func close() {
         lock.lock()
         defer { lock.unlock() }
         guard descriptor >= 0 else { return }

@@ -7,19 +7,19 @@ import XCTest
 ///
 /// Tear-down stops the daemon with SIGTERM and asserts it exits 0 within 1 s, prints the
 /// daemon's and the bus's logs when the test failed, then deletes the namespace and the files.
-class DaemonTestCase: XCTestCase {
+open class DaemonTestCase: XCTestCase {
     /// The test's scratch directory: bus socket, logs, fake sysfs.
-    private(set) var directory: TemporaryDirectory?
+    package private(set) var directory: TemporaryDirectory?
     /// The test's bus.
-    private(set) var bus: PrivateBus?
+    package private(set) var bus: PrivateBus?
     /// The test's namespace; `ra0`/`ra1` live in it.
-    private(set) var namespace: TestNamespace?
+    package private(set) var namespace: TestNamespace?
     /// The daemon, once started.
-    private(set) var daemon: DaemonProcess?
+    package private(set) var daemon: DaemonProcess?
     /// The daemon's signals since it became ready, once started.
-    private(set) var recorder: SignalRecorder?
+    package private(set) var recorder: SignalRecorder?
 
-    override func setUpWithError() throws {
+    open override func setUpWithError() throws {
         try super.setUpWithError()
         try PrivilegeGate.requireRoot()
         let directory = try TemporaryDirectory(prefix: "rtest")
@@ -28,7 +28,7 @@ class DaemonTestCase: XCTestCase {
         namespace = try TestNamespace()
     }
 
-    override func tearDownWithError() throws {
+    open override func tearDownWithError() throws {
         recorder?.stop()
         if let daemon, !daemon.wasStopped {
             if let ended = daemon.termination {
@@ -62,17 +62,17 @@ class DaemonTestCase: XCTestCase {
     }
 
     /// A client of the test's bus.
-    var busctl: Busctl {
+    package var busctl: Busctl {
         get throws { Busctl(address: try unwrap(bus).address) }
     }
 
     /// The test's namespace.
-    var netns: TestNamespace {
+    package var netns: TestNamespace {
         get throws { try unwrap(namespace) }
     }
 
     /// The daemon's signal recorder.
-    var signals: SignalRecorder {
+    package var signals: SignalRecorder {
         get throws { try unwrap(recorder, "call startDaemon() first") }
     }
 
@@ -83,7 +83,7 @@ class DaemonTestCase: XCTestCase {
     ///   - sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
     ///   - arguments: further daemon arguments, e.g. `["--config", PATH]`.
     /// - Throws: `HarnessError` when the daemon does not become ready.
-    func startDaemon(sysfsRoot: String? = nil, arguments: [String] = []) throws {
+    package func startDaemon(sysfsRoot: String? = nil, arguments: [String] = []) throws {
         let daemon = try DaemonProcess(
             binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try unwrap(bus).address,
             directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments
@@ -102,7 +102,7 @@ class DaemonTestCase: XCTestCase {
     /// - Returns: the first snapshot satisfying it.
     /// - Throws: `HarnessError` with the last snapshot, on timeout.
     @discardableResult
-    func waitForProperties(
+    package func waitForProperties(
         _ what: @autoclosure () -> String,
         where condition: (PublishedProperties) -> Bool
     ) throws -> PublishedProperties {
@@ -119,14 +119,14 @@ class DaemonTestCase: XCTestCase {
     /// - Returns: the first snapshot with that status.
     /// - Throws: `HarnessError` with the last snapshot, on timeout.
     @discardableResult
-    func waitForStatus(_ status: ReachabilityStatus) throws -> PublishedProperties {
+    package func waitForStatus(_ status: ReachabilityStatus) throws -> PublishedProperties {
         try waitForProperties("Status \(status.rawValue)") { $0.status == status.rawValue }
     }
 
     /// Gives `ra0` the IPv4 address 10.77.0.2/24 and brings both veth ends up: on-link, no default.
     ///
     /// - Throws: `HarnessError` when an `ip` command fails.
-    func configureIPv4Link() throws {
+    package func configureIPv4Link() throws {
         let netns = try netns
         try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
         try netns.ip("link", "set", "ra1", "up")
@@ -141,7 +141,7 @@ class DaemonTestCase: XCTestCase {
     ///   - address: its address with prefix length.
     ///   - gateway: the default route's gateway, on `address`'s subnet.
     /// - Throws: `HarnessError` when a command fails or the carrier never comes.
-    func routeDefault(overStackedLink link: String, address: String, gateway: String = "10.77.0.1") throws {
+    package func routeDefault(overStackedLink link: String, address: String, gateway: String = "10.77.0.1") throws {
         let netns = try netns
         try netns.ip("link", "set", "ra1", "up")
         try netns.ip("link", "set", "ra0", "up")
@@ -155,7 +155,7 @@ class DaemonTestCase: XCTestCase {
     ///
     /// - Parameter expected: the statuses, in order, since the recorder started.
     /// - Throws: `HarnessError` when fewer arrive in time.
-    func assertStatusChanges(_ expected: [ReachabilityStatus], file: StaticString = #filePath, line: UInt = #line) throws {
+    package func assertStatusChanges(_ expected: [ReachabilityStatus], file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(try signals.waitForStatusChanged(count: expected.count), expected.map(\.rawValue), file: file, line: line)
     }
 
@@ -166,7 +166,7 @@ class DaemonTestCase: XCTestCase {
     /// - Returns: the file's path.
     /// - Throws: `HarnessError` when a command fails or the status never comes.
     @discardableResult
-    func startReachableDaemon(configuration: String) throws -> String {
+    package func startReachableDaemon(configuration: String) throws -> String {
         let path = try unwrap(directory).file("reachabilityd.conf")
         try configuration.write(toFile: path, atomically: true, encoding: .utf8)
         try startDaemon(arguments: ["--config", path])
@@ -182,7 +182,7 @@ class DaemonTestCase: XCTestCase {
     ///
     /// - Parameter bridge: the bridge's name.
     /// - Throws: `HarnessError` when a command fails or the carrier never comes.
-    func addBridgeWithContainerVeth(_ bridge: String) throws {
+    package func addBridgeWithContainerVeth(_ bridge: String) throws {
         try netns.addQuietVethPair("vethc0a1b2", peer: "ceth0")
         try addBridge(bridge, port: "vethc0a1b2", peer: "ceth0")
     }
@@ -195,7 +195,7 @@ class DaemonTestCase: XCTestCase {
     ///   - port: the veth end that becomes its port.
     ///   - peer: the other end of `port`'s pair.
     /// - Throws: `HarnessError` when a command fails or the carrier never comes.
-    func addBridge(_ bridge: String, port: String, peer: String) throws {
+    package func addBridge(_ bridge: String, port: String, peer: String) throws {
         let netns = try netns
         try netns.ip("link", "add", bridge, "type", "bridge")
         try netns.setIPv6(enabled: false, on: bridge)
@@ -207,7 +207,7 @@ class DaemonTestCase: XCTestCase {
     /// Enables IPv6 on both veth ends, ra0 and ra1, and brings them up; no address.
     ///
     /// - Throws: `HarnessError` when a command fails.
-    func bringUpIPv6VethPair() throws {
+    package func bringUpIPv6VethPair() throws {
         let netns = try netns
         try netns.setIPv6(enabled: true, on: "ra0")
         try netns.setIPv6(enabled: true, on: "ra1")
@@ -219,7 +219,7 @@ class DaemonTestCase: XCTestCase {
     /// up, 10.78.0.2/24 on rb0.
     ///
     /// - Throws: `HarnessError` when a command fails.
-    func configureSecondIPv4Link() throws {
+    package func configureSecondIPv4Link() throws {
         let netns = try netns
         try netns.ip("addr", "add", "10.78.0.2/24", "dev", "rb0")
         try netns.ip("link", "set", "rb1", "up")
@@ -229,7 +229,7 @@ class DaemonTestCase: XCTestCase {
     /// Adds `default via 10.77.0.1 dev ra0` to the main table.
     ///
     /// - Throws: `HarnessError` when `ip` fails.
-    func addIPv4DefaultRoute() throws {
+    package func addIPv4DefaultRoute() throws {
         try netns.ip("route", "add", "default", "via", "10.77.0.1", "dev", "ra0")
     }
 
@@ -237,7 +237,7 @@ class DaemonTestCase: XCTestCase {
     /// up, and adds `default via 2001:db8:77::1 dev ra0`.
     ///
     /// - Throws: `HarnessError` when a command fails.
-    func configureIPv6Default() throws {
+    package func configureIPv6Default() throws {
         let netns = try netns
         try bringUpIPv6VethPair()
         try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")

@@ -12,7 +12,7 @@ extension TestNamespace {
     /// - Throws: `HarnessError` naming the failing call and errno, or what `body` failed with.
     ///
     /// The corresponding C calls are `open("/run/netns/NAME")` and `setns(CLONE_NEWNET)`.
-    func runInside<Value: Sendable>(_ body: @escaping @Sendable () -> Result<Value, HarnessError>) throws -> Value {
+    package func runInside<Value: Sendable>(_ body: @escaping @Sendable () -> Result<Value, HarnessError>) throws -> Value {
         let namespacePath = "/run/netns/\(name)"
         let outcome = Mutex<Result<Value, HarnessError>>(.failure(HarnessError("the namespace thread did not run")))
         let done = DispatchSemaphore(value: 0)
@@ -47,7 +47,7 @@ extension TestNamespace {
 
 extension HarnessError {
     /// "Failed to CALL: strerror(errno)" for the call that just failed.
-    static func lastError(_ call: String) -> HarnessError {
+    package static func lastError(_ call: String) -> HarnessError {
         HarnessError("Failed to \(call): \(String(cString: strerror(errno)))")
     }
 }

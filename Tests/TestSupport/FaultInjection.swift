@@ -6,9 +6,9 @@ import Glibc
 
 /// Tools of the fault tests (issue 6): the daemon's netlink sockets and memory as the kernel
 /// reports them, burst files for `ip -batch`, and the Python helpers that play hostile peers.
-enum FaultInjection {
+package enum FaultInjection {
     /// The Python with `dbus-python` (Debian's; a `python3` earlier in `PATH` may lack it).
-    static let python = "/usr/bin/python3"
+    package static let python = "/usr/bin/python3"
 
     /// Writes one of the helper scripts into the test's directory.
     ///
@@ -18,7 +18,7 @@ enum FaultInjection {
     ///   - directory: the test's scratch directory.
     /// - Returns: the script's path.
     /// - Throws: when the file cannot be written.
-    static func install(_ script: String, as name: String, in directory: TemporaryDirectory) throws -> String {
+    package static func install(_ script: String, as name: String, in directory: TemporaryDirectory) throws -> String {
         let path = directory.file(name)
         try script.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -29,7 +29,7 @@ enum FaultInjection {
     /// - Parameter result: the helper's outcome; it must have succeeded.
     /// - Returns: the object.
     /// - Throws: `HarnessError` with the helper's output when it failed or printed no object.
-    static func json(_ result: CommandResult) throws -> [String: Any] {
+    package static func json(_ result: CommandResult) throws -> [String: Any] {
         try result.check()
         guard let line = result.standardOutput.split(separator: "\n").last,
               let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -43,7 +43,7 @@ enum FaultInjection {
     ///
     /// - Parameter pid: the process.
     /// - Returns: the size, or nil when the process is gone.
-    static func residentKiB(of pid: pid_t) -> Int? {
+    package static func residentKiB(of pid: pid_t) -> Int? {
         statusField("VmRSS", of: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
     }
 
@@ -51,7 +51,7 @@ enum FaultInjection {
     ///
     /// - Parameter pid: the process; `getpid()` for the test process itself (all its threads).
     /// - Returns: the time, at the kernel's clock-tick resolution (10 ms), or nil when it is gone.
-    static func cpuTime(of pid: pid_t) -> Duration? {
+    package static func cpuTime(of pid: pid_t) -> Duration? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let commandEnd = text.lastIndex(of: ")")
         else { return nil }
@@ -66,7 +66,7 @@ enum FaultInjection {
     ///
     /// - Parameter pid: the process.
     /// - Returns: the mask, or nil when the process is gone.
-    static func ignoredSignals(of pid: pid_t) -> UInt64? {
+    package static func ignoredSignals(of pid: pid_t) -> UInt64? {
         statusField("SigIgn", of: pid).flatMap { UInt64($0, radix: 16) }
     }
 
@@ -79,17 +79,17 @@ enum FaultInjection {
     }
 
     /// One `NETLINK_ROUTE` socket of a process, as `/proc/net/netlink` of its namespace shows it.
-    struct NetlinkSocketRow: CustomStringConvertible {
+    package struct NetlinkSocketRow: CustomStringConvertible {
         /// The socket's port id (`nl_pid`), where unicast datagrams are sent.
-        var portID: UInt32
+        package var portID: UInt32
         /// The multicast groups it listens to (the first 32), 0 for the query socket.
-        var groups: UInt32
+        package var groups: UInt32
         /// Bytes queued for reading.
-        var receiveQueued: Int
+        package var receiveQueued: Int
         /// Messages the kernel could not queue (the socket overflowed).
-        var drops: Int
+        package var drops: Int
 
-        var description: String {
+        package var description: String {
             "port \(portID) groups 0x\(String(groups, radix: 16)) queued \(receiveQueued) drops \(drops)"
         }
     }
@@ -101,7 +101,7 @@ enum FaultInjection {
     ///   - pid: the process.
     ///   - namespace: the namespace it runs in.
     /// - Throws: `HarnessError` when `/proc` cannot be read.
-    static func netlinkSockets(of pid: pid_t, in namespace: TestNamespace) throws -> [NetlinkSocketRow] {
+    package static func netlinkSockets(of pid: pid_t, in namespace: TestNamespace) throws -> [NetlinkSocketRow] {
         var inodes = Set<Int>()
         for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"),
@@ -125,7 +125,7 @@ enum FaultInjection {
     ///
     /// - Parameter log: the daemon's log.
     /// - Returns: N, or nil when not logged.
-    static func loggedReceiveBuffer(in log: String) -> Int? {
+    package static func loggedReceiveBuffer(in log: String) -> Int? {
         for line in log.split(separator: "\n") {
             guard let range = line.range(of: "Netlink receive buffer: ") else { continue }
             return Int(line[range.upperBound...].split(separator: " ").first ?? "")
@@ -134,12 +134,12 @@ enum FaultInjection {
     }
 
     /// How often `text` occurs in `log`.
-    static func occurrences(of text: String, in log: String) -> Int {
+    package static func occurrences(of text: String, in log: String) -> Int {
         log.components(separatedBy: text).count - 1
     }
 
     /// Seconds since `start`, for the printed figures.
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
+    package static func seconds(since start: ContinuousClock.Instant) -> Double {
         (ContinuousClock.now - start).timeInterval
     }
 }
@@ -155,26 +155,26 @@ enum FaultInjection {
 /// default route cycles via `ra0`, via `rb0`, deleted; every 499 an address on `ra0` is added or
 /// deleted; every 20,011 `rc1` goes down and up (carrier on `rc0`). The last line makes the
 /// default route go via `rb0`: the final truth is reachable-via-ethernet on `rb0`.
-struct ChurnBurst {
+package struct ChurnBurst {
     /// The lines of the batch.
-    private(set) var lines: [String] = []
+    package private(set) var lines: [String] = []
     /// How many times the truth's `Status` changed, from not-reachable before the burst.
-    private(set) var realStatusChanges = 0
+    package private(set) var realStatusChanges = 0
     /// How many default-route changes the burst makes.
-    private(set) var defaultRouteChanges = 0
+    package private(set) var defaultRouteChanges = 0
     /// How many route additions the burst makes.
-    let routeChanges: Int
+    package let routeChanges: Int
 
     /// The status after the burst.
-    let finalStatus = "reachable-via-ethernet"
+    package let finalStatus = "reachable-via-ethernet"
     /// The interface after the burst.
-    let finalInterface = "rb0"
+    package let finalInterface = "rb0"
 
     /// Builds a burst.
     ///
     /// - Parameter routeChanges: how many routes it adds (plus the default-route, address and
     ///   link changes interleaved).
-    init(routeChanges: Int) {
+    package init(routeChanges: Int) {
         self.routeChanges = routeChanges
         let toggles = [
             "route replace default via 10.77.0.1 dev ra0",
@@ -219,7 +219,7 @@ struct ChurnBurst {
     ///
     /// - Parameter path: where.
     /// - Throws: when it cannot be written.
-    func write(to path: String) throws {
+    package func write(to path: String) throws {
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
     }
 
@@ -228,7 +228,7 @@ struct ChurnBurst {
     ///
     /// - Parameter namespace: the test's namespace (with `ra0`/`ra1`).
     /// - Throws: `HarnessError` when a command fails.
-    static func configureLinks(in namespace: TestNamespace) throws {
+    package static func configureLinks(in namespace: TestNamespace) throws {
         try namespace.addQuietVethPair("rb0", peer: "rb1")
         try namespace.addQuietVethPair("rc0", peer: "rc1")
         for (link, address) in [("ra", "10.77.0.2/24"), ("rb", "10.78.0.2/24"), ("rc", "10.79.0.2/24")] {

@@ -8,9 +8,9 @@ import Glibc
 ///
 /// `ip netns exec` execs the daemon in place, so the child's pid is the daemon's and SIGTERM
 /// reaches it directly. Its stdout and stderr go to `logPath`.
-final class DaemonProcess {
+package final class DaemonProcess {
     /// The file holding the daemon's stderr (and stdout).
-    let logPath: String
+    package let logPath: String
     private let process: ChildProcess
     private let notifySocket: NotifySocket
 
@@ -24,7 +24,7 @@ final class DaemonProcess {
     ///   - sysfsRoot: passed as `--sysfs-root` when not nil.
     ///   - arguments: further arguments, e.g. `["--config", PATH]`.
     /// - Throws: `HarnessError` when it cannot be started.
-    init(
+    package init(
         binary: String,
         namespace: TestNamespace,
         busAddress: String,
@@ -48,17 +48,17 @@ final class DaemonProcess {
     }
 
     /// The daemon's process id (`ip netns exec` execs it in place).
-    var pid: pid_t {
+    package var pid: pid_t {
         process.pid
     }
 
     /// Everything the daemon has logged so far.
-    var log: String {
+    package var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
     /// How the daemon ended, or nil while it runs.
-    var termination: Termination? {
+    package var termination: Termination? {
         process.poll()
     }
 
@@ -66,7 +66,7 @@ final class DaemonProcess {
     ///
     /// - Parameter timeout: the deadline.
     /// - Throws: `HarnessError` with the daemon's log when it exits first or the deadline passes.
-    func waitUntilReady(timeout: Duration = Poll.defaultTimeout) throws {
+    package func waitUntilReady(timeout: Duration = Poll.defaultTimeout) throws {
         do {
             try Poll.until("READY=1 on NOTIFY_SOCKET", timeout: timeout) {
                 if let ended = process.poll() {
@@ -82,12 +82,12 @@ final class DaemonProcess {
     /// Sends a signal to the running daemon, e.g. `SIGHUP` to reload its configuration.
     ///
     /// - Parameter signal: the signal.
-    func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         process.send(signal)
     }
 
     /// Whether `stop` has been called.
-    private(set) var wasStopped = false
+    package private(set) var wasStopped = false
 
     /// Stops the daemon with a signal, killing it if it has not ended after `grace`.
     ///
@@ -95,7 +95,7 @@ final class DaemonProcess {
     ///   - signal: `SIGTERM` or `SIGINT`.
     ///   - grace: how long the daemon has to shut down.
     /// - Returns: how it ended within `grace`, or nil if it had to be killed.
-    func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(1)) -> Termination? {
+    package func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(1)) -> Termination? {
         wasStopped = true
         defer {
             notifySocket.receive()
@@ -110,12 +110,12 @@ final class DaemonProcess {
 
     /// Reads the daemon's notifications in the background from now on, so that a burst of
     /// `STATUS=` messages cannot fill the socket and block the daemon (see `NotifySocket`).
-    func drainNotificationsInBackground() {
+    package func drainNotificationsInBackground() {
         notifySocket.startDraining()
     }
 
     /// The notification messages received so far, e.g. `READY=1`, `STATUS=…`, `STOPPING=1`.
-    var notifications: [String] {
+    package var notifications: [String] {
         notifySocket.receive()
     }
 }

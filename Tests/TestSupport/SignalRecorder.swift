@@ -2,18 +2,18 @@ import Foundation
 import ReachabilityCore
 
 /// An `org.freedesktop.DBus.Properties.PropertiesChanged` signal from the daemon's object.
-struct PropertiesChangedSignal: Equatable, CustomStringConvertible {
+package struct PropertiesChangedSignal: Equatable, CustomStringConvertible {
     /// The interface whose properties changed.
-    var interface: String
+    package var interface: String
     /// The changed properties with their new values.
-    var changed: [String: BusValue]
+    package var changed: [String: BusValue]
     /// The properties invalidated without a value.
-    var invalidated: [String]
+    package var invalidated: [String]
 
     /// Every property the signal names, changed or invalidated.
-    var propertyNames: Set<String> { Set(changed.keys).union(invalidated) }
+    package var propertyNames: Set<String> { Set(changed.keys).union(invalidated) }
 
-    var description: String {
+    package var description: String {
         "PropertiesChanged(\(interface), {\(changed.keys.sorted().map { "\($0): \(changed[$0]!)" }.joined(separator: ", "))}, \(invalidated))"
     }
 }
@@ -24,9 +24,9 @@ struct PropertiesChangedSignal: Equatable, CustomStringConvertible {
 /// The match is on the path rather than on `sender='org.reachabilityd.Reachability1'` so that
 /// the recorder's own marker signals, emitted by another connection, pass it too: the recorder
 /// counts as subscribed once it has seen a marker. Recording stops at `stop()` or `deinit`.
-final class SignalRecorder {
+package final class SignalRecorder {
     /// The interface of the marker signals (never the daemon's).
-    static let markerInterface = "org.reachabilityd.IntegrationTest"
+    package static let markerInterface = "org.reachabilityd.IntegrationTest"
 
     private let busctl: Busctl
     private let process: ChildProcess
@@ -46,7 +46,7 @@ final class SignalRecorder {
     ///   - busctl: the bus to monitor.
     ///   - directory: where the monitor's output goes.
     /// - Throws: `HarnessError` when the monitor does not start or never sees a marker.
-    init(busctl: Busctl, directory: TemporaryDirectory) throws {
+    package init(busctl: Busctl, directory: TemporaryDirectory) throws {
         self.busctl = busctl
         outputPath = directory.file("monitor.jsonl")
         errorPath = directory.file("monitor.err")
@@ -66,25 +66,25 @@ final class SignalRecorder {
     }
 
     /// The arguments of every `StatusChanged` signal so far, in order.
-    var statusChanges: [String] {
+    package var statusChanges: [String] {
         refresh()
         return recordedStatusChanges
     }
 
     /// The arguments of every `ConnectivityChanged` signal so far, in order.
-    var connectivityChanges: [String] {
+    package var connectivityChanges: [String] {
         refresh()
         return recordedConnectivityChanges
     }
 
     /// Every `PropertiesChanged` signal from the daemon's object so far, in order.
-    var propertiesChanges: [PropertiesChangedSignal] {
+    package var propertiesChanges: [PropertiesChangedSignal] {
         refresh()
         return recordedPropertiesChanges
     }
 
     /// How many `RoutesChanged` signals arrived so far.
-    var routesChangedCount: Int {
+    package var routesChangedCount: Int {
         refresh()
         return recordedRoutesChanged
     }
@@ -92,7 +92,7 @@ final class SignalRecorder {
     /// Waits until at least `count` `RoutesChanged` signals have arrived (counted since the
     /// recorder started) and returns how many did.
     @discardableResult
-    func waitForRoutesChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> Int {
+    package func waitForRoutesChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> Int {
         try Poll.until("\(count) RoutesChanged signal(s)", timeout: timeout, observe: { () -> Int in
             _ = try checkedStatusChanges()
             return recordedRoutesChanged
@@ -100,7 +100,7 @@ final class SignalRecorder {
     }
 
     /// How many `PropertiesChanged` signals arrived so far.
-    var propertiesChangedCount: Int {
+    package var propertiesChangedCount: Int {
         propertiesChanges.count
     }
 
@@ -112,7 +112,7 @@ final class SignalRecorder {
     /// - Returns: the arguments of all `StatusChanged` signals so far.
     /// - Throws: `HarnessError` with what arrived, on timeout.
     @discardableResult
-    func waitForStatusChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> [String] {
+    package func waitForStatusChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> [String] {
         try Poll.until("\(count) StatusChanged signal(s)", timeout: timeout, observe: { try self.checkedStatusChanges() }) {
             $0.count >= count
         }
@@ -127,7 +127,7 @@ final class SignalRecorder {
     /// - Returns: all signals so far.
     /// - Throws: `HarnessError` with what arrived, on timeout.
     @discardableResult
-    func waitForPropertiesChanged(
+    package func waitForPropertiesChanged(
         _ what: @autoclosure () -> String,
         timeout: Duration = Poll.defaultTimeout,
         where condition: ([PropertiesChangedSignal]) -> Bool
@@ -139,12 +139,12 @@ final class SignalRecorder {
     }
 
     /// Stops the monitor; harmless when repeated.
-    func stop() {
+    package func stop() {
         process.terminate()
     }
 
     /// What the monitor wrote to stderr, and any line it printed that could not be decoded.
-    var diagnostics: String {
+    package var diagnostics: String {
         let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
         return errors + unreadableLines.map { "undecodable: \($0)\n" }.joined()
     }
@@ -218,14 +218,14 @@ final class SignalRecorder {
 /// One line of `busctl monitor --json=short`: a message's header fields and payload.
 private struct MonitoredMessage: Decodable {
     /// "signal", "method_call", "method_return" or "error".
-    var type: String
-    var path: String?
-    var interface: String?
-    var member: String?
-    var payload: Payload?
+    package var type: String
+    package var path: String?
+    package var interface: String?
+    package var member: String?
+    package var payload: Payload?
 
     /// The payloads the recorder understands.
-    enum Payload: Decodable {
+    package enum Payload: Decodable {
         /// Signature made only of strings, e.g. `s`.
         case strings([String])
         /// Signature `sa{sv}as`.
@@ -237,7 +237,7 @@ private struct MonitoredMessage: Decodable {
             case type, data
         }
 
-        init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let signature = try container.decode(String.self, forKey: .type)
             switch signature {

@@ -2,17 +2,17 @@ import Foundation
 import ReachabilityCore
 
 /// One D-Bus value as `busctl --json=short` prints it: `{"type":"s","data":"…"}`.
-struct BusValue: Decodable, Hashable, CustomStringConvertible {
+package struct BusValue: Decodable, Hashable, CustomStringConvertible {
     /// The value's D-Bus signature.
-    var signature: String
+    package var signature: String
     /// The value, for the three types the interface uses; nil for any other type.
-    var value: PropertyValue?
+    package var value: PropertyValue?
 
     private enum CodingKeys: String, CodingKey {
         case type, data
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         signature = try container.decode(String.self, forKey: .type)
         switch signature {
@@ -23,7 +23,7 @@ struct BusValue: Decodable, Hashable, CustomStringConvertible {
         }
     }
 
-    var description: String {
+    package var description: String {
         switch value {
         case .string(let text): "s \"\(text)\""
         case .boolean(let flag): "b \(flag)"
@@ -34,49 +34,49 @@ struct BusValue: Decodable, Hashable, CustomStringConvertible {
 }
 
 /// The daemon's properties, read in one `GetAll` call (one consistent snapshot).
-struct PublishedProperties: CustomStringConvertible {
+package struct PublishedProperties: CustomStringConvertible {
     /// The values by property name.
-    var values: [String: BusValue]
+    package var values: [String: BusValue]
 
     /// The value of `property`, if published with a supported type.
-    subscript(property: ReachabilityProperty) -> PropertyValue? {
+    package subscript(property: ReachabilityProperty) -> PropertyValue? {
         values[property.rawValue]?.value
     }
 
     /// The value of a string property.
-    func string(_ property: ReachabilityProperty) -> String? {
+    package func string(_ property: ReachabilityProperty) -> String? {
         if case .string(let text) = self[property] { return text }
         return nil
     }
 
     /// The value of a boolean property.
-    func bool(_ property: ReachabilityProperty) -> Bool? {
+    package func bool(_ property: ReachabilityProperty) -> Bool? {
         if case .boolean(let flag) = self[property] { return flag }
         return nil
     }
 
     /// `Status`.
-    var status: String? { string(.status) }
+    package var status: String? { string(.status) }
 
     /// `Generation`.
-    var generation: UInt64? {
+    package var generation: UInt64? {
         if case .unsignedInteger(let number) = self[.generation] { return number }
         return nil
     }
 
-    var description: String {
+    package var description: String {
         values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
     }
 }
 
 /// The answer to `CheckAddress`: a reply, or a D-Bus error.
-enum CheckAddressReply: Equatable, CustomStringConvertible {
+package enum CheckAddressReply: Equatable, CustomStringConvertible {
     /// The method returned `(status, interface)`.
     case reply(status: String, interface: String)
     /// The method failed with a D-Bus error.
     case error(name: String, message: String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .reply(let status, let interface): "(\"\(status)\", \"\(interface)\")"
         case .error(let name, let message): "error \(name): \(message)"
@@ -86,23 +86,23 @@ enum CheckAddressReply: Equatable, CustomStringConvertible {
 
 /// Talks to the daemon over the private bus with `busctl`, and `dbus-send` where busctl falls
 /// short (`busctl call` prints only an error's message, not its name).
-struct Busctl {
+package struct Busctl {
     /// The bus address, `unix:path=…`.
-    let address: String
+    package let address: String
 
     /// Runs `busctl --address=ADDRESS ARGUMENTS…`.
     ///
     /// - Parameter arguments: the busctl command and its arguments.
     /// - Returns: the outcome, unchecked.
     /// - Throws: `HarnessError` when busctl cannot run.
-    func run(_ arguments: [String]) throws -> CommandResult {
+    package func run(_ arguments: [String]) throws -> CommandResult {
         try Command.run("busctl", ["--address=\(address)"] + arguments)
     }
 
     /// The owner of the daemon's bus name, or nil when nobody owns it.
     ///
     /// - Throws: `HarnessError` when busctl cannot run.
-    func daemonNameOwner() throws -> String? {
+    package func daemonNameOwner() throws -> String? {
         let result = try run([
             "--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
             "GetNameOwner", "s", BusContract.busName,
@@ -117,7 +117,7 @@ struct Busctl {
     /// - Parameter property: the property.
     /// - Returns: its value.
     /// - Throws: `HarnessError` when the call fails or the type is not one the interface uses.
-    func property(_ property: ReachabilityProperty) throws -> PropertyValue {
+    package func property(_ property: ReachabilityProperty) throws -> PropertyValue {
         let output = try run([
             "--json=short", "get-property", BusContract.busName, BusContract.objectPath, BusContract.interface,
             property.rawValue,
@@ -133,7 +133,7 @@ struct Busctl {
     ///
     /// - Returns: the properties.
     /// - Throws: `HarnessError` when the call fails.
-    func properties() throws -> PublishedProperties {
+    package func properties() throws -> PublishedProperties {
         struct Reply: Decodable { var data: [[String: BusValue]] }
         let output = try run([
             "--json=short", "call", BusContract.busName, BusContract.objectPath, "org.freedesktop.DBus.Properties",
@@ -150,7 +150,7 @@ struct Busctl {
     /// - Parameter text: the address argument.
     /// - Returns: the reply or the error.
     /// - Throws: `HarnessError` when the output is neither.
-    func checkAddress(_ text: String) throws -> CheckAddressReply {
+    package func checkAddress(_ text: String) throws -> CheckAddressReply {
         let result = try Command.run("dbus-send", [
             "--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(BusContract.busName)",
             BusContract.objectPath, "\(BusContract.interface).\(BusContract.checkAddressMethod)", "string:\(text)",
@@ -179,7 +179,7 @@ struct Busctl {
     ///
     /// - Returns: the XML text.
     /// - Throws: `HarnessError` when the call fails.
-    func introspectionXML() throws -> String {
+    package func introspectionXML() throws -> String {
         try run(["introspect", "--xml-interface", BusContract.busName, BusContract.objectPath]).check().standardOutput
     }
 
@@ -191,7 +191,7 @@ struct Busctl {
     ///   - member: the signal name.
     ///   - argument: its string argument.
     /// - Throws: `HarnessError` when busctl fails.
-    func emit(path: String, interface: String, member: String, argument: String) throws {
+    package func emit(path: String, interface: String, member: String, argument: String) throws {
         try run(["emit", path, interface, member, "s", argument]).check()
     }
 }

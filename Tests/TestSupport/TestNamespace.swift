@@ -9,7 +9,7 @@ import Glibc
 ///
 /// Every `ip` command carries `-n NAME`: the tests never touch the host's interfaces or routes.
 /// The namespace is deleted by `delete()` or at `deinit`.
-final class TestNamespace {
+package final class TestNamespace {
     /// Numbers namespaces within this test process.
     private static let sequence = Atomic<Int>(0)
 
@@ -28,13 +28,13 @@ final class TestNamespace {
     }()
 
     /// The namespace's name, `rtest-<pid>-<n>`: unique on the machine while this process lives.
-    let name: String
+    package let name: String
     private var isDeleted = false
 
     /// Creates the namespace and its links.
     ///
     /// - Throws: `HarnessError` with `ip`'s stderr when a command fails.
-    init() throws {
+    package init() throws {
         _ = Self.staleNamespacesRemoved
         let number = Self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         name = "rtest-\(getpid())-\(number)"
@@ -67,7 +67,7 @@ final class TestNamespace {
     /// - Returns: what `ip` printed.
     /// - Throws: `HarnessError` with the command and its stderr when it exits non-zero.
     @discardableResult
-    func ip(_ arguments: String...) throws -> String {
+    package func ip(_ arguments: String...) throws -> String {
         try Command.run("ip", ["-n", name] + arguments).check().standardOutput
     }
 
@@ -78,13 +78,13 @@ final class TestNamespace {
     ///   - enabled: whether the link gets IPv6.
     ///   - link: the link's name.
     /// - Throws: `HarnessError` with stderr when `sysctl` fails.
-    func setIPv6(enabled: Bool, on link: String) throws {
+    package func setIPv6(enabled: Bool, on link: String) throws {
         try Command.run("ip", ["netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.\(link).disable_ipv6=\(enabled ? 0 : 1)"])
             .check()
     }
 
     /// Deletes the namespace; harmless when repeated. Stop processes inside it first.
-    func delete() {
+    package func delete() {
         guard !isDeleted else { return }
         isDeleted = true
         _ = try? Command.run("ip", ["netns", "delete", name])

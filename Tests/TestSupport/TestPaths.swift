@@ -1,29 +1,27 @@
 import Foundation
 
 /// Where the suite finds the repository's files and the daemon binary.
-enum TestPaths {
-    /// The repository root, four levels above this file
-    /// (`Tests/IntegrationTests/Harness/TestPaths.swift`).
-    static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
+package enum TestPaths {
+    /// The repository root, three levels above this file (`Tests/TestSupport/TestPaths.swift`).
+    package static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
         .path
 
     /// The repository's `dbus/` directory.
-    static var dbusDirectory: String { "\(repositoryRoot)/dbus" }
+    package static var dbusDirectory: String { "\(repositoryRoot)/dbus" }
 
     /// The private system-bus configuration template shared with `make run`.
-    static var privateBusTemplate: String { "\(repositoryRoot)/scripts/private-system-bus.conf.in" }
+    package static var privateBusTemplate: String { "\(repositoryRoot)/scripts/private-system-bus.conf.in" }
 
     /// The interface description, the source of truth of the D-Bus API.
-    static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
+    package static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
 
     /// Every `dbus/*.conf` policy file, absolute paths, sorted.
     ///
     /// - Throws: when the directory cannot be listed.
-    static func policyFiles() throws -> [String] {
+    package static func policyFiles() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: dbusDirectory)
             .filter { $0.hasSuffix(".conf") }
             .sorted()
@@ -35,7 +33,7 @@ enum TestPaths {
     ///
     /// - Returns: the path of an executable file.
     /// - Throws: `HarnessError` when there is no executable at that path.
-    static func daemonBinary() throws -> String {
+    package static func daemonBinary() throws -> String {
         let path: String
         if let configured = ProcessInfo.processInfo.environment["REACHABILITYD_PATH"], !configured.isEmpty {
             path = configured

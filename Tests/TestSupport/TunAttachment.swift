@@ -12,9 +12,9 @@ import Glibc
 /// (``TestNamespace/runInside(_:)``) opens `/dev/net/tun` and attaches with `TUNSETIFF`; the
 /// descriptor stays with the test (close-on-exec, so children such as `ip` never inherit it).
 /// Closing it takes the carrier away again.
-final class TunAttachment {
+package final class TunAttachment {
     /// The device's name.
-    let name: String
+    package let name: String
     private var descriptor: Int32
 
     /// `TUNSETIFF`, `_IOW('T', 202, int)` (<linux/if_tun.h>; a macro Swift cannot import).
@@ -34,7 +34,7 @@ final class TunAttachment {
     /// - Throws: `HarnessError` naming the failing call and errno.
     ///
     /// The corresponding C calls are `open("/dev/net/tun")` and `ioctl(TUNSETIFF)`.
-    init(name: String, in namespace: TestNamespace) throws {
+    package init(name: String, in namespace: TestNamespace) throws {
         precondition(name.utf8.count < 16, "interface names have at most 15 bytes")
         self.name = name
         descriptor = try namespace.runInside { Self.attach(name) }
@@ -46,7 +46,7 @@ final class TunAttachment {
 
     /// Detaches: the device loses its carrier (and disappears unless it was made persistent).
     /// Harmless when repeated.
-    func close() {
+    package func close() {
         guard descriptor >= 0 else { return }
         _ = Glibc.close(descriptor)
         descriptor = -1
@@ -74,7 +74,7 @@ final class TunAttachment {
 extension DaemonTestCase {
     /// Makes tun0 with 10.99.0.2/24 in the test namespace, attached by this test (so it has
     /// carrier, until the attachment is closed or the test ends) and up.
-    func attachedTun() throws -> TunAttachment {
+    package func attachedTun() throws -> TunAttachment {
         try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
         try netns.setIPv6(enabled: false, on: "tun0")
         let tun = try TunAttachment(name: "tun0", in: try netns)
@@ -87,7 +87,7 @@ extension DaemonTestCase {
 
     /// Starts the daemon with ra0 made to look like WiFi (an injected sysfs tree) and ra0's
     /// IPv4 address configured, without a default route.
-    func startDaemonOverFakeWiFi() throws {
+    package func startDaemonOverFakeWiFi() throws {
         let sysfs = try FakeSysfs(in: try XCTUnwrap(directory))
         try sysfs.markWireless("ra0")
         try startDaemon(sysfsRoot: sysfs.root)

@@ -1,11 +1,11 @@
 /// The Python helpers of the fault tests, kept here so that the test target has no resources.
 /// `FaultInjection.install` writes one into the test's directory; run it with
 /// `FaultInjection.python`.
-enum FaultScripts {
+package enum FaultScripts {
     /// Hostile and busy D-Bus clients (dbus-python, and a hand-made connection for bytes no
     /// library would send): `hostile ADDRESS`, `burst ADDRESS COUNT OFFSET`,
     /// `probe ADDRESS STOP_FILE`. Each prints one JSON object.
-    static let busClient = #"""
+    package static let busClient = #"""
 # Hostile and busy clients of reachabilityd on a private bus (the integration tests' helper).
 # Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE
 # Each prints one JSON object.
@@ -163,7 +163,7 @@ if __name__ == "__main__":
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:
     /// `forge.py PID COUNT monitor|query`, run inside the daemon's namespace. Prints one JSON
     /// object.
-    static let netlinkForger = #"""
+    package static let netlinkForger = #"""
 # Sends forged rtnetlink datagrams from a user process to reachabilityd's netlink sockets.
 # Run inside the daemon's namespace: forge.py PID COUNT monitor|query
 # "monitor" is the daemon's subscribed socket, "query" its request/response socket. The

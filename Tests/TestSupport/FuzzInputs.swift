@@ -1,15 +1,15 @@
 import Foundation
 
 /// The committed fuzzing inputs under `Tests/Fuzz/`: seed corpora and crashers. Shared by the
-/// replay tests of RTNetlinkTests and ReachabilityEngineTests (there through a link).
-enum FuzzInputs {
+/// replay tests of RTNetlinkTests and ReachabilityEngineTests.
+package enum FuzzInputs {
     /// `Tests/Fuzz/` in the repository.
-    static let directory = URL(fileURLWithPath: #filePath)
+    package static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fuzz")
 
     /// The files of `Tests/Fuzz/subdirectory`, sorted by path; none when it does not exist.
-    static func files(in subdirectory: String) throws -> [URL] {
+    package static func files(in subdirectory: String) throws -> [URL] {
         let folder = directory.appendingPathComponent(subdirectory)
         guard FileManager.default.fileExists(atPath: folder.path) else { return [] }
         return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

@@ -1,1 +1,0 @@
-../RTNetlinkTests/FuzzInputs.swift
