@@ -47,6 +47,8 @@ public struct ExplainReport: Sendable, Hashable {
     public var evaluation: ReachabilitySnapshot
     /// What subscribers see while `DownDelaySec=` holds a loss back; nil when nothing is held.
     public var heldBack: ReachabilitySnapshot?
+    /// Whether a `RoutesChanged` is due at the end of the current rate-limit interval.
+    public var routesChangedPending: Bool
     /// IPv4, then IPv6.
     public var families: [Family]
     /// The probes' output links and the first ``linkLimit`` links, by index.
@@ -62,6 +64,9 @@ public struct ExplainReport: Sendable, Hashable {
         var lines = ["Status: \(evaluation.status.rawValue)", "Reason: \(evaluation.reason)"]
         if let heldBack {
             lines.append("Held by DownDelaySec=: subscribers still see \(heldBack.status.rawValue) (\(heldBack.reason))")
+        }
+        if routesChangedPending {
+            lines.append("RoutesChanged: one is due within \(BusContract.routesChangedIntervalMilliseconds) ms (the rest of a burst)")
         }
         for family in families {
             let facts = family.facts

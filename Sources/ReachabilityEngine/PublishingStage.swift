@@ -37,6 +37,10 @@ final class PublishingStage {
     /// Whether a loss of reachability is being held by `DownDelaySec=`.
     var isHoldingLoss: Bool { heldLoss != nil }
 
+    /// Whether a routing announcement is scheduled for the end of the current interval (a
+    /// burst's rest, not yet announced).
+    var isAnnouncementPending: Bool { announcementScheduled != nil }
+
     /// Starts from `first`, published without delay (the first evaluation).
     func start(with first: ReachabilitySnapshot) {
         published = first

@@ -177,6 +177,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
         return ExplainReport(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
+            routesChangedPending: publishing.isAnnouncementPending,
             families: families, links: links,
             omittedLinks: omitted.isEmpty ? nil : ExplainReport.OmittedLinks(
                 count: omitted.count, up: omitted.filter(\.isUp).count, withCarrier: omitted.filter { $0.isUp && $0.hasCarrier }.count

@@ -141,8 +141,9 @@ final class BusLifecycleTests: DaemonTestCase {
             try netns.ip("route", "add", "8.8.8.0/24", "via", "10.77.0.1", "dev", "ra0", "table", "\(2000 + probe)")
             return count() > 0
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        try waitUntilNoRoutesChangedIsDue()
         let before = count()
+        let recordedBefore = try signals.routesChangedCount
 
         // When 2000 routes come and go in a burst. They cover the probe destination (8.8.8.8), in
         // tables no rule uses: the daemon's kernel filter keeps them, but they change no property.
@@ -153,7 +154,9 @@ final class BusLifecycleTests: DaemonTestCase {
         let start = ContinuousClock.now
         try netns.ip("-batch", batch)
         let elapsed = ContinuousClock.now - start
-        Thread.sleep(forTimeInterval: 0.5)  // the trailing signal of the last interval
+        // The burst's last announcement, once the daemon has sent it and busctl has written it
+        try waitUntilNoRoutesChangedIsDue()
+        try Poll.until("busctl monitor caught up", observe: { (count(), try signals.routesChangedCount) }) { $0.0 > before && $0.0 - before == $0.1 - recordedBefore }
 
         // Then at least one signal, and no more than one per 100 ms of churn (plus the trailing one)
         let during = count() - before

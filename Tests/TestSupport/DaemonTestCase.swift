@@ -159,6 +159,14 @@ open class DaemonTestCase: XCTestCase {
         XCTAssertEqual(try signals.waitForStatusChanged(count: expected.count), expected.map(\.rawValue), file: file, line: line)
     }
 
+    /// Waits until the daemon has no `RoutesChanged` due (its `Explain()` shows none pending): the
+    /// rest of an earlier burst is announced, and a count taken now is not moved by it.
+    ///
+    /// - Throws: `HarnessError` when one is still due after the deadline.
+    package func waitUntilNoRoutesChangedIsDue() throws {
+        try Poll.until("no RoutesChanged due", observe: { try busctl.explain() }) { !$0.contains("RoutesChanged: one is due") }
+    }
+
     /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default
     /// route and waits for the one `StatusChanged` to reachable-via-ethernet.
     ///
