@@ -62,6 +62,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private let publishing: PublishingStage
     private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
+    /// The kernel's last answers per probe family, reused for a family no event of a batch
+    /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
+    private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
 
@@ -226,8 +229,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             Log.debug("Ignored \(batch.foreignDatagrams) netlink datagram(s) not sent by the kernel.")
         }
         Log.debug("Read \(batch.messages.count) rtnetlink message(s), \(Self.routeMessageCount(batch)) of them route(s).")
-        // relevant: the probes' routes may have changed; routing: only other destinations' routes.
-        var relevant = false
+        // changed: the families whose probe route may have changed; routing: only other
+        // destinations' routes. Links, addresses, rules and nexthops concern both families.
+        var changed: Set<AddressFamily> = []
         var routing = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
@@ -236,29 +240,34 @@ public final class ReachabilityEngine: @unchecked Sendable {
             } catch {
                 Log.error("\(error); keeping the previous link state.")
             }
-            relevant = true
+            changed = Set(AddressFamily.allCases)
         }
         for message in batch.messages {
             if table.apply(message.payload) {
-                relevant = true
+                changed = Set(AddressFamily.allCases)
                 continue
             }
             switch message.payload {
             case .newRoute(let route), .deleteRoute(let route):
-                if Self.concernsProbes(route) { relevant = true } else { routing = true }
-            case .ruleChanged, .nexthopChanged: relevant = true
+                if Self.concernsProbes(route) {
+                    changed.formUnion(LinkTable.family(route.family).map { [$0] } ?? AddressFamily.allCases)
+                } else {
+                    routing = true
+                }
+            case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
             default: break
             }
         }
-        if relevant {
-            reevaluate()
+        if !changed.isEmpty {
+            reevaluate(changed)
         } else if routing {
             publishing.routingEventsOccurred()
         }
     }
 
-    private func reevaluate() {
-        let next = evaluate()
+    /// Evaluates again, asking the kernel anew about the probes of `families` only.
+    private func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) {
+        let next = evaluate(families)
         if next != snapshot {
             snapshot = next
             publish(next)
@@ -301,13 +310,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
     }
 
-    private func evaluate() -> ReachabilitySnapshot {
-        StatusReducer.snapshot(
-            of: table,
-            ipv4: kernelAnswers(for: Self.ipv4Probe),
-            ipv6: kernelAnswers(for: Self.ipv6Probe),
-            configuration: settings
-        )
+    private func evaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
+        func answers(for probe: IPAddress) -> StatusReducer.KernelAnswers {
+            if !families.contains(probe.family), let kept = self.answers[probe.family] { return kept }
+            let fresh = kernelAnswers(for: probe)
+            self.answers[probe.family] = fresh
+            return fresh
+        }
+        return StatusReducer.snapshot(of: table, ipv4: answers(for: Self.ipv4Probe), ipv6: answers(for: Self.ipv6Probe), configuration: settings)
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs.
