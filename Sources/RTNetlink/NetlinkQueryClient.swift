@@ -103,20 +103,29 @@ public final class NetlinkQueryClient {
     /// - Parameters:
     ///   - source: the source address of the flow (`RTA_SRC`), e.g. the one
     ///     ``SourceAddressQuery`` found; nil for a lookup without one.
+    ///   - outputInterface: the interface index the flow is bound to (`RTA_OIF`: a link-local
+    ///     destination's zone); nil for none.
     ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
     ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
-    public func lookupRoute(to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, matchedEntry: Bool = false) throws(SystemError) -> RouteAnswer {
+    public func lookupRoute(
+        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, matchedEntry: Bool = false
+    ) throws(SystemError) -> RouteAnswer {
+        let request = { (sequence: UInt32) in
+            NetlinkRequest.lookupRoute(
+                to: destination, family: family, source: source, outputInterface: outputInterface, matchedEntry: matchedEntry, sequence: sequence
+            )
+        }
         do {
-            return try lookupRouteOnce(to: destination, family: family, source: source, matchedEntry: matchedEntry)
+            return try lookupRouteOnce(request)
         } catch where error.errno == ENOBUFS {
             // The queue overflowed and the reply may be lost: ask once more on the drained socket.
-            return try lookupRouteOnce(to: destination, family: family, source: source, matchedEntry: matchedEntry)
+            return try lookupRouteOnce(request)
         }
     }
 
-    private func lookupRouteOnce(to destination: [UInt8], family: UInt8, source: [UInt8]?, matchedEntry: Bool) throws(SystemError) -> RouteAnswer {
+    private func lookupRouteOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> RouteAnswer {
         let expected = nextSequence()
-        try socket.send(NetlinkRequest.lookupRoute(to: destination, family: family, source: source, matchedEntry: matchedEntry, sequence: expected))
+        try socket.send(request(expected))
         while true {
             if let answer = RouteAnswer(reply: try receiveReply(sequence: expected)) { return answer }
         }

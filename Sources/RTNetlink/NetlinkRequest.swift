@@ -21,7 +21,9 @@ public enum NetlinkRequest {
     ///     source-specific routes), as an application's connection has one; nil for none.
     ///   - matchedEntry: ask for the routing-table entry that matched (`RTM_F_FIB_MATCH`: its
     ///     prefix and metric) instead of the resolved next hop.
-    public static func lookupRoute(to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, matchedEntry: Bool = false, sequence: UInt32) -> [UInt8] {
+    public static func lookupRoute(
+        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, matchedEntry: Bool = false, sequence: UInt32
+    ) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength)
         payload[0] = family
         payload[1] = UInt8(destination.count * 8)
@@ -31,6 +33,7 @@ public enum NetlinkRequest {
         withUnsafeBytes(of: flags) { payload.replaceSubrange(8..<12, with: $0) }
         payload += attribute(type: LinuxNetlink.routeDestination, value: destination)
         if let source { payload += attribute(type: LinuxNetlink.routeSource, value: source) }
+        if let outputInterface { payload += attribute(type: LinuxNetlink.routeOutputInterface, value: withUnsafeBytes(of: outputInterface) { Array($0) }) }
         return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
     }
 

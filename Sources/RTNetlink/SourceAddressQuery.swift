@@ -20,17 +20,19 @@ public enum SourceAddressQuery {
     /// - Parameters:
     ///   - destination: 4 or 16 address bytes.
     ///   - family: `AF_INET` or `AF_INET6` as netlink's one-byte family.
+    ///   - scopeID: the IPv6 zone's interface index (`sin6_scope_id`), for a link-local
+    ///     destination; 0 for none.
     /// - Returns: the source address bytes (all zero when IPv4 found no address to use), or
     ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
     ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
     ///   no source address, `EAFNOSUPPORT` when the family is disabled).
-    public static func source(toward destination: [UInt8], family: UInt8) -> Result<[UInt8], SystemError> {
+    public static func source(toward destination: [UInt8], family: UInt8, scopeID: UInt32 = 0) -> Result<[UInt8], SystemError> {
         Result { () throws(SystemError) -> [UInt8] in
             let descriptor = try valueOrErrno("open UDP socket") {
                 socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             }
             defer { _ = close(descriptor) }
-            var address = socketAddress(destination, family: family)
+            var address = socketAddress(destination, family: family, scopeID: scopeID)
             _ = try address.withSocketAddress { pointer, length throws(SystemError) in
                 try valueOrErrno("connect UDP socket of family \(family) to the probe destination") { connect(descriptor, pointer, length) }
             }
@@ -45,8 +47,8 @@ public enum SourceAddressQuery {
         }
     }
 
-    /// A `sockaddr_in` or `sockaddr_in6` for `address` and ``port``.
-    private static func socketAddress(_ address: [UInt8], family: UInt8) -> sockaddr_storage {
+    /// A `sockaddr_in` or `sockaddr_in6` for `address` and ``port`` (and `scopeID` for IPv6).
+    private static func socketAddress(_ address: [UInt8], family: UInt8, scopeID: UInt32) -> sockaddr_storage {
         var storage = sockaddr_storage()
         withUnsafeMutableBytes(of: &storage) { raw in
             if family == IPAddressBytes.ipv4Family {
@@ -59,6 +61,7 @@ public enum SourceAddressQuery {
                 var ipv6 = sockaddr_in6()
                 ipv6.sin6_family = sa_family_t(AF_INET6)
                 ipv6.sin6_port = port.bigEndian
+                ipv6.sin6_scope_id = scopeID
                 withUnsafeMutableBytes(of: &ipv6.sin6_addr) { $0.copyBytes(from: address) }
                 withUnsafeBytes(of: ipv6) { raw.copyMemory(from: $0) }
             }

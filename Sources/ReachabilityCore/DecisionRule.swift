@@ -28,8 +28,8 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// such as a /32 on `lo`), then its route lookup for that source. The destination is reachable
 /// when that lookup resolves to a unicast route (not unreachable, blackhole, prohibit or throw)
 /// whose output link is up with carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`),
-/// is not loopback and not ignored, and the selected source is a global-scope address that DAD
-/// lets the kernel use, held by a link (wherever it lives; the kernel falls back to `::1`, a
+/// is not loopback and not ignored, and the selected source is a global-scope address (or, for
+/// a link-local destination, a link-local one) that DAD lets the kernel use, held by a link (wherever it lives; the kernel falls back to `::1`, a
 /// link-local address or `0.0.0.0` when it has nothing better, and keeps an IPv6 route's `src`
 /// after the address is deleted from another link: neither is reachable).
 /// The machine is reachable when either family is; the IPv4 link wins when both are. When
@@ -70,14 +70,17 @@ public enum ReachabilityRule {
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
         let source: SourceAddress
+        let usable = facts.destinationScope == .link ? "link-local or global" : "global"
         switch facts.source {
         case .failed(let code) where code == EADDRNOTAVAIL:
-            return notReachable("\(link.name) has no usable global \(family.displayName) address")
+            return notReachable("\(link.name) has no usable \(usable) \(family.displayName) address")
+        case .failed(let code) where code == EINVAL && facts.destinationScope == .link && family == .ipv6:
+            return notReachable("a link-local destination needs its link as a zone, e.g. fe80::1%\(link.name)")
         case .failed(let code):
             return notReachable("a connection over \(link.name) fails with errno \(code)")
-        case .selected(let selected) where !selected.isUsableGlobal:
+        case .selected(let selected) where !selected.isUsable(toward: facts.destinationScope):
             let fallback = selected.scope == .unspecified ? "" : "; the kernel would send from \(selected.address)"
-            return notReachable("\(link.name) has no usable global \(family.displayName) address\(fallback)")
+            return notReachable("\(link.name) has no usable \(usable) \(family.displayName) address\(fallback)")
         case .selected(let selected) where !selected.isHeld:
             return notReachable("the kernel would send from \(selected.address), which no link holds (a route's src whose address is gone)")
         case .selected(let selected):
@@ -152,6 +155,7 @@ public enum ReachabilityRule {
         case EHOSTUNREACH: "default route is unreachable"
         case EACCES: "default route is prohibit"
         case EINVAL: "default route is blackhole"
+        case ENODEV: "its zone names no interface of this host"
         default: "route lookup failed with errno \(code)"
         }
     }

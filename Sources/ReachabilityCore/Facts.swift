@@ -193,6 +193,12 @@ public struct SourceAddress: Sendable, Hashable {
 
     /// A global address the kernel can send from.
     public var isUsableGlobal: Bool { scope == .global && isVerified }
+
+    /// Whether the kernel can send from it to a destination of `destinationScope`: a global
+    /// destination needs a global source; a link-local one also takes a link-local source.
+    public func isUsable(toward destinationScope: AddressScope) -> Bool {
+        isUsableGlobal || (destinationScope == .link && scope == .link && isVerified)
+    }
 }
 
 /// The outcome of asking the kernel which source address a connection would get.
@@ -214,12 +220,19 @@ public struct DestinationFacts: Sendable, Hashable {
     public var outputLink: LinkFacts?
     /// The source address an application's connection to the destination gets.
     public var source: SourceSelection
+    /// The destination's scope: link for a link-local destination (`CheckAddress("fe80::1%eth1")`),
+    /// which a link-local source reaches; global for the probes.
+    public var destinationScope: AddressScope
 
     /// Creates destination facts.
-    public init(family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, source: SourceSelection) {
+    public init(
+        family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, source: SourceSelection,
+        destinationScope: AddressScope = .global
+    ) {
         self.family = family
         self.lookup = lookup
         self.outputLink = outputLink
         self.source = source
+        self.destinationScope = destinationScope
     }
 }

@@ -10,18 +10,26 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public let family: AddressFamily
     /// The address in network order: 4 bytes for IPv4, 16 for IPv6.
     public let bytes: [UInt8]
+    /// The IPv6 zone (RFC 4007) the literal named after `%`: an interface name ("eth1") or
+    /// index ("2"). It says which link a link-local address is on; like the kernel, the rule
+    /// uses it only for link-local destinations.
+    public let zone: String?
 
-    /// Parses a literal IPv4 or IPv6 address: no host names, no zone suffix, no prefix length,
-    /// no brackets or whitespace. The corresponding C function is `inet_pton`.
+    /// Parses a literal IPv4 or IPv6 address, an IPv6 one optionally with a zone
+    /// ("fe80::1%eth1"): no host names, no prefix length, no brackets or whitespace.
+    /// The corresponding C function is `inet_pton`.
     ///
-    /// - Parameter text: e.g. "192.0.2.7" or "2001:db8::1".
+    /// - Parameter text: e.g. "192.0.2.7", "2001:db8::1" or "fe80::1%eth1".
     public init?(_ text: String) {
         // inet_pton would stop at an embedded NUL and accept "192.0.2.1\0anything".
         guard !text.utf8.contains(0) else { return nil }
-        for family in AddressFamily.allCases {
+        let parts = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+        let zone = parts.count == 2 ? String(parts[1]) : nil
+        if let zone, !Self.isValidZone(zone) { return nil }
+        for family in AddressFamily.allCases where zone == nil || family == .ipv6 {
             var bytes = [UInt8](repeating: 0, count: family.addressLength)
-            if bytes.withUnsafeMutableBytes({ inet_pton(family.socketFamily, text, $0.baseAddress) }) == 1 {
-                self.init(family: family, bytes: bytes)
+            if bytes.withUnsafeMutableBytes({ inet_pton(family.socketFamily, String(parts[0]), $0.baseAddress) }) == 1 {
+                self.init(family: family, bytes: bytes, zone: zone)
                 return
             }
         }
@@ -30,17 +38,46 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// An address from its bytes; nil when their count is not the family's address length.
     public init?(family: AddressFamily, bytes: [UInt8]) {
+        self.init(family: family, bytes: bytes, zone: nil)
+    }
+
+    private init?(family: AddressFamily, bytes: [UInt8], zone: String?) {
         guard bytes.count == family.addressLength else { return nil }
         self.family = family
         self.bytes = bytes
+        self.zone = zone
     }
 
-    /// The canonical text ("10.0.0.1", "2001:db8::1"). The corresponding C function is `inet_ntop`.
+    /// Whether `zone` can name an interface: 1 to 15 bytes (`IFNAMSIZ` - 1), not "." or "..",
+    /// without "/", ":", "%" or whitespace — the kernel's own rule for interface names.
+    private static func isValidZone(_ zone: String) -> Bool {
+        let forbidden: Set<UInt8> = [UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "%"), UInt8(ascii: " "), 9, 10, 11, 12, 13]
+        return (1...15).contains(zone.utf8.count) && zone != "." && zone != ".." && !zone.utf8.contains(where: forbidden.contains)
+    }
+
+    /// The canonical text ("10.0.0.1", "2001:db8::1", "fe80::1%eth1").
+    /// The corresponding C function is `inet_ntop`.
     public var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let written = bytes.withUnsafeBytes { inet_ntop(family.socketFamily, $0.baseAddress, &text, socklen_t(text.count)) }
         guard written != nil else { return Self.dotted(bytes) }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + (zone.map { "%\($0)" } ?? "")
+    }
+
+    /// The address's scope, as the kernel's source selection sees a destination: link for
+    /// `169.254.0.0/16` and `fe80::/10`, host for `127.0.0.0/8` and `::1`, unspecified for
+    /// `0.0.0.0` and `::`, global otherwise.
+    public var scope: AddressScope {
+        if bytes.allSatisfy({ $0 == 0 }) { return .unspecified }
+        switch family {
+        case .ipv4:
+            if bytes[0] == 127 { return .host }
+            if bytes[0] == 169 && bytes[1] == 254 { return .link }
+        case .ipv6:
+            if bytes.prefix(15).allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return .host }
+            if bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80 { return .link }
+        }
+        return .global
     }
 
     /// The text of address `bytes` of `family` as a kernel message carried them: the canonical

@@ -95,6 +95,13 @@ struct LinkTable: Equatable {
             .min { ($0.facts.isUsableGlobal ? 0 : 1, $0.link.index) < ($1.facts.isUsableGlobal ? 0 : 1, $1.link.index) }
     }
 
+    /// The link an IPv6 zone names: by name ("eth1"), else by index ("2"); nil when none does.
+    func index(ofZone zone: String) -> InterfaceIndex? {
+        if let named = links.first(where: { $0.value.name == zone }) { return named.key }
+        guard let number = Int32(zone), links[InterfaceIndex(number)] != nil else { return nil }
+        return InterfaceIndex(number)
+    }
+
     /// Indices of links with at least one usable global address.
     var linksWithUsableGlobalAddress: Set<InterfaceIndex> {
         Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })

@@ -321,15 +321,31 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs.
+    /// A link-local IPv6 destination's zone binds the flow to that link (`sin6_scope_id`,
+    /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at.
     private func destinationFacts(_ destination: IPAddress) -> DestinationFacts {
-        StatusReducer.destinationFacts(in: table, family: destination.family, answers: kernelAnswers(for: destination), configuration: settings)
+        let scope = destination.scope
+        var zoneLink: InterfaceIndex?
+        if destination.family == .ipv6, scope == .link, let zone = destination.zone {
+            guard let index = table.index(ofZone: zone) else {
+                return DestinationFacts(family: .ipv6, lookup: .failed(errno: ENODEV), source: .failed(errno: ENODEV), destinationScope: scope)
+            }
+            zoneLink = index
+        }
+        return StatusReducer.destinationFacts(
+            in: table, family: destination.family, answers: kernelAnswers(for: destination, zoneLink: zoneLink), configuration: settings,
+            destinationScope: scope
+        )
     }
 
     /// What an application connecting to `destination` gets: the source address the kernel
     /// selects, then the route lookup for that source (without one when `connect` failed, so
-    /// that the route's own verdict — unreachable, prohibit... — can be told).
-    private func kernelAnswers(for destination: IPAddress) -> StatusReducer.KernelAnswers {
-        let source = SourceAddressQuery.source(toward: destination.bytes, family: destination.family.netlinkFamily)
+    /// that the route's own verdict — unreachable, prohibit... — can be told). `zoneLink` binds
+    /// both to a link-local destination's link.
+    private func kernelAnswers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
+        let source = SourceAddressQuery.source(
+            toward: destination.bytes, family: destination.family.netlinkFamily, scopeID: UInt32(bitPattern: zoneLink?.rawValue ?? 0)
+        )
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
@@ -344,20 +360,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 Log.warning("\(error); judging the source with the mirror as it is.")
             }
         }
-        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get()))
+        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get(), outputInterface: zoneLink))
     }
 
     /// Asks the kernel for the route to `destination` from `source`: the resolved next hop,
     /// then (for a route) the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: IPAddress, source: [UInt8]?) -> RouteLookup {
+    private func routeLookup(to destination: IPAddress, source: [UInt8]?, outputInterface: InterfaceIndex?) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
         let source = source.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
             let family = destination.family.netlinkFamily
-            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source)
+            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: destination.family) }
-            let matchedEntry = try query.lookupRoute(to: destination.bytes, family: family, source: source, matchedEntry: true)
+            let matchedEntry = try query.lookupRoute(
+                to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, matchedEntry: true
+            )
             return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: destination.family)
         } catch {
             Log.warning("\(error)")

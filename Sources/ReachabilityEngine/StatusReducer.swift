@@ -28,12 +28,17 @@ enum StatusReducer {
 
     /// What the rule needs for one destination: the lookup, the output link's facts from
     /// `table` when the lookup names a link, and the source address with where it lives.
-    static func destinationFacts(in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration) -> DestinationFacts {
+    static func destinationFacts(
+        in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration, destinationScope: AddressScope = .global
+    ) -> DestinationFacts {
         let source = sourceSelection(answers.source, family: family, in: table)
         guard case .route(let route) = answers.lookup, let index = route.outputInterfaceIndex else {
-            return DestinationFacts(family: family, lookup: answers.lookup, source: source)
+            return DestinationFacts(family: family, lookup: answers.lookup, source: source, destinationScope: destinationScope)
         }
-        return DestinationFacts(family: family, lookup: answers.lookup, outputLink: table.facts(forLink: index, configuration: configuration), source: source)
+        return DestinationFacts(
+            family: family, lookup: answers.lookup, outputLink: table.facts(forLink: index, configuration: configuration), source: source,
+            destinationScope: destinationScope
+        )
     }
 
     /// The source address as the rule sees it: its scope (from `table` when a link holds it,
@@ -45,27 +50,13 @@ enum StatusReducer {
         case .success(let selected): bytes = selected
         }
         let held = table.address(bytes, family: family)
-        var scope = scope(of: bytes)
+        var scope = IPAddress(family: family, bytes: bytes)?.scope ?? .global
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
         return .selected(SourceAddress(
             address: IPAddress.text(of: bytes, family: family), scope: scope, linkName: held?.link.name,
             isVerified: isVerified, isHeld: held != nil
         ))
-    }
-
-    /// The scope an address has by its value: unspecified (all zero), host (127/8, `::1`),
-    /// link (169.254/16, `fe80::/10`), else global.
-    static func scope(of bytes: [UInt8]) -> AddressScope {
-        if bytes.allSatisfy({ $0 == 0 }) { return .unspecified }
-        if bytes.count == 4 {
-            if bytes[0] == 127 { return .host }
-            if bytes[0] == 169, bytes[1] == 254 { return .link }
-            return .global
-        }
-        if bytes.dropLast().allSatisfy({ $0 == 0 }), bytes.last == 1 { return .host }
-        if bytes.count > 1, bytes[0] == 0xfe, bytes[1] & 0xc0 == 0x80 { return .link }
-        return .global
     }
 
     /// The kernel's answers to the two lookups for one destination, as the rule sees them.

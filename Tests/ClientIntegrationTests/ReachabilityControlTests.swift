@@ -140,6 +140,24 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(try jsonObject(elsewhere.standardOutput)["status"] as? String, "not-reachable")
     }
 
+    func testCheckKeepsTheZoneOfALinkLocalAddress() throws {
+        // Given link-local networks on both ra0 and ra1
+        try startDaemon()
+        try bringUpLinkLocalOnBothLinks()
+        try Poll.until("fe80::99%ra1 through ra1", observe: { try busctl.checkAddress("fe80::99%ra1") }) {
+            $0 == .reply(status: "reachable-via-ethernet", interface: "ra1")
+        }
+
+        // When
+        let result = try reachabilityctl(["check", "fe80::99%ra1", "--json"])
+
+        // Then the answer is for ra1, the link the zone names (not the first fe80::/64 route's)
+        XCTAssertEqual(result.termination, .exited(0), result.standardError)
+        let object = try jsonObject(result.standardOutput)
+        XCTAssertEqual(object["host"] as? String, "fe80::99%ra1")
+        XCTAssertEqual(object["interface"] as? String, "ra1")
+    }
+
     func testCheckResolvesANameFromTheTestsHostsFileAndTheBestAddressWins() throws {
         // Given a hosts file naming one unreachable and one on-link address, seen only by
         // reachabilityctl (bind-mounted over /etc/hosts in a private mount namespace)

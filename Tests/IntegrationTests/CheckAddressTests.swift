@@ -28,6 +28,37 @@ final class CheckAddressTests: DaemonTestCase {
         XCTAssertEqual(try busctl.checkAddress("::ffff:10.77.0.9"), expected)
     }
 
+    func testALinkLocalAddressIsAnsweredOnTheLinkItsZoneNames() throws {
+        // Given link-local networks on both ra0 and ra1 (fe80::/64 on each), nothing global
+        try startDaemon()
+        try bringUpLinkLocalOnBothLinks()
+        let viaRa1 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra1")
+        let index = try XCTUnwrap(try netns.ip("-o", "link", "show", "ra1").split(separator: ":").first.map(String.init))
+
+        // When / Then: the zone picks the link, by name or by index, as for an application's socket
+        try Poll.until("fe80::99%ra1 through ra1", observe: { try busctl.checkAddress("fe80::99%ra1") }) { $0 == viaRa1 }
+        XCTAssertEqual(try busctl.checkAddress("fe80::99%ra0"), .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0"))
+        XCTAssertEqual(try busctl.checkAddress("fe80::99%\(index)"), viaRa1)
+        // and without a zone, or with one naming no link, no connection can be made
+        let notReachable = CheckAddressReply.reply(status: ReachabilityStatus.notReachable.rawValue, interface: "")
+        XCTAssertEqual(try busctl.checkAddress("fe80::99"), notReachable)
+        XCTAssertEqual(try busctl.checkAddress("fe80::99%nosuch0"), notReachable)
+    }
+
+    func testAZoneThatCannotNameALinkIsAnInvalidAddressError() throws {
+        // Given
+        try startDaemon()
+
+        // When
+        let reply = try busctl.checkAddress("fe80::1%eth/0")
+
+        // Then
+        guard case .error(let name, _) = reply else {
+            return XCTFail("CheckAddress(\"fe80::1%eth/0\") answered \(reply)")
+        }
+        XCTAssertEqual(name, BusContract.invalidAddressError)
+    }
+
     func testUnroutedAddressIsNotReachable() throws {
         // Given an on-link network and no default route
         try startDaemon()

@@ -125,6 +125,21 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: "2001:db8:79::2", scope: .global, isHeld: false))),
                 .notReachable, "the kernel would send from 2001:db8:79::2, which no link holds (a route's src whose address is gone)"
             ),
+            Row(
+                "a link-local destination without a zone (connect gives EINVAL)",
+                Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EINVAL))),
+                .notReachable, "a link-local destination needs its link as a zone, e.g. fe80::1%eth0"
+            ),
+            Row(
+                "a link-local destination whose zone names no interface",
+                DestinationFacts(family: .ipv6, lookup: .failed(errno: ENODEV), source: .failed(errno: ENODEV), destinationScope: .link),
+                .notReachable, "its zone names no interface of this host"
+            ),
+            Row(
+                "a link-local destination, only the loopback address to send from",
+                Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.loopbackIPv6))),
+                .notReachable, "eth0 has no usable link-local or global IPv6 address; the kernel would send from ::1"
+            ),
         ]
     }()
 
@@ -167,6 +182,11 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0 (wwan), table main"),
             Row("VPN", Fixture.routed(.ipv6, via: Fixture.wg0), .reachableViaOther, "default route via fe80::1 on wg0 (vpn), table main"),
             Row("other transport", Fixture.routed(.ipv4, via: Fixture.br0), .reachableViaOther, "default route via 10.0.0.1 on br0 (other), table main"),
+            Row(
+                "a link-local destination from a link-local address",
+                Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.linkLocalIPv6))),
+                .reachableViaEthernet, "default route via fe80::1 on eth0 (ethernet), table main"
+            ),
         ]
     }()
 

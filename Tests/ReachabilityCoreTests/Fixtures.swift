@@ -66,6 +66,13 @@ enum Fixture {
         return DestinationFacts(family: family, lookup: .route(route), outputLink: link, source: source ?? .selected(globalAddress(family, on: link)))
     }
 
+    /// `facts` for a destination of `scope` (a link-local one: `fe80::1%eth0`).
+    static func toward(_ scope: AddressScope, _ facts: DestinationFacts) -> DestinationFacts {
+        var facts = facts
+        facts.destinationScope = scope
+        return facts
+    }
+
     /// Facts for a destination of `family` whose lookup the kernel answered with `code` (and
     /// whose `connect` failed with it).
     static func failed(_ family: AddressFamily, errno code: Int32) -> DestinationFacts {

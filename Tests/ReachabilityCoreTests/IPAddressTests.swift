@@ -42,8 +42,15 @@ final class IPAddressTests: XCTestCase {
             ("127.1", #line),  // inet_aton shorthand, not a literal
             ("0x7f.0.0.1", #line),
             ("10.0.0.1/24", #line),
-            ("::1%eth0", #line),  // zone suffix
-            ("fe80::1%2", #line),
+            ("10.0.0.1%eth0", #line),  // a zone is IPv6 only
+            ("fe80::1%", #line),  // an empty zone
+            ("fe80::1%eth0%1", #line),
+            ("fe80::1%a234567890123456", #line),  // longer than an interface name can be
+            ("fe80::1%eth/0", #line),
+            ("fe80::1%eth:0", #line),
+            ("fe80::1%eth 0", #line),
+            ("fe80::1%..", #line),
+            ("%eth0", #line),
             ("[::1]", #line),
             ("::1/128", #line),
             ("2001:db8::1::2", #line),
@@ -60,6 +67,48 @@ final class IPAddressTests: XCTestCase {
 
             // Then
             XCTAssertNil(parsed.map { "\($0)" }, "\(row.text.debugDescription) must not parse", line: row.line)
+        }
+    }
+
+    func testThatAnIPv6ZoneIsKeptAndShown() throws {
+        let rows: [(text: String, zone: String, canonical: String, line: UInt)] = [
+            ("fe80::1%eth1", "eth1", "fe80::1%eth1", #line),
+            ("FE80:0::1%2", "2", "fe80::1%2", #line),
+            ("fe80::1%a2345678901234", "a2345678901234", "fe80::1%a2345678901234", #line),  // 15 bytes
+            ("2001:db8::1%br-lan.7", "br-lan.7", "2001:db8::1%br-lan.7", #line),
+        ]
+        for row in rows {
+            // Given, When
+            let parsed = try XCTUnwrap(IPAddress(row.text), row.text, line: row.line)
+
+            // Then
+            XCTAssertEqual(parsed.family, .ipv6, line: row.line)
+            XCTAssertEqual(parsed.zone, row.zone, line: row.line)
+            XCTAssertEqual(parsed.description, row.canonical, line: row.line)
+            XCTAssertEqual(IPAddress(parsed.description), parsed, line: row.line)
+        }
+        XCTAssertNotEqual(IPAddress("fe80::1%eth1"), IPAddress("fe80::1%eth2"))
+        XCTAssertNil(IPAddress("fe80::1")?.zone)
+    }
+
+    func testThatTheScopeOfAnAddressFollowsItsValue() {
+        let rows: [(text: String, scope: AddressScope, line: UInt)] = [
+            ("0.0.0.0", .unspecified, #line),
+            ("127.0.0.1", .host, #line),
+            ("127.255.0.9", .host, #line),
+            ("169.254.7.1", .link, #line),
+            ("192.0.2.10", .global, #line),
+            ("10.77.0.2", .global, #line),
+            ("::", .unspecified, #line),
+            ("::1", .host, #line),
+            ("fe80::77:2", .link, #line),
+            ("fe80::1%eth1", .link, #line),
+            ("febf::1", .link, #line),
+            ("fec0::1", .global, #line),
+            ("2001:db8::10", .global, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(IPAddress(row.text)?.scope, row.scope, row.text, line: row.line)
         }
     }
 

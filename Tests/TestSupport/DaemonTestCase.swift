@@ -223,6 +223,17 @@ open class DaemonTestCase: XCTestCase {
         try netns.ip("link", "set", "ra0", "up")
     }
 
+    /// Brings ra0 and ra1 up with IPv6 and a link-local address each (fe80::2 and fe80::3, DAD
+    /// skipped), so that fe80::/64 is on both links and nothing is global.
+    ///
+    /// - Throws: `HarnessError` when a command fails.
+    package func bringUpLinkLocalOnBothLinks() throws {
+        let netns = try netns
+        try bringUpIPv6VethPair()
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try netns.ip("addr", "add", "fe80::3/64", "dev", "ra1", "nodad")
+    }
+
     /// Configures the second physical link rb0/rb1 (created with `addQuietVethPair`): both ends
     /// up, 10.78.0.2/24 on rb0.
     ///
