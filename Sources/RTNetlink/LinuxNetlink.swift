@@ -26,6 +26,9 @@ enum LinuxNetlink {
     static let newRule = UInt16(RTM_NEWRULE)
     static let deleteRule = UInt16(RTM_DELRULE)
     static let newNexthop = UInt16(RTM_NEWNEXTHOP)
+    static let newNeighbour = UInt16(RTM_NEWNEIGH)
+    static let deleteNeighbour = UInt16(RTM_DELNEIGH)
+    static let getNeighbour = UInt16(RTM_GETNEIGH)
     static let deleteNexthop = UInt16(RTM_DELNEXTHOP)
 
     // Route lookup flags (rtm_flags).
@@ -42,6 +45,7 @@ enum LinuxNetlink {
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size
     static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
     static let routeInfoLength = MemoryLayout<rtmsg>.size
+    static let neighbourInfoLength = MemoryLayout<ndmsg>.size
     static let errorLength = MemoryLayout<Int32>.size
 
     // Attribute type mask (drops NLA_F_NESTED / NLA_F_NET_BYTEORDER).
@@ -62,6 +66,12 @@ enum LinuxNetlink {
     static let addressLocal = UInt16(IFA_LOCAL)
     static let addressFlags = UInt16(IFA_FLAGS)
 
+    // Neighbour attributes and states (`NUD_*`, bits of `ndm_state`).
+    static let neighbourDestination = UInt16(NDA_DST)
+    static let neighbourIncomplete = UInt16(NUD_INCOMPLETE)
+    static let neighbourFailed = UInt16(NUD_FAILED)
+    static let neighbourValid = UInt16(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
+
     // Route attributes.
     static let routeDestination = UInt16(RTA_DST.rawValue)
     static let routeSource = UInt16(RTA_SRC.rawValue)
@@ -80,4 +90,5 @@ enum LinuxNetlink {
     static let ipv6RuleGroup = UInt32(RTNLGRP_IPV6_RULE.rawValue)
     /// Beyond the 32 groups of the bind-time bitmask: joined with `NETLINK_ADD_MEMBERSHIP`.
     static let nexthopGroup = UInt32(RTNLGRP_NEXTHOP.rawValue)
+    static let neighbourGroup = UInt32(RTNLGRP_NEIGH.rawValue)
 }

@@ -74,6 +74,47 @@ public struct RouteMessage: Sendable, Hashable {
     public var priority: UInt32?
 }
 
+/// What a neighbour entry (`ndm_state`) says about reaching its address on its link.
+public enum NeighbourState: Sendable, Hashable {
+    /// Resolution is under way (`NUD_INCOMPLETE`), or no state (`NUD_NONE`).
+    case resolving
+    /// The link-layer address is known (reachable, stale, delay, probe, permanent, noarp).
+    case resolved
+    /// Resolution failed (`NUD_FAILED`): nothing answered.
+    case failed
+
+    /// The state the kernel's `ndm_state` bits describe.
+    init(kernelState: UInt16) {
+        if kernelState & LinuxNetlink.neighbourFailed != 0 {
+            self = .failed
+        } else if kernelState & LinuxNetlink.neighbourValid != 0 {
+            self = .resolved
+        } else {
+            self = .resolving
+        }
+    }
+}
+
+/// `RTM_NEWNEIGH` / `RTM_DELNEIGH`: one neighbour (ARP or NDP) entry.
+public struct NeighbourMessage: Sendable, Hashable {
+    /// `AF_INET` or `AF_INET6`.
+    public var family: UInt8
+    /// The link (`ndm_ifindex`).
+    public var index: Int32
+    /// `ndm_state`, interpreted.
+    public var state: NeighbourState
+    /// `NDA_DST`: the neighbour's address.
+    public var destination: [UInt8]?
+
+    /// Creates a neighbour message.
+    public init(family: UInt8, index: Int32, state: NeighbourState, destination: [UInt8]? = nil) {
+        self.family = family
+        self.index = index
+        self.state = state
+        self.destination = destination
+    }
+}
+
 /// The body of one rtnetlink message.
 public enum RouteNetlinkPayload: Sendable, Hashable {
     /// `RTM_NEWLINK`.
@@ -98,6 +139,10 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     /// that use it change without a route message of their own (its deletion removes them;
     /// with `nexthop_compat_mode=0` a replacement moves them silently), so the kernel is asked again.
     case nexthopChanged
+    /// `RTM_NEWNEIGH`.
+    case newNeighbour(NeighbourMessage)
+    /// `RTM_DELNEIGH`.
+    case deleteNeighbour(NeighbourMessage)
     /// `NLMSG_DONE`: the end of a dump.
     case done
     /// `NLMSG_ERROR`: 0 for an acknowledgement, else a positive errno.
@@ -209,6 +254,8 @@ public enum NetlinkParser {
         case LinuxNetlink.deleteRoute: return .deleteRoute(try parseRoute(type: type, body: body))
         case LinuxNetlink.newRule, LinuxNetlink.deleteRule: return .ruleChanged
         case LinuxNetlink.newNexthop, LinuxNetlink.deleteNexthop: return .nexthopChanged
+        case LinuxNetlink.newNeighbour: return .newNeighbour(try parseNeighbour(type: type, body: body))
+        case LinuxNetlink.deleteNeighbour: return .deleteNeighbour(try parseNeighbour(type: type, body: body))
         case LinuxNetlink.done: return .done
         case LinuxNetlink.overrun: return .overrun
         case LinuxNetlink.error:
@@ -295,6 +342,21 @@ public enum NetlinkParser {
             }
         }
         return route
+    }
+
+    private static func parseNeighbour(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> NeighbourMessage {
+        try requireLength(LinuxNetlink.neighbourInfoLength, type: type, body: body)
+        var neighbour = NeighbourMessage(
+            family: body[0],
+            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self),
+            state: NeighbourState(kernelState: body.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        )
+        try forEachAttribute(in: body, from: LinuxNetlink.neighbourInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
+            if attribute == LinuxNetlink.neighbourDestination {
+                neighbour.destination = try ipAddress(value, family: neighbour.family, type: type, attribute: attribute)
+            }
+        }
+        return neighbour
     }
 
     /// Calls `body` with each attribute's type (flags masked) and value, starting at `start`.

@@ -98,6 +98,23 @@ public final class NetlinkQueryClient {
         }
     }
 
+    /// The state of the neighbour entry for `address` on link `index` (`RTM_GETNEIGH`); nil
+    /// when the kernel has none.
+    public func neighbourState(of address: [UInt8], family: UInt8, index: Int32) throws(SystemError) -> NeighbourState? {
+        let expected = nextSequence()
+        try socket.send(NetlinkRequest.getNeighbour(address, family: family, index: index, sequence: expected))
+        while true {
+            for case .success(let message) in try receiveReply(sequence: expected) {
+                switch message.payload {
+                case .newNeighbour(let neighbour): return neighbour.state
+                case .error(let code) where code == ENOENT: return nil
+                case .error(let code): throw SystemError(action: "read the neighbour entry", errno: code)
+                default: continue
+                }
+            }
+        }
+    }
+
     /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
     ///
     /// - Parameters:

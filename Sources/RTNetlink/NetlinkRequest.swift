@@ -12,6 +12,15 @@ public enum NetlinkRequest {
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.addressInfoLength))
     }
 
+    /// `RTM_GETNEIGH` for one neighbour entry: `destination` on link `index`.
+    public static func getNeighbour(_ destination: [UInt8], family: UInt8, index: Int32, sequence: UInt32) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: LinuxNetlink.neighbourInfoLength)
+        payload[0] = family
+        withUnsafeBytes(of: index) { payload.replaceSubrange(4..<8, with: $0) }
+        payload += attribute(type: LinuxNetlink.neighbourDestination, value: destination)
+        return message(type: LinuxNetlink.getNeighbour, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
+    }
+
     /// `RTM_GETROUTE` for one destination: the kernel's own route lookup (policy rules included).
     ///
     /// - Parameters:

@@ -28,6 +28,9 @@ public struct NetlinkSocket: Sendable {
         case ipv6Rule
         /// Nexthop objects (`RTNLGRP_NEXTHOP`).
         case nexthop
+        /// Neighbour (ARP / NDP) entries (`RTNLGRP_NEIGH`); the monitor's filter keeps only the
+        /// chosen routes' gateways.
+        case neighbour
 
         var number: UInt32 {
             switch self {
@@ -39,6 +42,7 @@ public struct NetlinkSocket: Sendable {
             case .ipv4Rule: LinuxNetlink.ipv4RuleGroup
             case .ipv6Rule: LinuxNetlink.ipv6RuleGroup
             case .nexthop: LinuxNetlink.nexthopGroup
+            case .neighbour: LinuxNetlink.neighbourGroup
             }
         }
     }

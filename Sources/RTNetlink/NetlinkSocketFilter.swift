@@ -56,6 +56,9 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     /// IPv4 5; at 128 of each the program is about 3,200 instructions of the kernel's 4,096).
     public static let maximumDestinationsPerFamily = 128
 
+    /// The most neighbours a ``neighboursOf(ipv4Neighbours:ipv6Neighbours:)`` program follows per family.
+    public static let maximumNeighboursPerFamily = 8
+
     /// The filter that keeps only route messages able to change the route to one of
     /// `ipv4Destinations` or `ipv6Destinations` (and every non-route message).
     ///
@@ -99,6 +102,7 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         program.label("not-ipv4")
         program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET6), ifTrue: nil, ifFalse: "keep")
         program.always("ipv6")
+
         program.label("keep")
         program.statement(Op.ret | Op.k, UInt32.max)
 
@@ -115,6 +119,70 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
                 program.label("\(family)-after\(index)")
             }
             program.statement(Op.ret | Op.k, 0)
+        }
+        return NetlinkSocketFilter(instructions: program.assemble())
+    }
+
+    /// The filter of the neighbour socket: keeps `RTM_NEWNEIGH`/`RTM_DELNEIGH` messages whose
+    /// `NDA_DST` (the kernel's first attribute) equals one of `ipv4Neighbours` or
+    /// `ipv6Neighbours`, the gateways the daemon follows; drops every other neighbour (a busy
+    /// LAN's ARP and NDP churn) and other families' entries (bridge forwarding entries); keeps
+    /// what it cannot decide (another layout, a datagram of several messages, other types).
+    ///
+    /// A socket of its own: the route filter's size is what `net.core.optmem_max` leaves room
+    /// for (twice, while one program replaces another), all of it for watched destinations.
+    ///
+    /// - Parameters:
+    ///   - ipv4Neighbours: IPv4 addresses, 4 bytes each, at most ``maximumNeighboursPerFamily``.
+    ///   - ipv6Neighbours: IPv6 addresses, 16 bytes each, at most ``maximumNeighboursPerFamily``.
+    public static func neighboursOf(ipv4Neighbours: [[UInt8]], ipv6Neighbours: [[UInt8]]) -> NetlinkSocketFilter {
+        precondition(ipv4Neighbours.allSatisfy { $0.count == 4 } && ipv6Neighbours.allSatisfy { $0.count == 16 }, "neighbours must be 4 or 16 bytes")
+        precondition(max(ipv4Neighbours.count, ipv6Neighbours.count) <= maximumNeighboursPerFamily, "too many neighbours for one BPF program")
+        var program = BPFAssembler()
+        let header = LinuxNetlink.headerLength
+        let neighbourMessage = header + LinuxNetlink.neighbourInfoLength
+        let address = UInt32(neighbourMessage + LinuxNetlink.attributeHeaderLength)
+        typealias Op = LinuxBPF
+
+        program.statement(Op.ld | Op.imm, 0)
+        for slot in Slot.all { program.statement(Op.st, slot) }
+        // One message per datagram, of a neighbour type, long enough for ndmsg; else keep.
+        program.statement(Op.ld | Op.w | Op.len)
+        program.statement(Op.st, Slot.length)
+        program.loadHostInteger(byteCount: 4, at: 0, indexed: false)
+        program.statement(Op.ldx | Op.mem, Slot.length)
+        program.jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: "keep")
+        program.loadHostInteger(byteCount: 2, at: 4, indexed: false)
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.newNeighbour), ifTrue: "neighbour", ifFalse: nil)
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.deleteNeighbour), ifTrue: "neighbour", ifFalse: "keep")
+        program.label("neighbour")
+        program.statement(Op.ld | Op.mem, Slot.length)
+        program.jump(Op.jmp | Op.jge | Op.k, UInt32(neighbourMessage), ifTrue: nil, ifFalse: "keep")
+        program.statement(Op.ld | Op.b | Op.abs, UInt32(header))
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET), ifTrue: "ipv4", ifFalse: nil)
+        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(AF_INET6), ifTrue: "ipv6", ifFalse: nil)
+        program.statement(Op.ret | Op.k, 0)
+        program.label("keep")
+        program.statement(Op.ret | Op.k, UInt32.max)
+
+        // NDA_DST first, of the family's length: its address must equal a followed neighbour's.
+        for (family, neighbours, addressLength) in [("ipv4", ipv4Neighbours, 4), ("ipv6", ipv6Neighbours, 16)] {
+            program.label(family)
+            program.statement(Op.ld | Op.mem, Slot.length)
+            program.jump(Op.jmp | Op.jge | Op.k, address + UInt32(addressLength), ifTrue: nil, ifFalse: "\(family)-keep")
+            program.statement(Op.ld | Op.h | Op.abs, UInt32(neighbourMessage))
+            let attributeLength = UInt16(LinuxNetlink.attributeHeaderLength + addressLength)
+            program.jump(Op.jmp | Op.jeq | Op.k, program.halfwordAsLoaded(attributeLength), ifTrue: nil, ifFalse: "\(family)-keep")
+            program.statement(Op.ld | Op.h | Op.abs, UInt32(neighbourMessage + 2))
+            program.statement(Op.alu | Op.and | Op.k, program.halfwordAsLoaded(LinuxNetlink.attributeTypeMask))
+            program.jump(Op.jmp | Op.jeq | Op.k, program.halfwordAsLoaded(LinuxNetlink.neighbourDestination), ifTrue: nil, ifFalse: "\(family)-keep")
+            for (index, neighbour) in neighbours.enumerated() {
+                program.keepWhenEqual(neighbour, at: address, otherwise: "\(family)-after\(index)")
+                program.label("\(family)-after\(index)")
+            }
+            program.statement(Op.ret | Op.k, 0)
+            program.label("\(family)-keep")
+            program.statement(Op.ret | Op.k, UInt32.max)
         }
         return NetlinkSocketFilter(instructions: program.assemble())
     }
@@ -331,6 +399,18 @@ struct BPFAssembler {
             statement(Op.ld | Op.mem, Slot.mask[word])
             statement(Op.alu | Op.and | Op.k, addressWord)
             jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: otherwise)
+        }
+        statement(Op.ret | Op.k, UInt32.max)
+    }
+
+    /// Keeps the message when the bytes at `offset` equal `address` (network order, as word loads
+    /// give it), else goes on at `otherwise`. 2 instructions per word and a `ret`.
+    mutating func keepWhenEqual(_ address: [UInt8], at offset: UInt32, otherwise: String) {
+        typealias Op = LinuxBPF
+        for word in 0..<(address.count / 4) {
+            let addressWord = address[(4 * word)..<(4 * word + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            statement(Op.ld | Op.w | Op.abs, offset + UInt32(4 * word))
+            jump(Op.jmp | Op.jeq | Op.k, addressWord, ifTrue: nil, ifFalse: otherwise)
         }
         statement(Op.ret | Op.k, UInt32.max)
     }

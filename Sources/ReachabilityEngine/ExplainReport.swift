@@ -12,6 +12,8 @@ public struct ExplainReport: Sendable, Hashable {
         public var facts: DestinationFacts
         /// The rule's verdict.
         public var verdict: DestinationVerdict
+        /// The route's gateway and what its neighbour entry says; nil without one.
+        public var gateway: GatewayNeighbour?
     }
 
     /// One configured address.
@@ -61,7 +63,10 @@ public struct ExplainReport: Sendable, Hashable {
     /// The report for admins: per family the route the kernel picked and the verdict, then every
     /// link (state, transport and why, addresses, ignored and why), then the settings.
     public var text: String {
-        var lines = ["Status: \(evaluation.status.rawValue)", "Reason: \(evaluation.reason)"]
+        var lines = [
+            "Status: \(evaluation.status.rawValue)", "Reason: \(evaluation.reason)",
+            "Connectivity: \(evaluation.connectivity.rawValue) (IPv4 \(evaluation.ipv4Connectivity.rawValue), IPv6 \(evaluation.ipv6Connectivity.rawValue))",
+        ]
         if let heldBack {
             lines.append("Held by DownDelaySec=: subscribers still see \(heldBack.status.rawValue) (\(heldBack.reason))")
         }
@@ -83,6 +88,11 @@ public struct ExplainReport: Sendable, Hashable {
             }
             let verdict = family.verdict
             lines.append("\(facts.family.displayName) (route to \(family.destination)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
+            if let gateway = family.gateway {
+                lines.append("  gateway \(gateway.address) neighbour entry: " + (gateway.hasFailed
+                    ? "address resolution failed, nothing answered since -> connectivity limited"
+                    : "no failed address resolution"))
+            }
         }
         lines.append("Links:")
         for link in links {

@@ -56,12 +56,18 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var events: NetlinkEventSource?
     /// The subscribed socket (owned and closed by `events`), whose filter changes with `watched`.
     private var monitor: NetlinkSocket?
+    /// The socket subscribed to neighbour entries (owned and closed by `neighbourEvents`), whose
+    /// filter keeps only the followed gateways'; nil when it could not be opened.
+    private var neighbourMonitor: NetlinkSocket?
+    private var neighbourEvents: NetlinkEventSource?
     /// The addresses recently asked about with ``checkAddress(_:)``, whose routes the filter keeps.
     private var watched = WatchedDestinations()
     /// Damping and the announcements' rate limit: what subscribers see.
     private let publishing: PublishingStage
     private var parseErrorLog = ParseErrorLog()
     private var settings = DaemonConfiguration.default
+    /// The gateways of the probes' routes and what their neighbour entries say.
+    private var gateways = GatewayNeighbours()
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -110,20 +116,46 @@ public final class ReachabilityEngine: @unchecked Sendable {
             Log.debug("Netlink receive buffer: \(effective) bytes")
             // The kernel drops route messages that cannot change the route to the probes.
             try Self.routeFilter(watching: watched).attach(to: monitor)
-            try monitor.subscribe(to: NetlinkSocket.Group.allCases)
+            try monitor.subscribe(to: NetlinkSocket.Group.allCases.filter { $0 != .neighbour })
             query = try NetlinkQueryClient()
             try resynchronise()
         } catch {
             monitor.close()
             throw error
         }
+        self.monitor = monitor
+        // Before the evaluation, which follows the probes' gateways through this socket's filter.
+        neighbourMonitor = Self.openNeighbourMonitor()
         snapshot = evaluate()
         publishing.start(with: snapshot)
         let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
         source.start()
         events = source
-        self.monitor = monitor
+        if let neighbourMonitor {
+            let neighbourSource = NetlinkEventSource(socket: neighbourMonitor, queue: queue) { [weak self] batch in self?.handle(batch) }
+            neighbourSource.start()
+            neighbourEvents = neighbourSource
+        }
         return snapshot
+    }
+
+    /// A socket subscribed to neighbour entries, filtered to none until gateways are followed;
+    /// nil (and a warning: connectivity then has no gateway evidence) when that fails.
+    private static func openNeighbourMonitor() -> NetlinkSocket? {
+        do {
+            let socket = try NetlinkSocket.open()
+            do throws(SystemError) {
+                try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [], ipv6Neighbours: []).attach(to: socket)
+                try socket.subscribe(to: [.neighbour])
+            } catch {
+                socket.close()
+                throw error
+            }
+            return socket
+        } catch {
+            Log.warning("\(error); connectivity will have no evidence from the gateways' neighbour entries.")
+            return nil
+        }
     }
 
     /// The monitor socket's filter: only routes whose prefix contains a probe or a `watched`
@@ -140,6 +172,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
         publishing.stop()
         events?.cancel()
         events = nil
+        neighbourEvents?.cancel()
+        neighbourEvents = nil
+        neighbourMonitor = nil
         monitor = nil
         query = nil
     }
@@ -163,7 +198,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         let families = [Self.ipv4Probe, Self.ipv6Probe].map { probe in
             let facts = destinationFacts(probe)
-            return ExplainReport.Family(destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts))
+            return ExplainReport.Family(
+                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.byFamily[probe.family]
+            )
         }
         // The probes' output links in full, then the first links by index up to the limit; the
         // rest only counted, so that a host with thousands of links gets a bounded report.
@@ -207,11 +244,45 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Adds `address` to the watched destinations; a new one replaces the socket's filter
     /// (`SO_ATTACH_FILTER` swaps programs atomically), one already watched costs nothing.
     private func watch(_ address: [UInt8]) {
-        guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address), let monitor else { return }
+        guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address) else { return }
+        replaceFilter()
+    }
+
+    /// Attaches the filter for the watched destinations in force.
+    private func replaceFilter() {
+        guard let monitor else { return }
         do {
             try Self.routeFilter(watching: watched).attach(to: monitor)
         } catch {
             Log.warning("Failed to replace the netlink socket filter for \(watched.ipv4.count + watched.ipv6.count) watched destination(s): \(error), ignoring: route changes for the newest ones are not announced.")
+        }
+    }
+
+    /// Follows the gateways of the probes' routes: a new one joins the socket filter first, then
+    /// its neighbour entry is read (so that no change after the read is filtered out).
+    private func followGateways() {
+        var chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
+        for (family, answer) in answers {
+            guard case .route(let route) = answer.lookup, let gateway = route.gateway.flatMap(IPAddress.init), let link = route.outputInterfaceIndex else { continue }
+            chosen[family] = (gateway, link)
+        }
+        let followed = AddressFamily.allCases.map(gateways.addresses(of:))
+        let fresh = gateways.follow(chosen)
+        if let neighbourMonitor, AddressFamily.allCases.map(gateways.addresses(of:)) != followed {
+            do {
+                try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: gateways.addresses(of: .ipv4), ipv6Neighbours: gateways.addresses(of: .ipv6))
+                    .attach(to: neighbourMonitor)
+            } catch {
+                Log.warning("Failed to follow the gateways' neighbour entries: \(error), ignoring.")
+            }
+        }
+        for family in fresh {
+            guard let gateway = gateways.byFamily[family], let query else { continue }
+            do {
+                gateways.read(try query.neighbourState(of: gateway.address.bytes, family: family.netlinkFamily, index: gateway.link.rawValue), for: family)
+            } catch {
+                Log.warning("\(error); following gateway \(gateway.address)'s neighbour entry from its next change.")
+            }
         }
     }
 
@@ -233,8 +304,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
         // destinations' routes. Links, addresses, rules and nexthops concern both families.
         var changed: Set<AddressFamily> = []
         var routing = false
+        var gatewayEvidence = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
+            // The gateways' entries are read again too.
+            gateways = GatewayNeighbours()
             do {
                 try resynchronise()
             } catch {
@@ -255,24 +329,29 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     routing = true
                 }
             case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
+            case .newNeighbour(let neighbour):
+                // (A deleted entry says nothing: a failed gateway stays failed until it resolves.)
+                if let family = LinkTable.family(neighbour.family), gateways.apply(neighbour, family: family) { gatewayEvidence = true }
             default: break
             }
         }
         if !changed.isEmpty {
             reevaluate(changed)
-        } else if routing {
-            publishing.routingEventsOccurred()
+        } else {
+            if gatewayEvidence { reevaluate([], announcingRoutes: false) }
+            if routing { publishing.routingEventsOccurred() }
         }
     }
 
-    /// Evaluates again, asking the kernel anew about the probes of `families` only.
-    private func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) {
+    /// Evaluates again, asking the kernel anew about the probes of `families` only (none: only
+    /// the gateways' evidence changed), and announces routing events unless told not to.
+    private func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
         let next = evaluate(families)
         if next != snapshot {
             snapshot = next
             publish(next)
         }
-        publishing.routingEventsOccurred()
+        if announcingRoutes { publishing.routingEventsOccurred() }
     }
 
     /// Hands an evaluation to the publishing stage under the configuration in force.
@@ -317,7 +396,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
             self.answers[probe.family] = fresh
             return fresh
         }
-        return StatusReducer.snapshot(of: table, ipv4: answers(for: Self.ipv4Probe), ipv6: answers(for: Self.ipv6Probe), configuration: settings)
+        let ipv4 = answers(for: Self.ipv4Probe)
+        let ipv6 = answers(for: Self.ipv6Probe)
+        followGateways()
+        var next = StatusReducer.snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: settings)
+        next.ipv4Evidence = gateways.byFamily[.ipv4]?.evidence
+        next.ipv6Evidence = gateways.byFamily[.ipv6]?.evidence
+        return next
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs.

@@ -116,13 +116,39 @@ final class NetlinkParserControlTests: XCTestCase {
         XCTAssertEqual(payload, .overrun)
     }
 
+    func testThatNeighbourEntriesParseWithTheirStateInterpreted() throws {
+        let gateway: [UInt8] = [10, 77, 0, 1]
+        let rows: [(name: String, type: UInt16, state: UInt16, expected: NeighbourState, line: UInt)] = [
+            ("failed", ABI.MessageType.newNeighbour, ABI.Neighbour.failed, .failed, #line),
+            ("reachable", ABI.MessageType.newNeighbour, ABI.Neighbour.reachable, .resolved, #line),
+            ("stale", ABI.MessageType.newNeighbour, ABI.Neighbour.stale, .resolved, #line),
+            ("permanent", ABI.MessageType.newNeighbour, ABI.Neighbour.permanent, .resolved, #line),
+            ("incomplete", ABI.MessageType.newNeighbour, ABI.Neighbour.incomplete, .resolving, #line),
+            ("none", ABI.MessageType.newNeighbour, 0, .resolving, #line),
+            ("deleted, failed", ABI.MessageType.deleteNeighbour, ABI.Neighbour.failed, .failed, #line),
+        ]
+        for row in rows {
+            // Given an entry as the kernel sends it: ndmsg, NDA_DST, NDA_LLADDR
+            let body = Wire.neighbourInfo(family: ABI.Family.ipv4, index: 7, state: row.state)
+                + Wire.attribute(ABI.Neighbour.destination, gateway)
+                + Wire.attribute(ABI.Neighbour.linkLayerAddress, [2, 0, 0, 0, 0, 1])
+
+            // When
+            let payload = try parseSingleMessage(Wire.message(type: row.type, body: body), line: row.line).payload
+
+            // Then
+            let expected = NeighbourMessage(family: ABI.Family.ipv4, index: 7, state: row.expected, destination: gateway)
+            XCTAssertEqual(payload, row.type == ABI.MessageType.newNeighbour ? .newNeighbour(expected) : .deleteNeighbour(expected), row.name, line: row.line)
+        }
+    }
+
     func testThatUninterpretedTypesAreOther() throws {
         let rows: [(name: String, type: UInt16, line: UInt)] = [
             ("NLMSG_NOOP", ABI.MessageType.noop, #line),
             ("type 0", 0, #line),
             ("RTM_GETLINK (an echoed request)", ABI.MessageType.getLink, #line),
             ("RTM_GETROUTE", ABI.MessageType.getRoute, #line),
-            ("RTM_NEWNEIGH", ABI.MessageType.newNeighbour, #line),
+            ("RTM_GETNEIGH (an echoed request)", ABI.MessageType.getNeighbour, #line),
             ("a private type", 0x1234, #line),
             ("the largest type", 0xffff, #line),
         ]

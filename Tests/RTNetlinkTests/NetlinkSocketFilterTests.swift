@@ -19,6 +19,37 @@ final class NetlinkSocketFilterTests: XCTestCase {
         XCTAssertNoThrow(try filter.attach(to: socket), "program: \(filter.instructions)")
     }
 
+    func testThatTheNeighbourFilterKeepsOnlyTheFollowedGatewaysEntries() throws {
+        // Given a filter following one gateway per family, and one following none
+        let ipv6Gateway: [UInt8] = [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1]
+        let following = NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [[10, 77, 0, 1]], ipv6Neighbours: [ipv6Gateway])
+        let none = NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [], ipv6Neighbours: [])
+        let socket = try NetlinkSocket.open()
+        defer { socket.close() }
+        XCTAssertNoThrow(try following.attach(to: socket), "program: \(following.instructions)")
+
+        // When / Then: the gateways' entries, new or deleted, pass
+        XCTAssertTrue(keeps(neighbour(ABI.Family.ipv4, [10, 77, 0, 1]), by: following))
+        XCTAssertTrue(keeps(neighbour(ABI.Family.ipv4, [10, 77, 0, 1], type: ABI.MessageType.deleteNeighbour), by: following))
+        XCTAssertTrue(keeps(neighbour(ABI.Family.ipv6, ipv6Gateway), by: following))
+        // and every other neighbour of the LAN, any family, is dropped
+        for other in [[10, 77, 0, 2], [10, 77, 1, 1], [11, 77, 0, 1], [0, 0, 0, 0]] as [[UInt8]] {
+            XCTAssertFalse(keeps(neighbour(ABI.Family.ipv4, other), by: following), "\(other)")
+        }
+        var otherIPv6 = ipv6Gateway
+        otherIPv6[15] = 2
+        XCTAssertFalse(keeps(neighbour(ABI.Family.ipv6, otherIPv6), by: following))
+        XCTAssertFalse(keeps(neighbour(ABI.Family.ipv4, [10, 77, 0, 1]), by: none), "no gateway followed")
+        XCTAssertFalse(keeps(neighbour(ABI.Family.ipv6, ipv6Gateway), by: none), "no gateway followed")
+        XCTAssertFalse(keeps(neighbour(7, [2, 0, 0, 0, 0, 1]), by: following), "a bridge forwarding entry (AF_BRIDGE)")
+        // while what cannot be decided is kept
+        XCTAssertTrue(keeps(Wire.message(type: ABI.MessageType.newNeighbour, body: [ABI.Family.ipv4, 0]), by: none), "a truncated ndmsg")
+        XCTAssertTrue(keeps(Wire.message(type: ABI.MessageType.newNeighbour, body: Wire.neighbourInfo(family: ABI.Family.ipv4, index: 2, state: 0)), by: none), "no NDA_DST")
+        XCTAssertTrue(keeps(ipv4Route(destination: [10, 0, 0, 0], length: 8), by: none), "not a neighbour message")
+        // and the route filter is not involved: it keeps neighbour messages like any non-route one
+        XCTAssertTrue(keeps(neighbour(ABI.Family.ipv4, [10, 77, 0, 2])))
+    }
+
     func testThatDefaultRoutesAreKept() {
         XCTAssertTrue(keeps(ipv4Route(destination: nil, length: 0)))
         XCTAssertTrue(keeps(ipv4Route(destination: nil, length: 0, type: ABI.MessageType.deleteRoute)))
@@ -203,6 +234,15 @@ final class NetlinkSocketFilterTests: XCTestCase {
         if let destination { body += Wire.attribute(ABI.RouteAttribute.destination, destination) }
         body += Wire.attribute(ABI.RouteAttribute.outputInterface, Wire.u32(2))
         return Wire.message(type: type, body: body)
+    }
+
+    /// A neighbour notification as the kernel sends it: ndmsg, NDA_DST, NDA_LLADDR.
+    private func neighbour(_ family: UInt8, _ address: [UInt8], type: UInt16 = ABI.MessageType.newNeighbour) -> [UInt8] {
+        Wire.message(
+            type: type,
+            body: Wire.neighbourInfo(family: family, index: 2, state: ABI.Neighbour.failed) + Wire.attribute(ABI.Neighbour.destination, address)
+                + Wire.attribute(ABI.Neighbour.linkLayerAddress, [2, 0, 0, 0, 0, 1])
+        )
     }
 
     private func keeps(_ datagram: [UInt8], by filter: NetlinkSocketFilter? = nil) -> Bool {

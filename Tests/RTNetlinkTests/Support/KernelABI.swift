@@ -21,6 +21,8 @@ enum ABI {
         static let deleteRoute: UInt16 = 25  // RTM_DELROUTE
         static let getRoute: UInt16 = 26  // RTM_GETROUTE
         static let newNeighbour: UInt16 = 28  // RTM_NEWNEIGH
+        static let deleteNeighbour: UInt16 = 29  // RTM_DELNEIGH
+        static let getNeighbour: UInt16 = 30  // RTM_GETNEIGH
         static let newRule: UInt16 = 32  // RTM_NEWRULE
         static let deleteRule: UInt16 = 33  // RTM_DELRULE
         static let newNexthop: UInt16 = 104  // RTM_NEWNEXTHOP
@@ -40,6 +42,7 @@ enum ABI {
         static let linkInfo = 16  // struct ifinfomsg
         static let addressInfo = 8  // struct ifaddrmsg
         static let routeInfo = 12  // struct rtmsg
+        static let neighbourInfo = 12  // struct ndmsg
         static let attributeHeader = 4  // struct rtattr
     }
 
@@ -158,5 +161,16 @@ enum ABI {
         static let ioError: Int32 = 5  // EIO
         static let invalidArgument: Int32 = 22  // EINVAL
         static let networkUnreachable: Int32 = 101  // ENETUNREACH
+    }
+
+    /// `ndm_state` bits (`NUD_*`) and neighbour attributes.
+    enum Neighbour {
+        static let incomplete: UInt16 = 0x01  // NUD_INCOMPLETE
+        static let reachable: UInt16 = 0x02  // NUD_REACHABLE
+        static let stale: UInt16 = 0x04  // NUD_STALE
+        static let failed: UInt16 = 0x20  // NUD_FAILED
+        static let permanent: UInt16 = 0x80  // NUD_PERMANENT
+        static let destination: UInt16 = 1  // NDA_DST
+        static let linkLayerAddress: UInt16 = 2  // NDA_LLADDR
     }
 }

@@ -93,6 +93,12 @@ enum ParserOracle {
             if let problem = routeProblem(route) { return problem }
         case .ruleChanged: matches = type == ABI.MessageType.newRule || type == ABI.MessageType.deleteRule
         case .nexthopChanged: matches = type == ABI.MessageType.newNexthop || type == ABI.MessageType.deleteNexthop
+        case let .newNeighbour(neighbour):
+            matches = type == ABI.MessageType.newNeighbour
+            if let problem = lengthProblem(neighbour.destination, family: neighbour.family, "neighbour") { return problem }
+        case let .deleteNeighbour(neighbour):
+            matches = type == ABI.MessageType.deleteNeighbour
+            if let problem = lengthProblem(neighbour.destination, family: neighbour.family, "neighbour") { return problem }
         case .done: matches = type == ABI.MessageType.done
         case .error: matches = type == ABI.MessageType.error
         case .overrun: matches = type == ABI.MessageType.overrun
@@ -143,6 +149,7 @@ enum ParserOracle {
         ABI.MessageType.newLink: ABI.Size.linkInfo, ABI.MessageType.deleteLink: ABI.Size.linkInfo,
         ABI.MessageType.newAddress: ABI.Size.addressInfo, ABI.MessageType.deleteAddress: ABI.Size.addressInfo,
         ABI.MessageType.newRoute: ABI.Size.routeInfo, ABI.MessageType.deleteRoute: ABI.Size.routeInfo,
+        ABI.MessageType.newNeighbour: ABI.Size.neighbourInfo, ABI.MessageType.deleteNeighbour: ABI.Size.neighbourInfo,
         ABI.MessageType.error: 4,
     ]
 
@@ -150,6 +157,7 @@ enum ParserOracle {
     private static let attributeTypes: Set<UInt16> = [
         ABI.MessageType.newLink, ABI.MessageType.deleteLink, ABI.MessageType.newAddress,
         ABI.MessageType.deleteAddress, ABI.MessageType.newRoute, ABI.MessageType.deleteRoute,
+        ABI.MessageType.newNeighbour, ABI.MessageType.deleteNeighbour,
     ]
 
     /// Message types that must never come out as `.other`.

@@ -80,6 +80,11 @@ enum Wire {
         attribute(type | ABI.nestedAttribute, attributes.flatMap { $0 })
     }
 
+    /// `struct ndmsg`.
+    static func neighbourInfo(family: UInt8, index: Int32, state: UInt16) -> [UInt8] {
+        [family, 0] + u16(0) + i32(index) + u16(state) + [0, 1]  // ndm_flags, ndm_type (NDA unicast)
+    }
+
     /// `struct nlmsgerr`: the error code and the header of the request it answers.
     static func errorBody(_ code: Int32, answering request: [UInt8]) -> [UInt8] {
         i32(code) + Array(request.prefix(ABI.Size.header))

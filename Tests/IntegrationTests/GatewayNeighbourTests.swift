@@ -1,0 +1,68 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// Passive connectivity evidence: a default gateway that does not answer address resolution
+/// makes the family `limited`, with no packet of the daemon's; all traffic stays in the test's
+/// namespace (the gateway 10.77.0.1 is an address nothing holds on ra0's network).
+final class GatewayNeighbourTests: DaemonTestCase {
+    func testASilentGatewayIsLimitedUntilItAnswersAgain() throws {
+        // Given a default route via 10.77.0.1, which nothing answers for, and fast ARP retries
+        try startDaemon()
+        try configureIPv4Link()
+        try netns.sysctl("net.ipv4.neigh.ra0.retrans_time_ms", "100")
+        try netns.sysctl("net.ipv4.neigh.ra0.mcast_solicit", "2")
+        try addIPv4DefaultRoute()
+        try waitForProperties("reachable, connectivity unknown") {
+            $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
+        }
+
+        // When another neighbour of the LAN fails to resolve, nothing changes
+        try resolve("10.77.0.9", expecting: "FAILED")
+        XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue)
+
+        // When an application's traffic goes out through the gateway, and its resolution fails
+        try resolve("203.0.113.7", neighbour: "10.77.0.1", expecting: "FAILED")
+
+        // Then IPv4 is limited by that evidence alone, one signal, and Explain says why
+        let limited = try waitForProperties("connectivity limited") { $0.string(.connectivity) == Connectivity.limited.rawValue }
+        XCTAssertEqual(limited.string(.ipv4Connectivity), Connectivity.limited.rawValue)
+        XCTAssertEqual(limited.status, ReachabilityStatus.reachableViaEthernet.rawValue, "Status stays what the route says")
+        XCTAssertTrue(try busctl.explain().contains("gateway 10.77.0.1 neighbour entry: address resolution failed"))
+
+        // When the gateway answers again
+        try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:00:00:77:01", "dev", "ra0", "nud", "reachable")
+
+        // Then back to unknown, with one signal per change
+        try waitForProperties("connectivity unknown again") { $0.string(.connectivity) == Connectivity.unknown.rawValue }
+        XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.limited.rawValue, Connectivity.unknown.rawValue])
+    }
+
+    func testAGatewayFailedBeforeTheDaemonStartedIsLimitedAtOnce() throws {
+        // Given a gateway whose resolution already failed
+        try configureIPv4Link()
+        try netns.sysctl("net.ipv4.neigh.ra0.retrans_time_ms", "100")
+        try addIPv4DefaultRoute()
+        try resolve("203.0.113.7", neighbour: "10.77.0.1", expecting: "FAILED")
+
+        // When the daemon starts
+        try startDaemon()
+
+        // Then its first answer already says limited
+        let first = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(first.string(.connectivity), Connectivity.limited.rawValue)
+    }
+
+    /// Sends one datagram toward `destination` from the namespace (nothing listens; the packet
+    /// never leaves the namespace) and waits until the kernel's entry for `neighbour` (the
+    /// destination itself when on-link) is in `state`.
+    private func resolve(_ destination: String, neighbour: String? = nil, expecting state: String) throws {
+        let namespace = try netns.name
+        try Command.run("ip", ["netns", "exec", namespace, "python3", "-c",
+                               "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('\(destination)', 9))"]).check()
+        try Poll.until("\(neighbour ?? destination) \(state)", observe: { try netns.ip("neigh", "show", neighbour ?? destination, "dev", "ra0") }) {
+            $0.contains(state)
+        }
+    }
+}

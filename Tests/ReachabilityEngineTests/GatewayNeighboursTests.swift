@@ -1,0 +1,67 @@
+import RTNetlink
+import ReachabilityCore
+import XCTest
+@testable import ReachabilityEngine
+
+/// The gateway neighbour evidence: which entries count and how a failure comes and goes.
+final class GatewayNeighboursTests: XCTestCase {
+    private let gateway = IPAddress("10.77.0.1")!
+    private let link: InterfaceIndex = 7
+
+    func testThatAFailedGatewayIsLimitedUntilItResolvesAgain() {
+        // Given a followed gateway, then its entry's states in a row (a deletion is not an event here)
+        let rows: [(state: NeighbourState, evidence: Connectivity?, changed: Bool, line: UInt)] = [
+            (.resolving, nil, false, #line),
+            (.failed, .limited, true, #line),
+            (.resolving, .limited, false, #line),  // probing again after the failure: still no answer
+            (.failed, .limited, false, #line),
+            (.resolved, nil, true, #line),
+            (.resolved, nil, false, #line),
+        ]
+        var gateways = GatewayNeighbours()
+        XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [.ipv4])
+        for row in rows {
+            // When
+            let changed = gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: row.state, destination: gateway.bytes), family: .ipv4)
+
+            // Then
+            XCTAssertEqual(changed, row.changed, "\(row.state)", line: row.line)
+            XCTAssertEqual(gateways.byFamily[.ipv4]?.evidence, row.evidence, "\(row.state)", line: row.line)
+        }
+    }
+
+    func testThatOnlyTheFollowedGatewayOnItsLinkCounts() {
+        // Given
+        var gateways = GatewayNeighbours()
+        _ = gateways.follow([.ipv4: (gateway, link)])
+
+        // When other neighbours fail: another address, the same address on another link, the other family
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .failed, destination: [10, 77, 0, 9]), family: .ipv4))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: 8, state: .failed, destination: gateway.bytes), family: .ipv4))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link.rawValue, state: .failed, destination: gateway.bytes), family: .ipv6))
+
+        // Then
+        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
+    }
+
+    func testThatANewGatewayStartsAfreshAndAKnownOneKeepsItsState() {
+        // Given a failed gateway
+        var gateways = GatewayNeighbours()
+        _ = gateways.follow([.ipv4: (gateway, link)])
+        gateways.read(.failed, for: .ipv4)
+
+        // When the same gateway is chosen again, then another one
+        let again = gateways.follow([.ipv4: (gateway, link)])
+        let keptEvidence = gateways.byFamily[.ipv4]?.evidence
+        let other = gateways.follow([.ipv4: (IPAddress("10.77.0.254")!, link)])
+
+        // Then
+        XCTAssertEqual(again, [])
+        XCTAssertEqual(keptEvidence, .limited)
+        XCTAssertEqual(other, [.ipv4])
+        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
+        XCTAssertEqual(gateways.addresses(of: .ipv4), [[10, 77, 0, 254]])
+        XCTAssertEqual(gateways.follow([:]), [])
+        XCTAssertEqual(gateways.addresses(of: .ipv4), [])
+    }
+}
