@@ -73,22 +73,8 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         let routeMessage = header + LinuxNetlink.routeInfoLength
         typealias Op = LinuxBPF
 
-        // The kernel's checker wants every scratch slot stored before any load on all paths, and
-        // its flow analysis lets what precedes a `ret` fall into the next instruction: zero them all.
-        program.statement(Op.ld | Op.imm, 0)
-        for slot in Slot.all { program.statement(Op.st, slot) }
-
-        // M[length] = the datagram's length; keep when it holds more than one message.
-        program.statement(Op.ld | Op.w | Op.len)
-        program.statement(Op.st, Slot.length)
-        program.loadHostInteger(byteCount: 4, at: 0, indexed: false)
-        program.statement(Op.ldx | Op.mem, Slot.length)
-        program.jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: "keep")
-
         // Only route messages are candidates for dropping.
-        program.loadHostInteger(byteCount: 2, at: 4, indexed: false)
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.newRoute), ifTrue: "route", ifFalse: nil)
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.deleteRoute), ifTrue: "route", ifFalse: "keep")
+        program.dispatchSingleMessage(ofTypes: [LinuxNetlink.newRoute, LinuxNetlink.deleteRoute], to: "route", otherwise: "keep")
 
         program.label("route")
         program.statement(Op.ld | Op.mem, Slot.length)
@@ -144,17 +130,8 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         let address = UInt32(neighbourMessage + LinuxNetlink.attributeHeaderLength)
         typealias Op = LinuxBPF
 
-        program.statement(Op.ld | Op.imm, 0)
-        for slot in Slot.all { program.statement(Op.st, slot) }
         // One message per datagram, of a neighbour type, long enough for ndmsg; else keep.
-        program.statement(Op.ld | Op.w | Op.len)
-        program.statement(Op.st, Slot.length)
-        program.loadHostInteger(byteCount: 4, at: 0, indexed: false)
-        program.statement(Op.ldx | Op.mem, Slot.length)
-        program.jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: "keep")
-        program.loadHostInteger(byteCount: 2, at: 4, indexed: false)
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.newNeighbour), ifTrue: "neighbour", ifFalse: nil)
-        program.jump(Op.jmp | Op.jeq | Op.k, UInt32(LinuxNetlink.deleteNeighbour), ifTrue: "neighbour", ifFalse: "keep")
+        program.dispatchSingleMessage(ofTypes: [LinuxNetlink.newNeighbour, LinuxNetlink.deleteNeighbour], to: "neighbour", otherwise: "keep")
         program.label("neighbour")
         program.statement(Op.ld | Op.mem, Slot.length)
         program.jump(Op.jmp | Op.jge | Op.k, UInt32(neighbourMessage), ifTrue: nil, ifFalse: "keep")
@@ -272,6 +249,25 @@ struct BPFAssembler {
     mutating func label(_ name: String) {
         precondition(labels[name] == nil, "duplicate BPF label \(name)")
         labels[name] = code.count
+    }
+
+    /// The start of every program: zeroes the scratch slots (the kernel's checker wants each
+    /// stored before any load on all paths, and its flow analysis lets what precedes a `ret` fall
+    /// into the next instruction), stores the datagram's length in M[length], and jumps to `target`
+    /// when the datagram is one message of one of `types`, else to `otherwise`.
+    mutating func dispatchSingleMessage(ofTypes types: [UInt16], to target: String, otherwise: String) {
+        typealias Op = LinuxBPF
+        statement(Op.ld | Op.imm, 0)
+        for slot in NetlinkSocketFilter.Slot.all { statement(Op.st, slot) }
+        statement(Op.ld | Op.w | Op.len)
+        statement(Op.st, NetlinkSocketFilter.Slot.length)
+        loadHostInteger(byteCount: 4, at: 0, indexed: false)
+        statement(Op.ldx | Op.mem, NetlinkSocketFilter.Slot.length)
+        jump(Op.jmp | Op.jeq | Op.x, 0, ifTrue: nil, ifFalse: otherwise)
+        loadHostInteger(byteCount: 2, at: 4, indexed: false)
+        for (index, type) in types.enumerated() {
+            jump(Op.jmp | Op.jeq | Op.k, UInt32(type), ifTrue: target, ifFalse: index == types.count - 1 ? otherwise : nil)
+        }
     }
 
     /// A = the host-order unsigned integer of `byteCount` bytes at `offset` (plus X when

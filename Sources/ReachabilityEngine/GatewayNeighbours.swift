@@ -15,61 +15,78 @@ public struct GatewayNeighbour: Sendable, Hashable {
     public var evidence: Connectivity? { hasFailed ? .limited : nil }
 }
 
-/// The gateways followed, one per family: the ones the probes' routes take. Pure state, no I/O:
-/// the engine reads a new gateway's entry and feeds neighbour messages in.
+/// The gateways followed: per family the one the probe's route takes now, and the few taken
+/// recently (a default route that comes and goes keeps its gateway followed, so that its return
+/// costs neither a new filter nor a read). Pure state, no I/O: the engine reads a new gateway's
+/// entry and feeds neighbour messages in.
 struct GatewayNeighbours {
-    /// The followed gateway of each family that has one.
-    private(set) var byFamily: [AddressFamily: GatewayNeighbour] = [:]
+    /// The recently chosen gateways of each family, least recently chosen first.
+    private var known: [AddressFamily: [GatewayNeighbour]] = [:]
+    /// Where each family's current gateway is in `known`.
+    private var current: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
+    /// How many gateways a family keeps following.
+    static let capacity = NetlinkSocketFilter.maximumNeighboursPerFamily
+
+    /// The gateway each family's probe route takes now, with what is known of it.
+    var byFamily: [AddressFamily: GatewayNeighbour] {
+        current.reduce(into: [:]) { result, entry in
+            result[entry.key] = known[entry.key]?.first { $0.address == entry.value.address && $0.link == entry.value.link }
+        }
+    }
 
     /// Follows the gateways `chosen` (a family's route without a gateway has none). A gateway
-    /// followed already keeps what was learnt about it.
+    /// followed already keeps what was learnt about it; the least recently chosen beyond
+    /// ``capacity`` is forgotten.
     ///
     /// - Returns: the families whose gateway is new, whose entry the caller reads with ``read(_:for:)``.
     mutating func follow(_ chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)]) -> [AddressFamily] {
+        current = chosen
         var fresh: [AddressFamily] = []
-        var next: [AddressFamily: GatewayNeighbour] = [:]
         for (family, gateway) in chosen {
-            if let known = byFamily[family], known.address == gateway.address, known.link == gateway.link {
-                next[family] = known
+            var list = known[family] ?? []
+            if let index = list.firstIndex(where: { $0.address == gateway.address && $0.link == gateway.link }) {
+                list.append(list.remove(at: index))
             } else {
-                next[family] = GatewayNeighbour(address: gateway.address, link: gateway.link, hasFailed: false)
+                list.append(GatewayNeighbour(address: gateway.address, link: gateway.link, hasFailed: false))
                 fresh.append(family)
             }
+            known[family] = Array(list.suffix(Self.capacity))
         }
-        byFamily = next
         return fresh.sorted { $0.rawValue < $1.rawValue }
     }
 
-    /// The entry of `family`'s gateway as read from the kernel (nil: there is none yet).
+    /// The entry of `family`'s current gateway as read from the kernel (nil: there is none yet).
     mutating func read(_ state: NeighbourState?, for family: AddressFamily) {
-        guard let state else { return }
-        update(family, with: state)
+        guard let state, let gateway = current[family] else { return }
+        update(family, address: gateway.address, link: gateway.link, with: state)
     }
 
-    /// A new or changed neighbour entry (`RTM_NEWNEIGH`); returns whether a followed gateway's
-    /// evidence changed. (A deleted entry says nothing: a failed gateway stays failed until it
-    /// resolves again.)
+    /// A new or changed neighbour entry (`RTM_NEWNEIGH`) of a followed gateway; returns whether
+    /// the evidence of a family's current gateway changed. (A deleted entry says nothing: a
+    /// failed gateway stays failed until it resolves again.)
     mutating func apply(_ message: NeighbourMessage, family: AddressFamily) -> Bool {
-        guard let gateway = byFamily[family], message.index == gateway.link.rawValue,
-              message.destination == gateway.address.bytes
-        else { return false }
-        return update(family, with: message.state)
+        guard let destination = message.destination, let address = IPAddress(family: family, bytes: destination) else { return false }
+        let link = InterfaceIndex(message.index)
+        let before = byFamily[family]
+        update(family, address: address, link: link, with: message.state)
+        return byFamily[family] != before
     }
 
-    /// The addresses the socket filter keeps neighbour messages of.
+    /// The addresses the neighbour socket's filter keeps entries of: every followed gateway's.
     func addresses(of family: AddressFamily) -> [[UInt8]] {
-        byFamily[family].map { [$0.address.bytes] } ?? []
+        var addresses: [[UInt8]] = []
+        for gateway in known[family] ?? [] where !addresses.contains(gateway.address.bytes) {
+            addresses.append(gateway.address.bytes)
+        }
+        return addresses
     }
 
-    @discardableResult
-    private mutating func update(_ family: AddressFamily, with state: NeighbourState) -> Bool {
-        guard var gateway = byFamily[family] else { return false }
+    private mutating func update(_ family: AddressFamily, address: IPAddress, link: InterfaceIndex, with state: NeighbourState) {
+        guard let index = known[family]?.firstIndex(where: { $0.address == address && $0.link == link }) else { return }
         switch state {
-        case .failed: gateway.hasFailed = true
-        case .resolved: gateway.hasFailed = false
-        case .resolving: return false
+        case .failed: known[family]?[index].hasFailed = true
+        case .resolved: known[family]?[index].hasFailed = false
+        case .resolving: break
         }
-        defer { byFamily[family] = gateway }
-        return gateway != byFamily[family]
     }
 }

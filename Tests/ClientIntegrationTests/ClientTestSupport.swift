@@ -112,17 +112,7 @@ extension DaemonTestCase {
 enum ClientTestPaths {
     /// `$REACHABILITYCTL_PATH`, else `reachabilityctl` beside the running test executable.
     static func controlBinary() throws -> String {
-        let path: String
-        if let configured = ProcessInfo.processInfo.environment["REACHABILITYCTL_PATH"], !configured.isEmpty {
-            path = configured
-        } else {
-            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-            path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("reachabilityctl").path
-        }
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw HarnessError("No reachabilityctl at \(path): build the reachabilityctl product or set REACHABILITYCTL_PATH")
-        }
-        return path
+        try TestPaths.builtExecutable("reachabilityctl", overriddenBy: "REACHABILITYCTL_PATH")
     }
 }
 

@@ -44,24 +44,41 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
     }
 
-    func testThatANewGatewayStartsAfreshAndAKnownOneKeepsItsState() {
+    func testThatANewGatewayStartsAfreshAndARecentOneKeepsItsState() {
         // Given a failed gateway
         var gateways = GatewayNeighbours()
         _ = gateways.follow([.ipv4: (gateway, link)])
         gateways.read(.failed, for: .ipv4)
+        let other = IPAddress("10.77.0.254")!
 
-        // When the same gateway is chosen again, then another one
-        let again = gateways.follow([.ipv4: (gateway, link)])
-        let keptEvidence = gateways.byFamily[.ipv4]?.evidence
-        let other = gateways.follow([.ipv4: (IPAddress("10.77.0.254")!, link)])
+        // When the route goes (no gateway), comes back, then moves to another gateway
+        let gone = gateways.follow([:])
+        let evidenceWhileGone = gateways.byFamily[.ipv4]?.evidence
+        let back = gateways.follow([.ipv4: (gateway, link)])
+        let evidenceBack = gateways.byFamily[.ipv4]?.evidence
+        let moved = gateways.follow([.ipv4: (other, link)])
 
-        // Then
-        XCTAssertEqual(again, [])
-        XCTAssertEqual(keptEvidence, .limited)
-        XCTAssertEqual(other, [.ipv4])
+        // Then the returning gateway is known (no read, no new filter) and still failed; the new one starts afresh
+        XCTAssertEqual(gone, [])
+        XCTAssertNil(evidenceWhileGone)
+        XCTAssertEqual(back, [])
+        XCTAssertEqual(evidenceBack, .limited)
+        XCTAssertEqual(moved, [.ipv4])
         XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
-        XCTAssertEqual(gateways.addresses(of: .ipv4), [[10, 77, 0, 254]])
-        XCTAssertEqual(gateways.follow([:]), [])
-        XCTAssertEqual(gateways.addresses(of: .ipv4), [])
+        XCTAssertEqual(gateways.addresses(of: .ipv4), [gateway.bytes, other.bytes], "both stay followed")
+        // and a recent gateway's entry is still followed while another is chosen
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .resolved, destination: gateway.bytes), family: .ipv4))
+        XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [])
+        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence, "it resolved while not chosen")
+    }
+
+    func testThatOnlyTheMostRecentGatewaysStayFollowed() {
+        // Given more gateways chosen in turn than a family keeps
+        var gateways = GatewayNeighbours()
+        let addresses = (1...(GatewayNeighbours.capacity + 2)).map { IPAddress("10.77.0.\($0)")! }
+        for address in addresses { _ = gateways.follow([.ipv4: (address, link)]) }
+
+        // Then the least recently chosen are forgotten
+        XCTAssertEqual(gateways.addresses(of: .ipv4), addresses.suffix(GatewayNeighbours.capacity).map(\.bytes))
     }
 }

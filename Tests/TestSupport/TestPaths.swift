@@ -34,15 +34,22 @@ package enum TestPaths {
     /// - Returns: the path of an executable file.
     /// - Throws: `HarnessError` when there is no executable at that path.
     package static func daemonBinary() throws -> String {
+        try builtExecutable("reachabilityd", overriddenBy: "REACHABILITYD_PATH")
+    }
+
+    /// `$variable`, else the product `name` beside the running test executable.
+    ///
+    /// - Throws: `HarnessError` when there is no executable at that path.
+    package static func builtExecutable(_ name: String, overriddenBy variable: String) throws -> String {
         let path: String
-        if let configured = ProcessInfo.processInfo.environment["REACHABILITYD_PATH"], !configured.isEmpty {
+        if let configured = ProcessInfo.processInfo.environment[variable], !configured.isEmpty {
             path = configured
         } else {
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-            path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("reachabilityd").path
+            path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path
         }
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw HarnessError("No daemon binary at \(path): build the reachabilityd product or set REACHABILITYD_PATH")
+            throw HarnessError("No \(name) at \(path): build the \(name) product or set \(variable)")
         }
         return path
     }
