@@ -166,7 +166,7 @@ if __name__ == "__main__":
     package static let netlinkForger = #"""
 # Sends forged rtnetlink datagrams from a user process to reachabilityd's netlink sockets.
 # Run inside the daemon's namespace: forge.py PID COUNT monitor|query
-# "monitor" is the daemon's subscribed socket, "query" its request/response socket. The
+# "monitor" is the daemon's subscribed socket, "query" its request/response socket (no groups). The
 # datagrams alternate RTM_NEWLINK (ra0 up with carrier) and RTM_NEWROUTE (default via
 # 10.77.0.1 dev ra0, table main): they claim a default route that does not exist.
 # Prints {"ports": [[port, groups], ...], "target": port, "sent": n, "refused": n (queue full),
@@ -189,7 +189,8 @@ with open("/proc/net/netlink") as table:
         fields = line.split()
         if fields[1] == "0" and int(fields[9]) in inodes:
             ports.append((int(fields[2]) & 0xffffffff, int(fields[3], 16)))
-chosen = [port for port, groups in ports if (groups != 0) == (which == "monitor")]
+# The monitor is subscribed to links (RTNLGRP_LINK, bit 0); the neighbour socket only to RTNLGRP_NEIGH.
+chosen = [port for port, groups in ports if (groups & 1 != 0) == (which == "monitor") and (which == "monitor" or groups == 0)]
 if len(chosen) != 1:
     print(json.dumps({"ports": ports, "error": f"expected one {which} socket"}))
     sys.exit(1)
