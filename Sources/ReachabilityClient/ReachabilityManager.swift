@@ -171,6 +171,17 @@ public final class ReachabilityManager: Sendable {
     /// Whether the traffic is metered (a cellular link).
     public var isMetered: Bool { snapshot.isMetered }
 
+    /// Whether traffic gets out beyond the route (the better family's): `.none` without a
+    /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
+    /// packets do not get out (the gateway failed address resolution), `.portal`, `.full`.
+    public var connectivity: Connectivity { snapshot.connectivity }
+
+    /// The captive portal's user-facing URL, when one is known.
+    public var captivePortalURL: String? {
+        let url = snapshot.captivePortal
+        return url.isEmpty ? nil : url
+    }
+
     // MARK: - Monitoring
 
     /// Starts following the daemon. Returns at once; observers get the first status when the
@@ -215,7 +226,7 @@ public final class ReachabilityManager: Sendable {
                 state.subscribers[State.handlerID] = nil
                 return
             }
-            var subscriber = Subscriber(comparesStatusOnly: true) { snapshot in
+            var subscriber = Subscriber(observing: .status) { snapshot in
                 queue.async { handler(snapshot.status) }
             }
             if state.isResolved { subscriber.offer(state.snapshot) }
@@ -228,7 +239,16 @@ public final class ReachabilityManager: Sendable {
     /// when the task iterating it is cancelled.
     public var statusUpdates: AsyncStream<ReachabilityStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReachabilityStatus.self)
-        subscribe(comparesStatusOnly: true, continuation: continuation) { continuation.yield($0.status) }
+        subscribe(observing: .status, continuation: continuation) { continuation.yield($0.status) }
+        return stream
+    }
+
+    /// The connectivity as an asynchronous sequence: the current value first (as soon as it is
+    /// known while monitoring), then each change. Each access makes a new sequence; it ends
+    /// when the task iterating it is cancelled.
+    public var connectivityUpdates: AsyncStream<Connectivity> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Connectivity.self)
+        subscribe(observing: .connectivity, continuation: continuation) { continuation.yield($0.connectivity) }
         return stream
     }
 
@@ -236,17 +256,17 @@ public final class ReachabilityManager: Sendable {
     /// that differs from the last in any published value (interface, transport, reason…).
     public var snapshotUpdates: AsyncStream<ReachabilitySnapshot> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReachabilitySnapshot.self)
-        subscribe(comparesStatusOnly: false, continuation: continuation) { continuation.yield($0) }
+        subscribe(observing: .anything, continuation: continuation) { continuation.yield($0) }
         return stream
     }
 
     private func subscribe<Element>(
-        comparesStatusOnly: Bool, continuation: AsyncStream<Element>.Continuation,
+        observing change: ObservedChange, continuation: AsyncStream<Element>.Continuation,
         deliver: @escaping @Sendable (ReachabilitySnapshot) -> Void
     ) {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
-            var subscriber = Subscriber(comparesStatusOnly: comparesStatusOnly, deliver: deliver)
+            var subscriber = Subscriber(observing: change, deliver: deliver)
             if state.isResolved { subscriber.offer(state.snapshot) }
             state.subscribers[state.nextID] = subscriber
             return state.nextID
@@ -294,21 +314,35 @@ private struct State: Sendable {
 }
 
 /// One observer and what it was last told.
+/// What an observer is told about: changes of the status, of the connectivity, or of anything.
+private enum ObservedChange: Sendable {
+    case status, connectivity, anything
+
+    /// Whether `next` tells the observer nothing new after `last`.
+    func isSame(_ next: ReachabilitySnapshot, as last: ReachabilitySnapshot) -> Bool {
+        switch self {
+        case .status: next.status == last.status
+        case .connectivity: next.connectivity == last.connectivity
+        case .anything: next == last
+        }
+    }
+}
+
 private struct Subscriber: Sendable {
-    /// Tell only status changes (else any change of the snapshot).
-    let comparesStatusOnly: Bool
+    /// What the observer is told about.
+    let change: ObservedChange
     /// Hands a snapshot to the observer without blocking.
     let deliver: @Sendable (ReachabilitySnapshot) -> Void
     private var last: ReachabilitySnapshot?
 
-    init(comparesStatusOnly: Bool, deliver: @escaping @Sendable (ReachabilitySnapshot) -> Void) {
-        self.comparesStatusOnly = comparesStatusOnly
+    init(observing change: ObservedChange, deliver: @escaping @Sendable (ReachabilitySnapshot) -> Void) {
+        self.change = change
         self.deliver = deliver
     }
 
     /// Delivers `snapshot` unless the observer was last told the same thing.
     mutating func offer(_ snapshot: ReachabilitySnapshot) {
-        if let last, comparesStatusOnly ? last.status == snapshot.status : last == snapshot { return }
+        if let last, change.isSame(snapshot, as: last) { return }
         last = snapshot
         deliver(snapshot)
     }

@@ -162,13 +162,34 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--host NAME|ADDRESS]`.
+/// The connectivity `wait --connectivity` can require: at least this one (full > portal > limited > unknown).
+enum ConnectivityChoice: String, ExpressibleByArgument, CaseIterable {
+    case unknown, limited, portal, full
+
+    /// The connectivity this choice names.
+    var required: Connectivity {
+        switch self {
+        case .unknown: .unknown
+        case .limited: .limited
+        case .portal: .portal
+        case .full: .full
+        }
+    }
+
+    /// Whether `connectivity` is at least this.
+    func isMet(by connectivity: Connectivity) -> Bool {
+        connectivity.rank >= required.rank
+    }
+}
+
+/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--host NAME|ADDRESS]`.
 struct Wait: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Block until the network is reachable (for ExecStartPre=, like nm-online).",
         discussion: """
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
-            --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given. Fails at once \
+            --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
+            --connectivity when given (full > portal > limited > unknown). Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
             during the wait only delays the answer. \(ExitStatus.help(conditionNotMet: "the wait timed out"))
             """
@@ -187,6 +208,9 @@ struct Wait: AsyncParsableCommand {
     @Flag(name: .customLong("ipv6"), help: "Require IPv6 reachability.")
     var ipv6 = false
 
+    @Option(name: .long, help: ArgumentHelp("Require at least this connectivity: unknown, limited, portal or full.", valueName: "connectivity"))
+    var connectivity: ConnectivityChoice?
+
     @Option(name: .long, help: ArgumentHelp("Wait for this host name or address instead of the machine.", valueName: "host"))
     var host: String?
 
@@ -203,6 +227,7 @@ struct Wait: AsyncParsableCommand {
         if let transport, snapshot.status != transport.status { return false }
         if ipv4 && !snapshot.isIPv4Reachable { return false }
         if ipv6 && !snapshot.isIPv6Reachable { return false }
+        if let connectivity, !connectivity.isMet(by: snapshot.connectivity) { return false }
         return true
     }
 

@@ -108,6 +108,12 @@ extension DaemonTestCase {
     }
 }
 
+/// `reachabilityctl`'s documented exit codes.
+enum Exit {
+    static let timeout: Int32 = 1
+    static let daemonAbsent: Int32 = 69
+}
+
 /// Where the client tests find `reachabilityctl`.
 enum ClientTestPaths {
     /// `$REACHABILITYCTL_PATH`, else `reachabilityctl` beside the running test executable.

@@ -8,12 +8,6 @@ import Glibc
 
 /// `reachabilityctl` against the real daemon on a private bus, in a test namespace.
 final class ReachabilityControlTests: DaemonTestCase {
-    /// The documented exit codes.
-    private enum Exit {
-        static let timeout: Int32 = 1
-        static let daemonAbsent: Int32 = 69
-    }
-
     func testWaitReturnsZeroWhenADefaultRouteAppears() throws {
         // Given a daemon with nothing reachable, and a waiting reachabilityctl
         try startDaemon()

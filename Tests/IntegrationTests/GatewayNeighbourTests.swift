@@ -11,19 +11,17 @@ final class GatewayNeighbourTests: DaemonTestCase {
         // Given a default route via 10.77.0.1, which nothing answers for, and fast ARP retries
         try startDaemon()
         try configureIPv4Link()
-        try netns.sysctl("net.ipv4.neigh.ra0.retrans_time_ms", "100")
-        try netns.sysctl("net.ipv4.neigh.ra0.mcast_solicit", "2")
         try addIPv4DefaultRoute()
         try waitForProperties("reachable, connectivity unknown") {
             $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
         }
 
         // When another neighbour of the LAN fails to resolve, nothing changes
-        try resolve("10.77.0.9", expecting: "FAILED")
+        try resolveNeighbour(toward: "10.77.0.9", until: "FAILED")
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue)
 
         // When an application's traffic goes out through the gateway, and its resolution fails
-        try resolve("203.0.113.7", neighbour: "10.77.0.1", expecting: "FAILED")
+        try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
 
         // Then IPv4 is limited by that evidence alone, one signal, and Explain says why
         let limited = try waitForProperties("connectivity limited") { $0.string(.connectivity) == Connectivity.limited.rawValue }
@@ -42,9 +40,8 @@ final class GatewayNeighbourTests: DaemonTestCase {
     func testAGatewayFailedBeforeTheDaemonStartedIsLimitedAtOnce() throws {
         // Given a gateway whose resolution already failed
         try configureIPv4Link()
-        try netns.sysctl("net.ipv4.neigh.ra0.retrans_time_ms", "100")
         try addIPv4DefaultRoute()
-        try resolve("203.0.113.7", neighbour: "10.77.0.1", expecting: "FAILED")
+        try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
 
         // When the daemon starts
         try startDaemon()
@@ -52,17 +49,5 @@ final class GatewayNeighbourTests: DaemonTestCase {
         // Then its first answer already says limited
         let first = try waitForStatus(.reachableViaEthernet)
         XCTAssertEqual(first.string(.connectivity), Connectivity.limited.rawValue)
-    }
-
-    /// Sends one datagram toward `destination` from the namespace (nothing listens; the packet
-    /// never leaves the namespace) and waits until the kernel's entry for `neighbour` (the
-    /// destination itself when on-link) is in `state`.
-    private func resolve(_ destination: String, neighbour: String? = nil, expecting state: String) throws {
-        let namespace = try netns.name
-        try Command.run("ip", ["netns", "exec", namespace, "python3", "-c",
-                               "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('\(destination)', 9))"]).check()
-        try Poll.until("\(neighbour ?? destination) \(state)", observe: { try netns.ip("neigh", "show", neighbour ?? destination, "dev", "ra0") }) {
-            $0.contains(state)
-        }
     }
 }

@@ -48,7 +48,7 @@ final class NetlinkFaultTests: DaemonTestCase {
             try FaultInjection.netlinkSockets(of: daemon.pid, in: netns)
         }) { $0.allSatisfy { $0.receiveQueued == 0 } }
         let sockets = try FaultInjection.netlinkSockets(of: daemon.pid, in: netns)
-        let monitor = try XCTUnwrap(sockets.first { $0.groups != 0 }, "no subscribed socket in \(sockets)")
+        let monitor = try XCTUnwrap(sockets.first(where: \.isMonitor), "no monitor socket in \(sockets)")
         let after = try busctl.properties()
         XCTAssertEqual(after.status, burst.finalStatus)
         XCTAssertEqual(after.string(.interface), burst.finalInterface)
@@ -101,7 +101,7 @@ final class NetlinkFaultTests: DaemonTestCase {
             try FaultInjection.netlinkSockets(of: daemon.pid, in: netns)
         }) { $0.allSatisfy { $0.receiveQueued == 0 } }
         let sockets = try FaultInjection.netlinkSockets(of: daemon.pid, in: netns)
-        let monitor = try XCTUnwrap(sockets.first { $0.groups != 0 }, "no subscribed socket in \(sockets)")
+        let monitor = try XCTUnwrap(sockets.first(where: \.isMonitor), "no monitor socket in \(sockets)")
         XCTAssertEqual(monitor.drops, 0, "the kernel dropped messages for the production buffer")
         XCTAssertFalse(daemon.log.contains("overrun"), "overrun with the production buffer")
         XCTAssertEqual(try busctl.properties().status, burst.finalStatus)

@@ -234,6 +234,21 @@ open class DaemonTestCase: XCTestCase {
         try netns.ip("addr", "add", "fe80::3/64", "dev", "ra1", "nodad")
     }
 
+    /// Makes ra0's ARP retries fast (100 ms), sends one UDP datagram toward `destination` from
+    /// the namespace (nothing listens; the packet never leaves the namespace) and waits until the
+    /// kernel's entry for `neighbour` (the destination itself when on-link) is `state` ("FAILED").
+    ///
+    /// - Throws: `HarnessError` when a command fails or the state does not come.
+    package func resolveNeighbour(toward destination: String, neighbour: String? = nil, until state: String) throws {
+        let netns = try netns
+        try netns.sysctl("net.ipv4.neigh.ra0.retrans_time_ms", "100")
+        try Command.run("ip", ["netns", "exec", netns.name, "python3", "-c",
+                               "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('\(destination)', 9))"]).check()
+        try Poll.until("\(neighbour ?? destination) \(state)", observe: { try netns.ip("neigh", "show", neighbour ?? destination, "dev", "ra0") }) {
+            $0.contains(state)
+        }
+    }
+
     /// Configures the second physical link rb0/rb1 (created with `addQuietVethPair`): both ends
     /// up, 10.78.0.2/24 on rb0.
     ///

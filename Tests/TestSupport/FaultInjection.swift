@@ -89,6 +89,10 @@ package enum FaultInjection {
         /// Messages the kernel could not queue (the socket overflowed).
         package var drops: Int
 
+        /// Whether this is the daemon's monitor socket: subscribed to links (`RTNLGRP_LINK`,
+        /// bit 0), not the neighbour socket (only `RTNLGRP_NEIGH`) or the query socket (none).
+        package var isMonitor: Bool { groups & 1 != 0 }
+
         package var description: String {
             "port \(portID) groups 0x\(String(groups, radix: 16)) queued \(receiveQueued) drops \(drops)"
         }

@@ -1,0 +1,50 @@
+import Foundation
+import ReachabilityCore
+@testable import ReachabilityClient
+import TestSupport
+import XCTest
+
+/// Connectivity through the client library and the CLI: a default gateway that fails address
+/// resolution makes the machine `limited` (all traffic stays in the test's namespace).
+final class ConnectivityClientTests: DaemonTestCase {
+    func testConnectivityUpdatesGiveTheCurrentValueThenEachChangeOnce() throws {
+        // Given a routed daemon and a manager following its connectivity
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let manager = try makeManager()
+        let delivered = Collected<Connectivity>()
+        manager.startMonitoring()
+        let task = Task { for await connectivity in manager.connectivityUpdates { delivered.append(connectivity) } }
+        defer { task.cancel() }
+        try waitForDeliveries(delivered, [.unknown])
+
+        // When the gateway fails address resolution, then answers again
+        try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
+        try waitForDeliveries(delivered, [.unknown, .limited])
+        XCTAssertEqual(manager.connectivity, .limited)
+        XCTAssertEqual(manager.status, .reachableViaEthernet)
+        XCTAssertNil(manager.captivePortalURL)
+        try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:00:00:77:01", "dev", "ra0", "nud", "reachable")
+
+        // Then
+        try waitForDeliveries(delivered, [.unknown, .limited, .unknown])
+        manager.stopMonitoring()
+    }
+
+    func testWaitForConnectivityWaitsForTheLevelAsked() throws {
+        // Given a routed daemon whose gateway failed address resolution
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
+        try waitForProperties("connectivity limited") { $0.string(.connectivity) == Connectivity.limited.rawValue }
+
+        // When / Then: limited is there, full never comes (no check is configured)
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--connectivity", "limited"]).termination, .exited(0))
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--connectivity", "full"]).termination, .exited(Exit.timeout))
+        let usage = try reachabilityctl(["wait", "--connectivity", "online"])
+        XCTAssertEqual(usage.termination, .exited(64), usage.standardError)
+    }
+}
