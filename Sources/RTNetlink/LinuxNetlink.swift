@@ -29,6 +29,7 @@ enum LinuxNetlink {
     static let newNeighbour = UInt16(RTM_NEWNEIGH)
     static let deleteNeighbour = UInt16(RTM_DELNEIGH)
     static let getNeighbour = UInt16(RTM_GETNEIGH)
+    static let newRouterOption = UInt16(RTM_NEWNDUSEROPT)
     static let deleteNexthop = UInt16(RTM_DELNEXTHOP)
 
     // Route lookup flags (rtm_flags).
@@ -46,6 +47,10 @@ enum LinuxNetlink {
     static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
     static let routeInfoLength = MemoryLayout<rtmsg>.size
     static let neighbourInfoLength = MemoryLayout<ndmsg>.size
+    static let routerOptionInfoLength = MemoryLayout<nduseroptmsg>.size
+    /// The router advertisement option of RFC 8910 (the network's captive-portal API URI); the
+    /// kernel passes it on since Linux 5.10, and its headers do not name it.
+    static let captivePortalOption: UInt8 = 37
     static let errorLength = MemoryLayout<Int32>.size
 
     // Attribute type mask (drops NLA_F_NESTED / NLA_F_NET_BYTEORDER).
@@ -91,4 +96,5 @@ enum LinuxNetlink {
     /// Beyond the 32 groups of the bind-time bitmask: joined with `NETLINK_ADD_MEMBERSHIP`.
     static let nexthopGroup = UInt32(RTNLGRP_NEXTHOP.rawValue)
     static let neighbourGroup = UInt32(RTNLGRP_NEIGH.rawValue)
+    static let routerOptionGroup = UInt32(RTNLGRP_ND_USEROPT.rawValue)
 }

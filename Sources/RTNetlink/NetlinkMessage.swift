@@ -115,6 +115,21 @@ public struct NeighbourMessage: Sendable, Hashable {
     }
 }
 
+/// `RTM_NEWNDUSEROPT`: one option of a router advertisement received on a link.
+public struct RouterAdvertisementOption: Sendable, Hashable {
+    /// The link it came in on.
+    public var index: Int32
+    /// For RFC 8910's option, the network's captive-portal API URI (NUL padding removed); nil
+    /// for any other option.
+    public var captivePortalAPI: String?
+
+    /// Creates a router advertisement option.
+    public init(index: Int32, captivePortalAPI: String? = nil) {
+        self.index = index
+        self.captivePortalAPI = captivePortalAPI
+    }
+}
+
 /// The body of one rtnetlink message.
 public enum RouteNetlinkPayload: Sendable, Hashable {
     /// `RTM_NEWLINK`.
@@ -143,6 +158,8 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     case newNeighbour(NeighbourMessage)
     /// `RTM_DELNEIGH`.
     case deleteNeighbour(NeighbourMessage)
+    /// `RTM_NEWNDUSEROPT`.
+    case routerAdvertisementOption(RouterAdvertisementOption)
     /// `NLMSG_DONE`: the end of a dump.
     case done
     /// `NLMSG_ERROR`: 0 for an acknowledgement, else a positive errno.
@@ -256,6 +273,7 @@ public enum NetlinkParser {
         case LinuxNetlink.newNexthop, LinuxNetlink.deleteNexthop: return .nexthopChanged
         case LinuxNetlink.newNeighbour: return .newNeighbour(try parseNeighbour(type: type, body: body))
         case LinuxNetlink.deleteNeighbour: return .deleteNeighbour(try parseNeighbour(type: type, body: body))
+        case LinuxNetlink.newRouterOption: return .routerAdvertisementOption(try parseRouterOption(type: type, body: body))
         case LinuxNetlink.done: return .done
         case LinuxNetlink.overrun: return .overrun
         case LinuxNetlink.error:
@@ -357,6 +375,22 @@ public enum NetlinkParser {
             }
         }
         return neighbour
+    }
+
+    /// `struct nduseroptmsg`, then the option as it was on the wire (type, length in units of
+    /// 8 bytes, value), then attributes (the router's address).
+    private static func parseRouterOption(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> RouterAdvertisementOption {
+        let header = LinuxNetlink.routerOptionInfoLength
+        try requireLength(header, type: type, body: body)
+        let optionsLength = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        try requireLength(header + optionsLength, type: type, body: body)
+        var option = RouterAdvertisementOption(index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        let bytes = body[header..<(header + optionsLength)]
+        guard bytes.count >= 2, bytes[header] == LinuxNetlink.captivePortalOption else { return option }
+        let length = min(Int(bytes[header + 1]) * 8, bytes.count)
+        let uri = bytes[(header + 2)..<(header + max(length, 2))].prefix { $0 != 0 }
+        option.captivePortalAPI = String(decoding: uri, as: UTF8.self)
+        return option
     }
 
     /// Calls `body` with each attribute's type (flags masked) and value, starting at `start`.

@@ -31,6 +31,8 @@ public struct NetlinkSocket: Sendable {
         /// Neighbour (ARP / NDP) entries (`RTNLGRP_NEIGH`); the monitor's filter keeps only the
         /// chosen routes' gateways.
         case neighbour
+        /// Router advertisement options the kernel passes on (`RTNLGRP_ND_USEROPT`).
+        case routerOption
 
         var number: UInt32 {
             switch self {
@@ -43,6 +45,7 @@ public struct NetlinkSocket: Sendable {
             case .ipv6Rule: LinuxNetlink.ipv6RuleGroup
             case .nexthop: LinuxNetlink.nexthopGroup
             case .neighbour: LinuxNetlink.neighbourGroup
+            case .routerOption: LinuxNetlink.routerOptionGroup
             }
         }
     }

@@ -30,6 +30,8 @@ public struct ExplainReport: Sendable, Hashable {
         public var facts: LinkFacts
         /// Its addresses, sorted by text.
         public var addresses: [Address]
+        /// The captive-portal API its routers advertise (RFC 8910), if any.
+        public var captivePortalAPI: String?
     }
 
     /// Links beyond the report's limit, only counted.
@@ -108,6 +110,7 @@ public struct ExplainReport: Sendable, Hashable {
                 address.text + (address.facts.isUsableGlobal ? "" : " (not usable: \(address.facts.isGlobalScope ? "tentative or DAD failed" : "not global scope"))")
             }
             lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
+            if let api = link.captivePortalAPI { lines.append("    captive-portal API (RFC 8910, router advertisement): \(api)") }
         }
         if let omittedLinks {
             lines.append("  ... and \(omittedLinks.count) more link(s) not shown (\(omittedLinks.up) up, \(omittedLinks.withCarrier) with carrier)")

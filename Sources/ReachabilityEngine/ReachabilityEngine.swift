@@ -68,6 +68,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var settings = DaemonConfiguration.default
     /// The gateways of the probes' routes and what their neighbour entries say.
     private var gateways = GatewayNeighbours()
+    /// The captive-portal API each link's routers advertise (RFC 8910), for `Explain()`.
+    private var captivePortalAPIs: [InterfaceIndex: String] = [:]
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -139,21 +141,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return snapshot
     }
 
-    /// A socket subscribed to neighbour entries, filtered to none until gateways are followed;
-    /// nil (and a warning: connectivity then has no gateway evidence) when that fails.
+    /// A socket subscribed to neighbour entries (filtered to none until gateways are followed)
+    /// and router advertisement options; nil (and a warning: connectivity then has no evidence
+    /// from them) when that fails.
     private static func openNeighbourMonitor() -> NetlinkSocket? {
         do {
             let socket = try NetlinkSocket.open()
             do throws(SystemError) {
                 try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [], ipv6Neighbours: []).attach(to: socket)
-                try socket.subscribe(to: [.neighbour])
+                try socket.subscribe(to: [.neighbour, .routerOption])
             } catch {
                 socket.close()
                 throw error
             }
             return socket
         } catch {
-            Log.warning("\(error); connectivity will have no evidence from the gateways' neighbour entries.")
+            Log.warning("\(error); connectivity will have no evidence from the gateways' neighbour entries or router advertisements.")
             return nil
         }
     }
@@ -212,7 +215,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let addresses = (addressesByLink[index] ?? [])
                 .map { ExplainReport.Address(text: "\(IPAddress.text(of: $0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
-            return ExplainReport.Link(facts: facts, addresses: addresses)
+            return ExplainReport.Link(facts: facts, addresses: addresses, captivePortalAPI: captivePortalAPIs[index])
         }
         let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
         return ExplainReport(
@@ -317,6 +320,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             changed = Set(AddressFamily.allCases)
         }
         for message in batch.messages {
+            if case .deleteLink(let link) = message.payload { captivePortalAPIs[InterfaceIndex(link.index)] = nil }
             if table.apply(message.payload) {
                 changed = Set(AddressFamily.allCases)
                 continue
@@ -332,6 +336,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .newNeighbour(let neighbour):
                 // (A deleted entry says nothing: a failed gateway stays failed until it resolves.)
                 if let family = LinkTable.family(neighbour.family), gateways.apply(neighbour, family: family) { gatewayEvidence = true }
+            case .routerAdvertisementOption(let option):
+                guard let uri = option.captivePortalAPI else { break }
+                // RFC 8910: this URN (or nothing) says there is no captive portal.
+                let link = InterfaceIndex(option.index)
+                captivePortalAPIs[link] = uri.isEmpty || uri == "urn:ietf:params:capport:unrestricted" ? nil : uri
             default: break
             }
         }

@@ -142,6 +142,27 @@ final class NetlinkParserControlTests: XCTestCase {
         }
     }
 
+    func testThatARouterAdvertisementsCaptivePortalOptionGivesItsURI() throws {
+        // Given RTM_NEWNDUSEROPT as the kernel sent it for an RA on link 2 (captured), then
+        // another option (RDNSS), then a length running past the message
+        let captured = Wire.bytes(hex: "0a002000020000008600000000000000250468747470733a2f2f706f7274616c2e6578616d706c652f6170690000000014000100fe800000000000000000000000000001")
+        let rdnss = [ABI.Family.ipv6, 0] + Wire.u16(8) + Wire.i32(2) + [134, 0, 0, 0, 0, 0, 0, 0] + [25, 1, 0, 0, 0, 0, 0, 0]
+        let truncated = [ABI.Family.ipv6, 0] + Wire.u16(64) + Wire.i32(2) + [134, 0, 0, 0, 0, 0, 0, 0] + [37, 8]
+
+        // When
+        let portal = try parseSingleMessage(Wire.message(type: ABI.MessageType.newRouterOption, body: captured)).payload
+        let other = try parseSingleMessage(Wire.message(type: ABI.MessageType.newRouterOption, body: rdnss)).payload
+        let broken = NetlinkParser.parse(datagram: Wire.message(type: ABI.MessageType.newRouterOption, body: truncated))
+
+        // Then
+        XCTAssertEqual(portal, .routerAdvertisementOption(RouterAdvertisementOption(index: 2, captivePortalAPI: "https://portal.example/api")))
+        XCTAssertEqual(other, .routerAdvertisementOption(RouterAdvertisementOption(index: 2)))
+        XCTAssertEqual(broken.count, 1)
+        guard case .failure(.truncatedPayload(ABI.MessageType.newRouterOption, 80, 18))? = broken.first else {
+            return XCTFail("\(broken)")
+        }
+    }
+
     func testThatUninterpretedTypesAreOther() throws {
         let rows: [(name: String, type: UInt16, line: UInt)] = [
             ("NLMSG_NOOP", ABI.MessageType.noop, #line),

@@ -23,6 +23,7 @@ enum ABI {
         static let newNeighbour: UInt16 = 28  // RTM_NEWNEIGH
         static let deleteNeighbour: UInt16 = 29  // RTM_DELNEIGH
         static let getNeighbour: UInt16 = 30  // RTM_GETNEIGH
+        static let newRouterOption: UInt16 = 68  // RTM_NEWNDUSEROPT
         static let newRule: UInt16 = 32  // RTM_NEWRULE
         static let deleteRule: UInt16 = 33  // RTM_DELRULE
         static let newNexthop: UInt16 = 104  // RTM_NEWNEXTHOP
@@ -43,6 +44,7 @@ enum ABI {
         static let addressInfo = 8  // struct ifaddrmsg
         static let routeInfo = 12  // struct rtmsg
         static let neighbourInfo = 12  // struct ndmsg
+        static let routerOptionInfo = 16  // struct nduseroptmsg
         static let attributeHeader = 4  // struct rtattr
     }
 

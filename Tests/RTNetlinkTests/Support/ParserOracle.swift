@@ -99,6 +99,7 @@ enum ParserOracle {
         case let .deleteNeighbour(neighbour):
             matches = type == ABI.MessageType.deleteNeighbour
             if let problem = lengthProblem(neighbour.destination, family: neighbour.family, "neighbour") { return problem }
+        case .routerAdvertisementOption: matches = type == ABI.MessageType.newRouterOption
         case .done: matches = type == ABI.MessageType.done
         case .error: matches = type == ABI.MessageType.error
         case .overrun: matches = type == ABI.MessageType.overrun
@@ -113,7 +114,8 @@ enum ParserOracle {
         let bodyLength = Int(header.length) - ABI.Size.header
         switch error {
         case let .truncatedPayload(type, needed, available):
-            guard type == header.type, let size = payloadSizes[type], needed == size, available == bodyLength, available < needed
+            guard type == header.type, let size = payloadSizes[type], needed == size || (blobTypes.contains(type) && needed > size),
+                  available == bodyLength, available < needed
             else { return "inconsistent truncatedPayload for a \(bodyLength)-byte body" }
         case let .invalidAttributeLength(type, _, length, available):
             guard type == header.type, attributeTypes.contains(type), length < ABI.Size.attributeHeader || length > available,
@@ -150,6 +152,7 @@ enum ParserOracle {
         ABI.MessageType.newAddress: ABI.Size.addressInfo, ABI.MessageType.deleteAddress: ABI.Size.addressInfo,
         ABI.MessageType.newRoute: ABI.Size.routeInfo, ABI.MessageType.deleteRoute: ABI.Size.routeInfo,
         ABI.MessageType.newNeighbour: ABI.Size.neighbourInfo, ABI.MessageType.deleteNeighbour: ABI.Size.neighbourInfo,
+        ABI.MessageType.newRouterOption: ABI.Size.routerOptionInfo,
         ABI.MessageType.error: 4,
     ]
 
@@ -160,9 +163,13 @@ enum ParserOracle {
         ABI.MessageType.newNeighbour, ABI.MessageType.deleteNeighbour,
     ]
 
+    /// Message types whose fixed payload is followed by a length-prefixed blob (the options of
+    /// `RTM_NEWNDUSEROPT`): a short blob is a truncated payload too.
+    private static let blobTypes: Set<UInt16> = [ABI.MessageType.newRouterOption]
+
     /// Message types that must never come out as `.other`.
     private static let interpretedTypes: Set<UInt16> = attributeTypes.union([
-        ABI.MessageType.newRule, ABI.MessageType.deleteRule, ABI.MessageType.newNexthop, ABI.MessageType.deleteNexthop, ABI.MessageType.done,
+        ABI.MessageType.newRouterOption, ABI.MessageType.newRule, ABI.MessageType.deleteRule, ABI.MessageType.newNexthop, ABI.MessageType.deleteNexthop, ABI.MessageType.done,
         ABI.MessageType.error, ABI.MessageType.overrun,
     ])
 }

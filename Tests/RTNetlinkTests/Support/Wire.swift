@@ -102,6 +102,14 @@ enum Wire {
         UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
     }
 
+    /// The bytes a hex string (as a capture prints them) spells.
+    static func bytes(hex: String) -> [UInt8] {
+        stride(from: 0, to: hex.count, by: 2).map { offset in
+            let start = hex.index(hex.startIndex, offsetBy: offset)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16) ?? 0
+        }
+    }
+
     /// `bytes` as space-separated hex, for failure messages.
     static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
