@@ -23,6 +23,19 @@ public enum Connectivity: String, Sendable, CaseIterable, Hashable {
         }
     }
 
+    /// How well traffic gets through by this value, the order `DownDelaySec=` damps drops in:
+    /// full > unknown (no evidence) > portal > limited > none. (``rank`` is another order: the
+    /// better family is the one with more evidence.)
+    public var usability: Int {
+        switch self {
+        case .none: 0
+        case .limited: 1
+        case .portal: 2
+        case .unknown: 3
+        case .full: 4
+        }
+    }
+
     /// This value as evidence beyond the route (`limited`, `portal`, `full`); nil for `unknown`
     /// and `none`, which say there is none.
     public var asEvidence: Connectivity? {

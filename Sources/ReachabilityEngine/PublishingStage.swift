@@ -6,8 +6,8 @@ import SystemSupport
 /// publishing policy, so that the daemon and the client library's in-process source give the
 /// same statuses under the same configuration.
 ///
-/// - A loss of reachability is held for `DownDelaySec=` and dropped if reachability returns
-///   meanwhile (``FlapDamping``); every other change is published at once.
+/// - A loss of reachability (or of connectivity alone) is held for `DownDelaySec=` and dropped
+///   if it recovers meanwhile (``FlapDamping``); every other change is published at once.
 /// - Routing announcements (`RoutesChanged` on the bus) come at most once per
 ///   ``BusContract/routesChangedIntervalMilliseconds``: one at once, a burst's rest once at the
 ///   end of the interval.
@@ -56,7 +56,7 @@ final class PublishingStage {
     func evaluated(_ snapshot: ReachabilitySnapshot, delaySeconds: Double, current: @escaping () -> ReachabilitySnapshot) {
         if FlapDamping.holdsTransition(from: published, to: snapshot, delaySeconds: delaySeconds) {
             guard heldLoss == nil else { return }
-            Log.info("Holding \(snapshot.status.rawValue) (\(snapshot.reason)) for DownDelaySec=\(delaySeconds).")
+            Log.info("Holding \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue) (\(snapshot.reason)) for DownDelaySec=\(delaySeconds).")
             let release = DispatchWorkItem { [weak self] in
                 guard let self else { return }
                 heldLoss = nil

@@ -110,8 +110,24 @@ final class ConfigurationParserTests: XCTestCase {
     }
 }
 
-/// `DownDelaySec=`: only a loss of reachability is held.
+/// `DownDelaySec=`: only a loss of reachability, or of connectivity alone, is held.
 final class FlapDampingTests: XCTestCase {
+    func testThatAConnectivityDropAloneIsHeldLikeALoss() {
+        // Given
+        let unknown = ReachabilitySnapshot(status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: false,
+                                           interface: "eth0", transport: .ethernet, isMetered: false, reason: "r")
+        var limited = unknown
+        limited.ipv4Evidence = .limited
+        var limitedElsewhere = limited
+        limitedElsewhere.interface = "eth1"
+
+        // When, Then
+        XCTAssertTrue(FlapDamping.holdsTransition(from: unknown, to: limited, delaySeconds: 2))
+        XCTAssertFalse(FlapDamping.holdsTransition(from: unknown, to: limited, delaySeconds: 0))
+        XCTAssertFalse(FlapDamping.holdsTransition(from: limited, to: unknown, delaySeconds: 2), "a rise is published at once")
+        XCTAssertFalse(FlapDamping.holdsTransition(from: unknown, to: limitedElsewhere, delaySeconds: 2), "with another change, at once")
+    }
+
     func testThatOnlyLossesAreHeldAndOnlyWithADelay() {
         // Given
         let reachable = ReachabilitySnapshot(status: .reachableViaWiFi, isIPv4Reachable: true, isIPv6Reachable: false,
