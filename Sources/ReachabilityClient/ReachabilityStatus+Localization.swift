@@ -5,7 +5,7 @@ import Foundation
 import ReachabilityCore
 import Synchronization
 
-extension ReachabilityStatus {
+extension ReachabilityStatus: DescribedInLanguages {
     /// A short human description in the user's language: "Reachable via WiFi", "通过 Wi-Fi 连接".
     ///
     /// The language comes from the POSIX locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, then
@@ -25,22 +25,10 @@ extension ReachabilityStatus {
     ///   `"zh_CN.UTF-8"`… Languages without a translation get English.
     /// - Returns: the description, e.g. "Not Reachable".
     public func localizedDescription(language: String) -> String {
-        let key = englishDescription
-        for directory in StatusLanguage.localizationDirectories(for: language) {
-            if let text = LocalizationTables.table(directory)?[key] { return text }
-        }
-        return compiledDescription(language: language)
+        translated(language: language)
     }
 
-    /// The compiled-in description: Simplified Chinese or English.
-    func compiledDescription(language: String) -> String {
-        switch StatusLanguage(tag: language) {
-        case .english: englishDescription
-        case .simplifiedChinese: simplifiedChineseDescription
-        }
-    }
-
-    private var englishDescription: String {
+    var englishDescription: String {
         switch self {
         case .unknown: "Unknown"
         case .notReachable: "Not Reachable"
@@ -51,7 +39,7 @@ extension ReachabilityStatus {
         }
     }
 
-    private var simplifiedChineseDescription: String {
+    var simplifiedChineseDescription: String {
         switch self {
         case .unknown: "未知"
         case .notReachable: "网络不可达"
@@ -59,6 +47,68 @@ extension ReachabilityStatus {
         case .reachableViaWiFi: "通过 Wi-Fi 连接"
         case .reachableViaEthernet: "通过以太网连接"
         case .reachableViaOther: "通过其他网络连接"
+        }
+    }
+}
+
+extension Connectivity: DescribedInLanguages {
+    /// A short human description in the user's language: "Limited Connectivity", "连接受限".
+    ///
+    /// The language comes from the POSIX locale, as for ``ReachabilityStatus/localizedDescription``.
+    public var localizedDescription: String {
+        localizedDescription(language: StatusLanguage.environmentTag())
+    }
+
+    /// A short human description in `language` (a language tag or POSIX locale name; languages
+    /// without a translation get English).
+    public func localizedDescription(language: String) -> String {
+        translated(language: language)
+    }
+
+    var englishDescription: String {
+        switch self {
+        case .unknown: "Unknown"
+        case .none: "No Connectivity"
+        case .limited: "Limited Connectivity"
+        case .portal: "Captive Portal"
+        case .full: "Full Connectivity"
+        }
+    }
+
+    var simplifiedChineseDescription: String {
+        switch self {
+        case .unknown: "未知"
+        case .none: "无网络连接"
+        case .limited: "连接受限"
+        case .portal: "需要网页登录"
+        case .full: "已连接互联网"
+        }
+    }
+}
+
+/// A value described in English and Simplified Chinese in code, and in the resource bundle's
+/// `Localizable.strings` tables keyed by the English text.
+protocol DescribedInLanguages {
+    /// The English description, also the key of the tables.
+    var englishDescription: String { get }
+    /// The Simplified Chinese description.
+    var simplifiedChineseDescription: String { get }
+}
+
+extension DescribedInLanguages {
+    /// The description in `language`: from the bundle's tables, else compiled in.
+    func translated(language: String) -> String {
+        for directory in StatusLanguage.localizationDirectories(for: language) {
+            if let text = LocalizationTables.table(directory)?[englishDescription] { return text }
+        }
+        return compiledDescription(language: language)
+    }
+
+    /// The compiled-in description: Simplified Chinese or English.
+    func compiledDescription(language: String) -> String {
+        switch StatusLanguage(tag: language) {
+        case .english: englishDescription
+        case .simplifiedChinese: simplifiedChineseDescription
         }
     }
 }

@@ -429,7 +429,8 @@ enum Output {
             ("IPv4", snapshot.isIPv4Reachable ? "reachable" : "not reachable"),
             ("IPv6", snapshot.isIPv6Reachable ? "reachable" : "not reachable"),
             ("Metered", yesNo(snapshot.isMetered)),
-            ("Online", snapshot.connectivity.rawValue + (snapshot.captivePortal.isEmpty ? "" : " (portal: \(snapshot.captivePortal))")),
+            ("Online", "\(snapshot.connectivity.rawValue) (\(snapshot.connectivity.localizedDescription))"
+                + (snapshot.captivePortal.isEmpty ? "" : ", portal: \(snapshot.captivePortal)")),
             ("Reason", snapshot.reason),
         ]
         return rows.map { "\(String(repeating: " ", count: 9 - $0.0.count))\($0.0): \($0.1)" }.joined(separator: "\n")

@@ -176,12 +176,19 @@ final class LocalizationResourceTests: XCTestCase {
         try XCTSkipIf(LocalizationTables.bundlePath == nil, "no resource bundle beside the test executable")
         for (directory, language) in [("en", "en"), ("zh-hans", "zh-Hans")] {
             let table = try XCTUnwrap(LocalizationTables.table(directory), directory)
-            for status in ReachabilityStatus.allCases {
-                let key = status.compiledDescription(language: "en")
-                XCTAssertEqual(table[key], status.compiledDescription(language: language), "\(directory): \(key)")
+            let values: [any DescribedInLanguages] = ReachabilityStatus.allCases + Connectivity.allCases
+            for value in values {
+                let key = value.compiledDescription(language: "en")
+                XCTAssertEqual(table[key], value.compiledDescription(language: language), "\(directory): \(key)")
             }
-            XCTAssertEqual(table.count, ReachabilityStatus.allCases.count, "\(directory) has extra or missing keys")
+            XCTAssertEqual(table.count, Set(values.map(\.englishDescription)).count, "\(directory) has extra or missing keys")
         }
+    }
+
+    func testConnectivityIsDescribedInEnglishAndChinese() {
+        XCTAssertEqual(Connectivity.limited.localizedDescription(language: "en_US.UTF-8"), "Limited Connectivity")
+        XCTAssertEqual(Connectivity.limited.localizedDescription(language: "zh_CN.UTF-8"), "连接受限")
+        XCTAssertEqual(Connectivity.portal.localizedDescription(language: "fr"), "Captive Portal")
     }
 
     func testUntranslatedLanguagesFallBackToEnglish() {
