@@ -221,16 +221,31 @@ public final class ReachabilityManager: Sendable {
     ///   - queue: the queue the handler runs on; a serial one keeps the deliveries in order.
     ///   - handler: the closure, or nil.
     public func setStatusChangeHandler(queue: DispatchQueue = .main, _ handler: (@Sendable (ReachabilityStatus) -> Void)?) {
+        guard let handler else { return setHandler(id: State.handlerID, observing: .status, deliver: nil) }
+        setHandler(id: State.handlerID, observing: .status) { snapshot in queue.async { handler(snapshot.status) } }
+    }
+
+    /// Sets the closure called with the connectivity: the current value first (as soon as it is
+    /// known while monitoring), then each change. Replaces any previous one; nil removes it.
+    ///
+    /// - Parameters:
+    ///   - queue: the queue the handler runs on (see ``setStatusChangeHandler(queue:_:)``).
+    ///   - handler: the closure, or nil.
+    public func setConnectivityChangeHandler(queue: DispatchQueue = .main, _ handler: (@Sendable (Connectivity) -> Void)?) {
+        guard let handler else { return setHandler(id: State.connectivityHandlerID, observing: .connectivity, deliver: nil) }
+        setHandler(id: State.connectivityHandlerID, observing: .connectivity) { snapshot in queue.async { handler(snapshot.connectivity) } }
+    }
+
+    /// Installs (or with nil removes) the handler subscriber `id`, told the current state first.
+    private func setHandler(id: UInt64, observing change: ObservedChange, deliver: (@Sendable (ReachabilitySnapshot) -> Void)?) {
         state.withLock { state in
-            guard let handler else {
-                state.subscribers[State.handlerID] = nil
+            guard let deliver else {
+                state.subscribers[id] = nil
                 return
             }
-            var subscriber = Subscriber(observing: .status) { snapshot in
-                queue.async { handler(snapshot.status) }
-            }
+            var subscriber = Subscriber(observing: change, deliver: deliver)
             if state.isResolved { subscriber.offer(state.snapshot) }
-            state.subscribers[State.handlerID] = subscriber
+            state.subscribers[id] = subscriber
         }
     }
 
@@ -301,6 +316,8 @@ public final class ReachabilityManager: Sendable {
 private struct State: Sendable {
     /// The subscriber id of the status change handler.
     static let handlerID: UInt64 = 0
+    /// The subscriber id of the connectivity change handler (stream ids count up from 1).
+    static let connectivityHandlerID = UInt64.max
 
     var snapshot = ReachabilitySnapshot.unknown
     var isMonitoring = false
@@ -313,7 +330,6 @@ private struct State: Sendable {
     var nextID: UInt64 = 0
 }
 
-/// One observer and what it was last told.
 /// What an observer is told about: changes of the status, of the connectivity, or of anything.
 private enum ObservedChange: Sendable {
     case status, connectivity, anything
@@ -328,6 +344,7 @@ private enum ObservedChange: Sendable {
     }
 }
 
+/// One observer and what it was last told.
 private struct Subscriber: Sendable {
     /// What the observer is told about.
     let change: ObservedChange

@@ -7,7 +7,7 @@ import XCTest
 /// Connectivity through the client library and the CLI: a default gateway that fails address
 /// resolution makes the machine `limited` (all traffic stays in the test's namespace).
 final class ConnectivityClientTests: DaemonTestCase {
-    func testConnectivityUpdatesGiveTheCurrentValueThenEachChangeOnce() throws {
+    func testConnectivityUpdatesAndHandlerGiveTheCurrentValueThenEachChangeOnce() throws {
         // Given a routed daemon and a manager following its connectivity
         try startDaemon()
         try configureIPv4Link()
@@ -15,6 +15,8 @@ final class ConnectivityClientTests: DaemonTestCase {
         try waitForStatus(.reachableViaEthernet)
         let manager = try makeManager()
         let delivered = Collected<Connectivity>()
+        let handled = Collected<Connectivity>()
+        manager.setConnectivityChangeHandler(queue: DispatchQueue(label: "ConnectivityClientTests.handler")) { handled.append($0) }
         manager.startMonitoring()
         let task = Task { for await connectivity in manager.connectivityUpdates { delivered.append(connectivity) } }
         defer { task.cancel() }
@@ -30,6 +32,7 @@ final class ConnectivityClientTests: DaemonTestCase {
 
         // Then
         try waitForDeliveries(delivered, [.unknown, .limited, .unknown])
+        try waitForDeliveries(handled, [.unknown, .limited, .unknown])
         manager.stopMonitoring()
     }
 
