@@ -164,6 +164,12 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
         return NetlinkSocketFilter(instructions: program.assemble())
     }
 
+    /// A program that keeps everything: in place for the moment a replacement waits (a
+    /// destination just watched must not miss a route change meanwhile).
+    public static let keepingEverything = NetlinkSocketFilter(instructions: [
+        BPFInstruction(code: LinuxBPF.ret | LinuxBPF.k, jumpIfTrue: 0, jumpIfFalse: 0, constant: UInt32.max),
+    ])
+
     /// Attaches the program to `socket`; from then on the kernel runs it on every datagram
     /// before queueing it. The corresponding C function is `setsockopt(SO_ATTACH_FILTER)`.
     public func attach(to socket: NetlinkSocket) throws(SystemError) {

@@ -53,6 +53,9 @@ public struct ExplainReport: Sendable, Hashable {
     public var heldBack: ReachabilitySnapshot?
     /// Whether a `RoutesChanged` is due at the end of the current rate-limit interval.
     public var routesChangedPending: Bool
+    /// Whether the route filter keeps every route until a rebuild due shortly (new watched
+    /// destinations came faster than one rebuild per interval).
+    public var routeFilterRebuildPending: Bool
     /// IPv4, then IPv6.
     public var families: [Family]
     /// The probes' output links and the first ``linkLimit`` links, by index.
@@ -71,6 +74,9 @@ public struct ExplainReport: Sendable, Hashable {
         ]
         if let heldBack {
             lines.append("Held by DownDelaySec=: subscribers still see \(heldBack.status.rawValue) (\(heldBack.reason))")
+        }
+        if routeFilterRebuildPending {
+            lines.append("Route filter: keeping every route until its rebuild (new watched destinations) within \(BusContract.routesChangedIntervalMilliseconds) ms")
         }
         if routesChangedPending {
             lines.append("RoutesChanged: one is due within \(BusContract.routesChangedIntervalMilliseconds) ms (the rest of a burst)")

@@ -22,7 +22,8 @@ final class PublishingStage {
     /// What subscribers see now (it lags the evaluation while a loss is held).
     private(set) var published = ReachabilitySnapshot.unknown
     private var heldLoss: DispatchWorkItem?
-    private var lastAnnouncement = DispatchTime(uptimeNanoseconds: 0)
+    /// (Not 0: a raw 0 is `DISPATCH_TIME_NOW`, and 0 + an interval would be an interval from now.)
+    private var lastAnnouncement = DispatchTime(uptimeNanoseconds: 1)
     private var announcementScheduled: DispatchWorkItem?
     /// The spacing the stage keeps between announcements: the promised minimum plus a margin,
     /// so that the delivery jitter of the bus (a signal queued behind others, then not) does not

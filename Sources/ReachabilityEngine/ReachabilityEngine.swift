@@ -73,6 +73,12 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
+    /// When the route filter was last rebuilt, and whether a rebuild waits for the interval's end.
+    private var lastFilterRebuild = DispatchTime(uptimeNanoseconds: 1)  // (0 would mean now)
+    private var filterRebuildScheduled = false
+    /// The least time between two rebuilds of the route filter (each costs ~0.6 ms and an
+    /// attach): a burst of new watched destinations gets one rebuild per interval.
+    static let filterRebuildInterval: DispatchTimeInterval = .milliseconds(100)
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
 
@@ -220,7 +226,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
         return ExplainReport(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
-            routesChangedPending: publishing.isAnnouncementPending,
+            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: filterRebuildScheduled,
             families: families, links: links,
             omittedLinks: omitted.isEmpty ? nil : ExplainReport.OmittedLinks(
                 count: omitted.count, up: omitted.filter(\.isUp).count, withCarrier: omitted.filter { $0.isUp && $0.hasCarrier }.count
@@ -244,18 +250,35 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return ReachabilityRule.evaluate(destinationFacts(address))
     }
 
-    /// Adds `address` to the watched destinations; a new one replaces the socket's filter
+    /// Adds `address` to the watched destinations; a new one gets the socket's filter rebuilt
     /// (`SO_ATTACH_FILTER` swaps programs atomically), one already watched costs nothing.
+    /// Rebuilds come at most once per ``filterRebuildInterval``: within it, a program keeping
+    /// every message stands in until the interval ends and one rebuild covers every address
+    /// watched meanwhile (the engine tells watched routes from others itself).
     private func watch(_ address: [UInt8]) {
         guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address) else { return }
-        replaceFilter()
+        guard !filterRebuildScheduled else { return }
+        let due = lastFilterRebuild + Self.filterRebuildInterval
+        guard DispatchTime.now() < due else { return replaceFilter() }
+        attach(NetlinkSocketFilter.keepingEverything)
+        filterRebuildScheduled = true
+        queue.asyncAfter(deadline: due) { [weak self] in
+            guard let self else { return }
+            filterRebuildScheduled = false
+            replaceFilter()
+        }
     }
 
     /// Attaches the filter for the watched destinations in force.
     private func replaceFilter() {
+        lastFilterRebuild = .now()
+        attach(Self.routeFilter(watching: watched))
+    }
+
+    private func attach(_ filter: NetlinkSocketFilter) {
         guard let monitor else { return }
         do {
-            try Self.routeFilter(watching: watched).attach(to: monitor)
+            try filter.attach(to: monitor)
         } catch {
             Log.warning("Failed to replace the netlink socket filter for \(watched.ipv4.count + watched.ipv6.count) watched destination(s): \(error), ignoring: route changes for the newest ones are not announced.")
         }
@@ -329,7 +352,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .newRoute(let route), .deleteRoute(let route):
                 if Self.concernsProbes(route) {
                     changed.formUnion(LinkTable.family(route.family).map { [$0] } ?? AddressFamily.allCases)
-                } else {
+                } else if LinkTable.family(route.family).map({ watched.isAffected(byRouteTo: route.destination, length: route.destinationLength, family: $0) }) ?? true {
+                    // (The filter may keep every route for a moment: see watch(_:).)
                     routing = true
                 }
             case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)

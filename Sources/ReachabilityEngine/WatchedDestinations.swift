@@ -1,3 +1,6 @@
+import RTNetlink
+import ReachabilityCore
+
 /// The destinations clients recently asked about with `CheckAddress`, whose route changes the
 /// monitor socket's filter lets through so that `RoutesChanged` reaches those clients.
 ///
@@ -34,6 +37,12 @@ public struct WatchedDestinations: Sendable, Equatable {
     public mutating func ask(about address: [UInt8]) -> Bool {
         precondition(address.count == 4 || address.count == 16, "an address is 4 or 16 bytes")
         return address.count == 4 ? Self.ask(about: address, in: &ipv4, capacity: capacity) : Self.ask(about: address, in: &ipv6, capacity: capacity)
+    }
+
+    /// Whether a route to `prefix`/`length` can change the route to a watched address of its
+    /// family (its prefix contains one; a default route contains them all).
+    public func isAffected(byRouteTo prefix: [UInt8]?, length: UInt8, family: AddressFamily) -> Bool {
+        (family == .ipv4 ? ipv4 : ipv6).contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
     }
 
     private static func ask(about address: [UInt8], in addresses: inout [[UInt8]], capacity: Int) -> Bool {

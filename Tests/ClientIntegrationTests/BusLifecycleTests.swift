@@ -141,7 +141,7 @@ final class BusLifecycleTests: DaemonTestCase {
             try netns.ip("route", "add", "8.8.8.0/24", "via", "10.77.0.1", "dev", "ra0", "table", "\(2000 + probe)")
             return count() > 0
         }
-        try waitUntilNoRoutesChangedIsDue()
+        try waitUntilRoutingIsSettled()
         let before = count()
         let recordedBefore = try signals.routesChangedCount
 
@@ -155,7 +155,7 @@ final class BusLifecycleTests: DaemonTestCase {
         try netns.ip("-batch", batch)
         let elapsed = ContinuousClock.now - start
         // The burst's last announcement, once the daemon has sent it and busctl has written it
-        try waitUntilNoRoutesChangedIsDue()
+        try waitUntilRoutingIsSettled()
         try Poll.until("busctl monitor caught up", observe: { (count(), try signals.routesChangedCount) }) { $0.0 > before && $0.0 - before == $0.1 - recordedBefore }
 
         // Then at least one signal, and no more than one per 100 ms of churn (plus the trailing one)

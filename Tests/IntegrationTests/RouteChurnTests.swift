@@ -103,7 +103,7 @@ final class RouteChurnTests: DaemonTestCase {
         try startWithDefaultRouteOverRa0AndAnAddressOnRa1()
         let viaRa0 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
         try Poll.until("CheckAddress(10.9.1.1) through ra0", observe: { try busctl.checkAddress("10.9.1.1") }) { $0 == viaRa0 }
-        try waitUntilNoRoutesChangedIsDue()
+        try waitUntilRoutingIsSettled()
         let routesChangedBefore = try signals.routesChangedCount
         let propertiesChangedBefore = try signals.propertiesChangedCount
         let routesReadBefore = routeMessagesRead()

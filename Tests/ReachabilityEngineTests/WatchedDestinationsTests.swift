@@ -81,5 +81,18 @@ final class WatchedDestinationsTests: XCTestCase {
     private func ipv6(_ host: UInt8) -> [UInt8] {
         [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [host]
     }
-}
 
+    func testThatOnlyRoutesContainingAWatchedAddressAffectTheSet() {
+        // Given
+        var watched = WatchedDestinations()
+        _ = watched.ask(about: [10, 9, 1, 1])
+
+        // When, Then
+        XCTAssertTrue(watched.isAffected(byRouteTo: [10, 9, 0, 0], length: 16, family: .ipv4))
+        XCTAssertTrue(watched.isAffected(byRouteTo: [10, 9, 1, 1], length: 32, family: .ipv4))
+        XCTAssertTrue(watched.isAffected(byRouteTo: nil, length: 0, family: .ipv4), "a default route")
+        XCTAssertFalse(watched.isAffected(byRouteTo: [100, 64, 0, 1], length: 32, family: .ipv4))
+        XCTAssertFalse(watched.isAffected(byRouteTo: [10, 9, 2, 0], length: 24, family: .ipv4))
+        XCTAssertFalse(watched.isAffected(byRouteTo: nil, length: 0, family: .ipv6), "nothing of IPv6 is watched")
+    }
+}

@@ -159,12 +159,16 @@ open class DaemonTestCase: XCTestCase {
         XCTAssertEqual(try signals.waitForStatusChanged(count: expected.count), expected.map(\.rawValue), file: file, line: line)
     }
 
-    /// Waits until the daemon has no `RoutesChanged` due (its `Explain()` shows none pending): the
-    /// rest of an earlier burst is announced, and a count taken now is not moved by it.
+    /// Waits until the daemon's routing announcements are settled (its `Explain()` shows neither a
+    /// `RoutesChanged` due nor a route-filter rebuild pending): the rest of an earlier burst is
+    /// announced, the filter is the one for the watched destinations, and a count taken now is
+    /// not moved by either.
     ///
-    /// - Throws: `HarnessError` when one is still due after the deadline.
-    package func waitUntilNoRoutesChangedIsDue() throws {
-        try Poll.until("no RoutesChanged due", observe: { try busctl.explain() }) { !$0.contains("RoutesChanged: one is due") }
+    /// - Throws: `HarnessError` when they are not settled by the deadline.
+    package func waitUntilRoutingIsSettled() throws {
+        try Poll.until("no RoutesChanged due, no filter rebuild pending", observe: { try busctl.explain() }) {
+            !$0.contains("RoutesChanged: one is due") && !$0.contains("Route filter: keeping every route")
+        }
     }
 
     /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default
