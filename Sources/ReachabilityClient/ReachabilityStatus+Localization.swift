@@ -6,6 +6,66 @@ import ReachabilityCore
 import Synchronization
 
 extension ReachabilityStatus: DescribedInLanguages {
+    /// "Reachable via WiFi": the English description, also the key of the translation tables.
+    public var englishDescription: String {
+        switch self {
+        case .unknown: "Unknown"
+        case .notReachable: "Not Reachable"
+        case .reachableViaWWAN: "Reachable via WWAN"
+        case .reachableViaWiFi: "Reachable via WiFi"
+        case .reachableViaEthernet: "Reachable via Ethernet"
+        case .reachableViaOther: "Reachable via Other Network"
+        }
+    }
+
+    /// "通过 Wi-Fi 连接": the Simplified Chinese description.
+    public var simplifiedChineseDescription: String {
+        switch self {
+        case .unknown: "未知"
+        case .notReachable: "网络不可达"
+        case .reachableViaWWAN: "通过蜂窝网络连接"
+        case .reachableViaWiFi: "通过 Wi-Fi 连接"
+        case .reachableViaEthernet: "通过以太网连接"
+        case .reachableViaOther: "通过其他网络连接"
+        }
+    }
+}
+
+extension Connectivity: DescribedInLanguages {
+    /// "Limited Connectivity": the English description, also the key of the translation tables.
+    public var englishDescription: String {
+        switch self {
+        case .unknown: "Unknown"
+        case .none: "No Connectivity"
+        case .limited: "Limited Connectivity"
+        case .portal: "Captive Portal"
+        case .full: "Full Connectivity"
+        }
+    }
+
+    /// "连接受限": the Simplified Chinese description.
+    public var simplifiedChineseDescription: String {
+        switch self {
+        case .unknown: "未知"
+        case .none: "无网络连接"
+        case .limited: "连接受限"
+        case .portal: "需要网页登录"
+        case .full: "已连接互联网"
+        }
+    }
+}
+
+/// A value with a short human description in the user's language (``ReachabilityStatus``,
+/// ``Connectivity``): English and Simplified Chinese compiled in, and any language in the
+/// resource bundle's `Localizable.strings` tables, keyed by the English text.
+public protocol DescribedInLanguages {
+    /// The English description, also the key of the translation tables.
+    var englishDescription: String { get }
+    /// The Simplified Chinese description.
+    var simplifiedChineseDescription: String { get }
+}
+
+extension DescribedInLanguages {
     /// A short human description in the user's language: "Reachable via WiFi", "通过 Wi-Fi 连接".
     ///
     /// The language comes from the POSIX locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, then
@@ -25,79 +85,6 @@ extension ReachabilityStatus: DescribedInLanguages {
     ///   `"zh_CN.UTF-8"`… Languages without a translation get English.
     /// - Returns: the description, e.g. "Not Reachable".
     public func localizedDescription(language: String) -> String {
-        translated(language: language)
-    }
-
-    var englishDescription: String {
-        switch self {
-        case .unknown: "Unknown"
-        case .notReachable: "Not Reachable"
-        case .reachableViaWWAN: "Reachable via WWAN"
-        case .reachableViaWiFi: "Reachable via WiFi"
-        case .reachableViaEthernet: "Reachable via Ethernet"
-        case .reachableViaOther: "Reachable via Other Network"
-        }
-    }
-
-    var simplifiedChineseDescription: String {
-        switch self {
-        case .unknown: "未知"
-        case .notReachable: "网络不可达"
-        case .reachableViaWWAN: "通过蜂窝网络连接"
-        case .reachableViaWiFi: "通过 Wi-Fi 连接"
-        case .reachableViaEthernet: "通过以太网连接"
-        case .reachableViaOther: "通过其他网络连接"
-        }
-    }
-}
-
-extension Connectivity: DescribedInLanguages {
-    /// A short human description in the user's language: "Limited Connectivity", "连接受限".
-    ///
-    /// The language comes from the POSIX locale, as for ``ReachabilityStatus/localizedDescription``.
-    public var localizedDescription: String {
-        localizedDescription(language: StatusLanguage.environmentTag())
-    }
-
-    /// A short human description in `language` (a language tag or POSIX locale name; languages
-    /// without a translation get English).
-    public func localizedDescription(language: String) -> String {
-        translated(language: language)
-    }
-
-    var englishDescription: String {
-        switch self {
-        case .unknown: "Unknown"
-        case .none: "No Connectivity"
-        case .limited: "Limited Connectivity"
-        case .portal: "Captive Portal"
-        case .full: "Full Connectivity"
-        }
-    }
-
-    var simplifiedChineseDescription: String {
-        switch self {
-        case .unknown: "未知"
-        case .none: "无网络连接"
-        case .limited: "连接受限"
-        case .portal: "需要网页登录"
-        case .full: "已连接互联网"
-        }
-    }
-}
-
-/// A value described in English and Simplified Chinese in code, and in the resource bundle's
-/// `Localizable.strings` tables keyed by the English text.
-protocol DescribedInLanguages {
-    /// The English description, also the key of the tables.
-    var englishDescription: String { get }
-    /// The Simplified Chinese description.
-    var simplifiedChineseDescription: String { get }
-}
-
-extension DescribedInLanguages {
-    /// The description in `language`: from the bundle's tables, else compiled in.
-    func translated(language: String) -> String {
         for directory in StatusLanguage.localizationDirectories(for: language) {
             if let text = LocalizationTables.table(directory)?[englishDescription] { return text }
         }
