@@ -11,10 +11,18 @@ struct Explain: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
     var answerTimeout: Double = 10
 
+    @Flag(name: .long, help: "Print one JSON object, {\"report\": TEXT}, instead of the text.")
+    var json = false
+
+    /// The JSON form: the report's text (the daemon's Explain() returns text only).
+    struct Record: Encodable {
+        var report: String
+    }
+
     func run() async throws {
         do throws(DaemonReportError) {
             let report = try await ReachabilityManager.daemonReport(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
-            Output.line(report.hasSuffix("\n") ? String(report.dropLast()) : report)
+            Output.line(json ? Output.json(Record(report: report)) : report.hasSuffix("\n") ? String(report.dropLast()) : report)
         } catch {
             throw failure(error.description, code: ExitStatus.daemonUnavailable)
         }

@@ -44,6 +44,18 @@ struct ReachabilityControl: AsyncParsableCommand {
         subcommands: [Status.self, Monitor.self, Wait.self, Check.self, Explain.self],
         defaultSubcommand: Status.self
     )
+
+    /// Parses and runs; a first argument that is neither an option nor a subcommand is a usage
+    /// error naming the subcommands (the parser would otherwise report it as an argument of the
+    /// default subcommand, `status`, and show only its usage).
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = configuration.subcommands.map { $0._commandName }
+        if let first = arguments.first, !first.hasPrefix("-"), !names.contains(first) {
+            Self.exit(withError: ValidationError("Unknown subcommand '\(first)'; the subcommands are \(names.joined(separator: ", "))."))
+        }
+        await main(arguments)
+    }
 }
 
 // MARK: - Where answers come from
@@ -214,6 +226,9 @@ struct Wait: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Wait for this host name or address instead of the machine.", valueName: "host"))
     var host: String?
 
+    @Flag(name: .long, help: "When the wait ends, print the last state as one JSON object (with \"satisfied\").")
+    var json = false
+
     @OptionGroup var sourceOptions: SourceOptions
 
     func validate() throws {
@@ -258,7 +273,14 @@ struct Wait: AsyncParsableCommand {
             return first
         }
         let last = manager.snapshot
+        let available = manager.isDaemonAvailable
         manager.stopMonitoring()
+        if json {
+            var record = StatusRecord(last, daemonAvailable: available)
+            record.host = host
+            record.satisfied = outcome == ExitStatus.success
+            Output.line(Output.json(record))
+        }
         switch outcome {
         case ExitStatus.success:
             return
@@ -386,6 +408,8 @@ struct StatusRecord: Codable {
     var ipv6Connectivity: String
     var captivePortal: String
     var daemonAvailable: Bool
+    /// `wait --json`: whether the condition held.
+    var satisfied: Bool?
 
     init(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
         status = snapshot.status.rawValue
@@ -413,7 +437,7 @@ enum Output {
     }
 
     /// Compact JSON with sorted keys.
-    static func json(_ record: StatusRecord) -> String {
+    static func json(_ record: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)

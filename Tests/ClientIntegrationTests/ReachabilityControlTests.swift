@@ -42,6 +42,13 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--transport", "wifi"]).termination, .exited(Exit.timeout))
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(3))
         XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--ipv6"]).termination, .exited(Exit.timeout))
+        // and --json prints the last state with whether the condition held
+        let met = try reachabilityctl(["wait", "--timeout", "5", "--json"])
+        XCTAssertEqual(try jsonObject(met.standardOutput)["satisfied"] as? Bool, true, met.standardOutput)
+        XCTAssertEqual(try jsonObject(met.standardOutput)["status"] as? String, "reachable-via-ethernet")
+        let missed = try reachabilityctl(["wait", "--timeout", "1", "--ipv6", "--json"])
+        XCTAssertEqual(missed.termination, .exited(Exit.timeout))
+        XCTAssertEqual(try jsonObject(missed.standardOutput)["satisfied"] as? Bool, false, missed.standardOutput)
     }
 
     func testWaitTimesOutWithoutADefaultRoute() throws {
@@ -82,6 +89,10 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(result.termination, .exited(0), result.standardError)
         XCTAssertTrue(result.standardOutput.contains("ra0"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("10.77.0.1"), result.standardOutput)
+        // and as JSON, the same report under "report"
+        let json = try reachabilityctl(["explain", "--json"])
+        XCTAssertEqual(json.termination, .exited(0), json.standardError)
+        XCTAssertTrue((try jsonObject(json.standardOutput)["report"] as? String)?.contains("10.77.0.1") == true, json.standardOutput)
     }
 
     func testStatusJSONParsesAndMatchesTheDaemon() throws {
@@ -217,6 +228,7 @@ final class ReachabilityControlTests: DaemonTestCase {
             (["wait", "--ipv4", "--ipv6"], "at most one of --ipv4 and --ipv6", #line),
             (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
             (["check", ""], "Give a host name or an address", #line),
+            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain.", #line),
         ]
         for row in rows {
             let usage = try Command.run(try ClientTestPaths.controlBinary(), row.arguments)
