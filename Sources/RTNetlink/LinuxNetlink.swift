@@ -73,7 +73,6 @@ enum LinuxNetlink {
 
     // Neighbour attributes and states (`NUD_*`, bits of `ndm_state`).
     static let neighbourDestination = UInt16(NDA_DST)
-    static let neighbourIncomplete = UInt16(NUD_INCOMPLETE)
     static let neighbourFailed = UInt16(NUD_FAILED)
     static let neighbourValid = UInt16(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 

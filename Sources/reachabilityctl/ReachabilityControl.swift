@@ -174,19 +174,18 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// The connectivity `wait --connectivity` can require: at least this one (full > portal > limited > unknown).
-enum ConnectivityChoice: String, ExpressibleByArgument, CaseIterable {
-    case unknown, limited, portal, full
+/// The connectivity `wait --connectivity` can require, by its wire string (any but `none`): at
+/// least this one (full > portal > limited > unknown).
+struct ConnectivityChoice: ExpressibleByArgument {
+    /// The connectivity asked for.
+    let required: Connectivity
 
-    /// The connectivity this choice names.
-    var required: Connectivity {
-        switch self {
-        case .unknown: .unknown
-        case .limited: .limited
-        case .portal: .portal
-        case .full: .full
-        }
+    init?(argument: String) {
+        guard let connectivity = Connectivity(rawValue: argument), connectivity != .none else { return nil }
+        required = connectivity
     }
+
+    static var allValueStrings: [String] { Connectivity.allCases.filter { $0 != .none }.map(\.rawValue) }
 
     /// Whether `connectivity` is at least this.
     func isMet(by connectivity: Connectivity) -> Bool {
