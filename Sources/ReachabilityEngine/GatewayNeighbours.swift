@@ -23,24 +23,24 @@ struct GatewayNeighbours {
     /// The recently chosen gateways of each family, least recently chosen first.
     private var known: [AddressFamily: [GatewayNeighbour]] = [:]
     /// Where each family's current gateway is in `known`.
-    private var current: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
+    private var chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
     /// How many gateways a family keeps following.
     static let capacity = NetlinkSocketFilter.maximumNeighboursPerFamily
 
-    /// The gateway each family's probe route takes now, with what is known of it.
-    var byFamily: [AddressFamily: GatewayNeighbour] {
-        current.reduce(into: [:]) { result, entry in
-            result[entry.key] = known[entry.key]?.first { $0.address == entry.value.address && $0.link == entry.value.link }
-        }
+    /// The gateway `family`'s probe route takes now, with what is known of it; nil without one.
+    func current(_ family: AddressFamily) -> GatewayNeighbour? {
+        guard let gateway = chosen[family] else { return nil }
+        return known[family]?.first { $0.address == gateway.address && $0.link == gateway.link }
     }
 
     /// Follows the gateways `chosen` (a family's route without a gateway has none). A gateway
     /// followed already keeps what was learnt about it; the least recently chosen beyond
     /// ``capacity`` is forgotten.
     ///
-    /// - Returns: the families whose gateway is new, whose entry the caller reads with ``read(_:for:)``.
+    /// - Returns: the families whose gateway is new, whose entry the caller reads with
+    ///   ``read(_:for:)``. The followed addresses (``addresses(of:)``) change exactly then.
     mutating func follow(_ chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)]) -> [AddressFamily] {
-        current = chosen
+        self.chosen = chosen
         var fresh: [AddressFamily] = []
         for (family, gateway) in chosen {
             var list = known[family] ?? []
@@ -57,7 +57,7 @@ struct GatewayNeighbours {
 
     /// The entry of `family`'s current gateway as read from the kernel (nil: there is none yet).
     mutating func read(_ state: NeighbourState?, for family: AddressFamily) {
-        guard let state, let gateway = current[family] else { return }
+        guard let state, let gateway = chosen[family] else { return }
         update(family, address: gateway.address, link: gateway.link, with: state)
     }
 
@@ -67,9 +67,9 @@ struct GatewayNeighbours {
     mutating func apply(_ message: NeighbourMessage, family: AddressFamily) -> Bool {
         guard let destination = message.destination, let address = IPAddress(family: family, bytes: destination) else { return false }
         let link = InterfaceIndex(message.index)
-        let before = byFamily[family]
+        let before = current(family)
         update(family, address: address, link: link, with: message.state)
-        return byFamily[family] != before
+        return current(family) != before
     }
 
     /// The addresses the neighbour socket's filter keeps entries of: every followed gateway's.

@@ -208,7 +208,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let families = [Self.ipv4Probe, Self.ipv6Probe].map { probe in
             let facts = destinationFacts(probe)
             return ExplainReport.Family(
-                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.byFamily[probe.family]
+                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family)
             )
         }
         // The probes' output links in full, then the first links by index up to the limit; the
@@ -292,9 +292,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
             guard case .route(let route) = answer.lookup, let gateway = route.gateway.flatMap(IPAddress.init), let link = route.outputInterfaceIndex else { continue }
             chosen[family] = (gateway, link)
         }
-        let followed = AddressFamily.allCases.map(gateways.addresses(of:))
         let fresh = gateways.follow(chosen)
-        if let neighbourMonitor, AddressFamily.allCases.map(gateways.addresses(of:)) != followed {
+        if let neighbourMonitor, !fresh.isEmpty {
             do {
                 try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: gateways.addresses(of: .ipv4), ipv6Neighbours: gateways.addresses(of: .ipv6))
                     .attach(to: neighbourMonitor)
@@ -303,7 +302,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
         }
         for family in fresh {
-            guard let gateway = gateways.byFamily[family], let query else { continue }
+            guard let gateway = gateways.current(family), let query else { continue }
             do {
                 gateways.read(try query.neighbourState(of: gateway.address.bytes, family: family.netlinkFamily, index: gateway.link.rawValue), for: family)
             } catch {
@@ -433,8 +432,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let ipv6 = answers(for: Self.ipv6Probe)
         followGateways()
         var next = StatusReducer.snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: settings)
-        next.ipv4Evidence = gateways.byFamily[.ipv4]?.evidence
-        next.ipv6Evidence = gateways.byFamily[.ipv6]?.evidence
+        next.ipv4Evidence = gateways.current(.ipv4)?.evidence
+        next.ipv6Evidence = gateways.current(.ipv6)?.evidence
         return next
     }
 

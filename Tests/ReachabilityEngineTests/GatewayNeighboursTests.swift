@@ -26,7 +26,7 @@ final class GatewayNeighboursTests: XCTestCase {
 
             // Then
             XCTAssertEqual(changed, row.changed, "\(row.state)", line: row.line)
-            XCTAssertEqual(gateways.byFamily[.ipv4]?.evidence, row.evidence, "\(row.state)", line: row.line)
+            XCTAssertEqual(gateways.current(.ipv4)?.evidence, row.evidence, "\(row.state)", line: row.line)
         }
     }
 
@@ -41,7 +41,7 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link.rawValue, state: .failed, destination: gateway.bytes), family: .ipv6))
 
         // Then
-        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
+        XCTAssertNil(gateways.current(.ipv4)?.evidence)
     }
 
     func testThatANewGatewayStartsAfreshAndARecentOneKeepsItsState() {
@@ -53,9 +53,9 @@ final class GatewayNeighboursTests: XCTestCase {
 
         // When the route goes (no gateway), comes back, then moves to another gateway
         let gone = gateways.follow([:])
-        let evidenceWhileGone = gateways.byFamily[.ipv4]?.evidence
+        let evidenceWhileGone = gateways.current(.ipv4)?.evidence
         let back = gateways.follow([.ipv4: (gateway, link)])
-        let evidenceBack = gateways.byFamily[.ipv4]?.evidence
+        let evidenceBack = gateways.current(.ipv4)?.evidence
         let moved = gateways.follow([.ipv4: (other, link)])
 
         // Then the returning gateway is known (no read, no new filter) and still failed; the new one starts afresh
@@ -64,12 +64,12 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertEqual(back, [])
         XCTAssertEqual(evidenceBack, .limited)
         XCTAssertEqual(moved, [.ipv4])
-        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence)
+        XCTAssertNil(gateways.current(.ipv4)?.evidence)
         XCTAssertEqual(gateways.addresses(of: .ipv4), [gateway.bytes, other.bytes], "both stay followed")
         // and a recent gateway's entry is still followed while another is chosen
         XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .resolved, destination: gateway.bytes), family: .ipv4))
         XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [])
-        XCTAssertNil(gateways.byFamily[.ipv4]?.evidence, "it resolved while not chosen")
+        XCTAssertNil(gateways.current(.ipv4)?.evidence, "it resolved while not chosen")
     }
 
     func testThatOnlyTheMostRecentGatewaysStayFollowed() {
