@@ -16,9 +16,12 @@ final class GatewayNeighbourTests: DaemonTestCase {
             $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
         }
 
-        // When another neighbour of the LAN fails to resolve, nothing changes
+        // When another neighbour of the LAN fails to resolve, the kernel's filter keeps it from
+        // the daemon (no batch read at all), and nothing changes
+        let batchesBefore = try batchesRead()
         try resolveNeighbour(toward: "10.77.0.9", until: "FAILED")
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue)
+        XCTAssertEqual(try batchesRead(), batchesBefore, "the daemon read netlink messages for another neighbour")
 
         // When an application's traffic goes out through the gateway, and its resolution fails
         try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
@@ -35,6 +38,11 @@ final class GatewayNeighbourTests: DaemonTestCase {
         // Then back to unknown, with one signal per change
         try waitForProperties("connectivity unknown again") { $0.string(.connectivity) == Connectivity.unknown.rawValue }
         XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.limited.rawValue, Connectivity.unknown.rawValue])
+    }
+
+    /// How many batches of netlink messages the daemon has read (its debug log, one line each).
+    private func batchesRead() throws -> Int {
+        try XCTUnwrap(daemon).log.components(separatedBy: "rtnetlink message(s)").count - 1
     }
 
     func testAGatewayFailedBeforeTheDaemonStartedIsLimitedAtOnce() throws {
