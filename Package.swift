@@ -25,6 +25,11 @@ let package = Package(
         .target(name: "CNetlinkShims"),
         // ...and the sd-bus vtable of the exported object (its macros use designated initialisers).
         .target(name: "CBusShims", dependencies: ["CSystemd"]),
+        // libcurl for the opt-in connectivity check, loaded with dlopen when a check is configured
+        // (only its headers at build time: nothing links libcurl).
+        .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("dl")]),
+        // The check's HTTP client: libcurl's multi interface on Dispatch sources.
+        .target(name: "CurlTransport", dependencies: ["CCurlShims", "ReachabilityCore", "SystemSupport"]),
         // The one errno-checked helper every C call goes through, and the journald-style logger.
         .target(name: "SystemSupport"),
         // Pure decision logic: facts in, status out. No I/O.
@@ -41,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
-                "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CNetlinkShims",
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CNetlinkShims", "CurlTransport",
             ],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
             // exported symbols: the static standard library's 22,000 relative relocations take
@@ -56,7 +61,7 @@ let package = Package(
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
             name: "ReachabilityClient",
-            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "SystemSupport"],
+            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "CurlTransport", "SystemSupport"],
             resources: [.process("Resources")]
         ),
         // The command line client: status, monitor, wait, check.

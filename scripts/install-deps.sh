@@ -11,6 +11,8 @@ packages=(
   dbus-daemon dbus-bin        # the bus the daemon serves (tests start a private one)
   systemd                     # busctl
   iproute2                    # ip netns / veth for the integration tests
+  libcurl4-openssl-dev        # libcurl's headers (the connectivity check loads libcurl.so.4 when configured)
+  python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
 )
 [ $# -gt 0 ] && packages=("$@")
 

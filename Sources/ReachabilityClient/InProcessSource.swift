@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CurlTransport
 import Dispatch
 import ReachabilityCore
 import ReachabilityEngine
@@ -56,6 +57,8 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         guard engine == nil else { return }
         checker.cancel()
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
+        // The daemon's active check, with the same configuration (off without a CheckURL=).
+        engine.checkClient = CurlCheckClient(queue: queue)
         if let configuration = Self.configurationFiles.load() { engine.apply(configuration) }
         if target != .machine {
             engine.onRoutingEvents = { [weak self] in self?.checkDestination() }

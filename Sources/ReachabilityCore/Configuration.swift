@@ -27,6 +27,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var meteredTransports: [Transport: Bool] = [:]
     /// `DownDelaySec=`: hold a transition to not-reachable this long; 0 publishes at once.
     public var downDelaySeconds: Double = 0
+    /// `[Connectivity]`: the active check, off by default.
+    public var connectivity = ConnectivityCheckSettings()
 
     /// No settings: built-in behaviour.
     public static let `default` = DaemonConfiguration()
@@ -72,9 +74,23 @@ public struct DaemonConfiguration: Sendable, Hashable {
         let metered = meteredInterfaces.map { "\($0.pattern):\($0.value ? "yes" : "no")" }
             + meteredTransports.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value ? "yes" : "no")" }
         if !metered.isEmpty { lines.append("Metered=\(metered.joined(separator: " "))") }
-        let whole = downDelaySeconds.rounded() == downDelaySeconds
-        lines.append("DownDelaySec=" + (whole ? String(Int(downDelaySeconds)) : "\(Int((downDelaySeconds * 1000).rounded()))ms"))
+        lines.append("DownDelaySec=" + Self.seconds(downDelaySeconds))
+        if connectivity.isEnabled {
+            lines += [
+                "[Connectivity]", "CheckURL=\(connectivity.checkURL)", "CheckResponse=\(connectivity.checkResponse)",
+                "CheckIntervalSec=\(Self.seconds(connectivity.intervalSeconds))", "CheckTimeoutSec=\(Self.seconds(connectivity.timeoutSeconds))",
+                "CaptivePortalAPI=\(connectivity.queriesCaptivePortalAPI ? "yes" : "no")",
+            ]
+            if !connectivity.captivePortalAPICAFile.isEmpty { lines.append("CaptivePortalAPICAFile=\(connectivity.captivePortalAPICAFile)") }
+        } else {
+            lines.append("[Connectivity] CheckURL= (no active check: the daemon sends nothing)")
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// "2", or "500ms" for a fraction of a second.
+    private static func seconds(_ value: Double) -> String {
+        value.rounded() == value ? String(Int(value)) : "\(Int((value * 1000).rounded()))ms"
     }
 }
 
@@ -97,12 +113,14 @@ public struct InvalidConfiguration: Error, Sendable, Hashable {
     public var diagnostics: [ConfigurationDiagnostic]
 }
 
-/// Parses systemd-style INI configuration: section `[Reachability]`, `Key=value` lines, `#` and
-/// `;` comments. List settings accumulate across lines and files; an empty assignment resets
-/// them. Files are applied in order: later files win.
+/// Parses systemd-style INI configuration: sections `[Reachability]` and `[Connectivity]`,
+/// `Key=value` lines, `#` and `;` comments. List settings accumulate across lines and files; an
+/// empty assignment resets them. Files are applied in order: later files win.
 public enum ConfigurationParser {
-    /// The one section.
+    /// The main section.
     public static let section = "Reachability"
+    /// The active connectivity check's section.
+    public static let connectivitySection = "Connectivity"
 
     /// Parses `files` (path and text, in application order).
     ///
@@ -125,15 +143,20 @@ public enum ConfigurationParser {
                 if line.hasPrefix("[") {
                     guard line.hasSuffix("]") else { fail("malformed section header \"\(line)\""); continue }
                     let name = String(line.dropFirst().dropLast())
-                    if name != section { fail("unknown section [\(name)], expected [\(section)]") }
+                    if name != section && name != connectivitySection {
+                        fail("unknown section [\(name)], expected [\(section)] or [\(connectivitySection)]")
+                    }
                     currentSection = name
                     continue
                 }
                 guard let equals = line.firstIndex(of: "=") else { fail("expected Key=value, got \"\(line)\""); continue }
-                guard currentSection == section else { fail("assignment outside section [\(section)]"); continue }
                 let key = String(line[..<equals]).trimmingWhitespace()
                 let value = String(line[line.index(after: equals)...]).trimmingWhitespace()
-                if let problem = apply(key: key, value: value, to: &configuration) { fail(problem) }
+                switch currentSection {
+                case section?: if let problem = apply(key: key, value: value, to: &configuration) { fail(problem) }
+                case connectivitySection?: if let problem = apply(key: key, value: value, to: &configuration.connectivity) { fail(problem) }
+                default: fail("assignment outside section [\(section)]")
+                }
             }
         }
         guard diagnostics.isEmpty else { throw InvalidConfiguration(diagnostics: diagnostics) }
@@ -173,12 +196,46 @@ public enum ConfigurationParser {
                 }
             }
         case "DownDelaySec":
-            guard let seconds = duration(value) else {
+            guard let seconds = duration(value, limit: 3600) else {
                 return "DownDelaySec= expects a non-negative number of seconds (e.g. 2, 0.5, 500ms); got \"\(value)\""
             }
             configuration.downDelaySeconds = seconds
         default:
             return "unknown setting \"\(key)\""
+        }
+        return nil
+    }
+
+    /// Applies one `[Connectivity]` assignment; returns a problem description or nil.
+    private static func apply(key: String, value: String, to settings: inout ConnectivityCheckSettings) -> String? {
+        switch key {
+        case "CheckURL":
+            let lowered = value.lowercased()
+            guard value.isEmpty || (lowered.hasPrefix("http://") || lowered.hasPrefix("https://")) && value.count > 8
+                && !value.contains(where: { $0 == " " || $0 == "\t" }) && value.utf8.count <= 2048
+            else { return "CheckURL= expects an http:// or https:// URL (or nothing, for no check); got \"\(value)\"" }
+            settings.checkURL = value
+        case "CheckResponse":
+            guard value.utf8.count <= 1024 else { return "CheckResponse= is longer than 1024 bytes" }
+            settings.checkResponse = value
+        case "CheckIntervalSec":
+            guard let seconds = duration(value, limit: 86400), seconds >= 1 else {
+                return "CheckIntervalSec= expects seconds from 1 to 86400 (e.g. 300, 30s); got \"\(value)\""
+            }
+            settings.intervalSeconds = seconds
+        case "CheckTimeoutSec":
+            guard let seconds = duration(value, limit: 300), seconds >= 0.1 else {
+                return "CheckTimeoutSec= expects seconds from 0.1 to 300 (e.g. 10, 500ms); got \"\(value)\""
+            }
+            settings.timeoutSeconds = seconds
+        case "CaptivePortalAPI":
+            guard let flag = boolean(value) else { return "CaptivePortalAPI= expects yes or no; got \"\(value)\"" }
+            settings.queriesCaptivePortalAPI = flag
+        case "CaptivePortalAPICAFile":
+            guard value.isEmpty || value.hasPrefix("/") else { return "CaptivePortalAPICAFile= expects an absolute path; got \"\(value)\"" }
+            settings.captivePortalAPICAFile = value
+        default:
+            return "unknown setting \"\(key)\" in [\(connectivitySection)]"
         }
         return nil
     }
@@ -198,10 +255,11 @@ public enum ConfigurationParser {
         }
     }
 
-    private static func duration(_ text: String) -> Double? {
+    /// Seconds ("2", "0.5", "2s", "500ms"), non-negative and at most `limit`.
+    private static func duration(_ text: String, limit: Double) -> Double? {
         let (number, scale) = text.hasSuffix("ms") ? (String(text.dropLast(2)), 0.001)
             : text.hasSuffix("s") ? (String(text.dropLast()), 1.0) : (text, 1.0)
-        guard let value = Double(number), value >= 0, value.isFinite, value <= 3600 else { return nil }
+        guard let value = Double(number), value >= 0, value.isFinite, value * scale <= limit else { return nil }
         return value * scale
     }
 }

@@ -81,6 +81,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
     static let filterRebuildInterval: DispatchTimeInterval = .milliseconds(100)
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
+    /// The opt-in active check (`[Connectivity] CheckURL=`).
+    private let checks: ActiveConnectivityChecks
+
+    /// The HTTP client the active check uses; nil (the default): no active check can run,
+    /// whatever the configuration says. Set before ``start(onChange:)``.
+    public var checkClient: HTTPCheckClient? {
+        get { checks.client }
+        set { checks.client = newValue }
+    }
 
     /// Called on the queue after batches of link, address, route, rule or nexthop events (and
     /// after a resynchronisation), once evaluated, whether or not the snapshot changed: routes
@@ -106,6 +115,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
         self.configuration = configuration
         table = LinkTable(inspector: SysfsLinkInspector(root: configuration.sysfsRoot))
         publishing = PublishingStage(queue: queue)
+        checks = ActiveConnectivityChecks(queue: queue)
+        checks.onEvidence = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
+        checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs[link] }
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
@@ -179,6 +191,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Stops listening and closes the sockets.
     public func stop() {
         publishing.stop()
+        checks.stop()
         events?.cancel()
         events = nil
         neighbourEvents?.cancel()
@@ -196,6 +209,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func apply(_ configuration: DaemonConfiguration) {
         dispatchPrecondition(condition: .onQueue(queue))
         settings = configuration
+        checks.apply(configuration.connectivity)
         guard query != nil else { return }
         if publishing.cancelHeldLoss() { publish(snapshot) }
         reevaluate()
@@ -208,7 +222,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let families = [Self.ipv4Probe, Self.ipv6Probe].map { probe in
             let facts = destinationFacts(probe)
             return ExplainReport.Family(
-                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family)
+                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
+                activeCheck: checks.report(probe.family)
             )
         }
         // The probes' output links in full, then the first links by index up to the limit; the
@@ -432,9 +447,25 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let ipv6 = answers(for: Self.ipv6Probe)
         followGateways()
         var next = StatusReducer.snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: settings)
-        next.ipv4Evidence = gateways.current(.ipv4)?.evidence
-        next.ipv6Evidence = gateways.current(.ipv6)?.evidence
+        checks.follow(checkPaths(of: next))
+        // A failed gateway says more than a check done before it failed.
+        let checked = (ipv4: checks.evidence(.ipv4), ipv6: checks.evidence(.ipv6))
+        next.ipv4Evidence = gateways.current(.ipv4)?.evidence ?? checked.ipv4.connectivity
+        next.ipv6Evidence = gateways.current(.ipv6)?.evidence ?? checked.ipv6.connectivity
+        next.captivePortal = [(next.ipv4Connectivity, checked.ipv4.portalURL), (next.ipv6Connectivity, checked.ipv6.portalURL)]
+            .first { $0.0 == .portal && !$0.1.isEmpty }?.1 ?? ""
         return next
+    }
+
+    /// The path each reachable family's route takes (output link and gateway), which the
+    /// active check follows.
+    private func checkPaths(of evaluation: ReachabilitySnapshot) -> [AddressFamily: CheckPath] {
+        var paths: [AddressFamily: CheckPath] = [:]
+        for family in AddressFamily.allCases where family == .ipv4 ? evaluation.isIPv4Reachable : evaluation.isIPv6Reachable {
+            guard case .route(let route) = answers[family]?.lookup, let link = route.outputInterfaceIndex, let name = table.links[link]?.name else { continue }
+            paths[family] = CheckPath(link: link, linkName: name, gateway: route.gateway)
+        }
+        return paths
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs.

@@ -1,0 +1,138 @@
+/// `[Connectivity]`: the opt-in active check. With no `CheckURL=` (the default) the daemon
+/// sends nothing.
+public struct ConnectivityCheckSettings: Sendable, Hashable {
+    /// `CheckURL=`: an http(s) URL answering 204 (or `checkResponse`); "" turns checks off.
+    public var checkURL = ""
+    /// `CheckResponse=`: the expected body's prefix (with HTTP 200); "" expects HTTP 204.
+    public var checkResponse = ""
+    /// `CheckIntervalSec=`: the time between checks while `full`, and the longest back-off.
+    public var intervalSeconds: Double = 300
+    /// `CheckTimeoutSec=`: one check's limit, connection included.
+    public var timeoutSeconds: Double = 10
+    /// `CaptivePortalAPI=`: query the captive-portal API a network advertises (RFC 8908),
+    /// only while checks are on.
+    public var queriesCaptivePortalAPI = true
+    /// `CaptivePortalAPICAFile=`: a PEM file of CAs trusted for that API besides the system's.
+    public var captivePortalAPICAFile = ""
+
+    /// Checks off, the API not queried.
+    public init() {}
+
+    /// Whether checks are on (a `CheckURL=` is set).
+    public var isEnabled: Bool { !checkURL.isEmpty }
+}
+
+/// One HTTP GET of a check, as the daemon asks its HTTP client for it.
+public struct HTTPCheckRequest: Sendable, Hashable {
+    /// The URL.
+    public var url: String
+    /// Resolve and connect over this family only.
+    public var family: AddressFamily
+    /// The interface the socket is bound to (`SO_BINDTODEVICE`): the route's output link.
+    public var interfaceName: String
+    /// The whole exchange's limit.
+    public var timeoutSeconds: Double
+    /// The `Accept` header, if any (`application/captive+json` for the API).
+    public var accept: String?
+    /// A CA file trusted besides the system's store.
+    public var caFile: String?
+
+    /// Creates a request.
+    public init(url: String, family: AddressFamily, interfaceName: String, timeoutSeconds: Double, accept: String? = nil, caFile: String? = nil) {
+        self.url = url
+        self.family = family
+        self.interfaceName = interfaceName
+        self.timeoutSeconds = timeoutSeconds
+        self.accept = accept
+        self.caFile = caFile
+    }
+}
+
+/// What one HTTP exchange came to.
+public enum HTTPCheckOutcome: Sendable, Hashable {
+    /// A response: its status, the absolute `Location` of a redirection, the body's first bytes.
+    case response(status: Int, redirect: String?, body: [UInt8])
+    /// No response: timeout, refusal, reset, name not resolvable, TLS failure... (the text says which).
+    case failed(String)
+
+    /// "HTTP 204", "HTTP 302 to http://portal/", "failed: Timeout was reached".
+    public var summary: String {
+        switch self {
+        case .response(let status, let redirect?, _): "HTTP \(status) to \(redirect)"
+        case .response(let status, nil, _): "HTTP \(status)"
+        case .failed(let why): "failed: \(why)"
+        }
+    }
+}
+
+/// What a network's captive-portal API (RFC 8908) answered.
+public struct CaptivePortalAPIAnswer: Sendable, Hashable {
+    /// `captive`: whether the network holds this host behind its portal.
+    public var isCaptive: Bool
+    /// `user-portal-url`: the page a user opens to get through, if given.
+    public var userPortalURL: String?
+
+    /// Creates an answer.
+    public init(isCaptive: Bool, userPortalURL: String? = nil) {
+        self.isCaptive = isCaptive
+        self.userPortalURL = userPortalURL
+    }
+
+    /// The answer in an HTTP outcome: a 200 whose body is a JSON object with a boolean
+    /// `captive`; nil for anything else (the API then says nothing).
+    public init?(_ outcome: HTTPCheckOutcome) {
+        guard case .response(200, _, let body) = outcome, case .object(let members)? = JSONValue.parse(body),
+              case .boolean(let captive)? = members["captive"]
+        else { return nil }
+        var url: String?
+        if case .string(let text)? = members["user-portal-url"], !text.isEmpty { url = text }
+        self.init(isCaptive: captive, userPortalURL: url)
+    }
+}
+
+/// The verdicts of the active check: pure functions of what the HTTP exchanges got.
+public enum ConnectivityCheckVerdict {
+    /// The check URL's outcome as evidence, with the portal's URL when it redirected: 204 (or
+    /// 200 with the expected body prefix) → `full`; 3xx → `portal` (the `Location`); other
+    /// content → `portal`; no response → `limited`.
+    public static func of(_ outcome: HTTPCheckOutcome, expecting response: String) -> (connectivity: Connectivity, portalURL: String) {
+        switch outcome {
+        case .failed: return (.limited, "")
+        case .response(let status, let redirect, let body):
+            if response.isEmpty ? status == 204 : status == 200 && body.starts(with: Array(response.utf8)) { return (.full, "") }
+            if (300...399).contains(status) { return (.portal, redirect ?? "") }
+            return (.portal, "")
+        }
+    }
+
+    /// The check's verdict with the network's API answer: `captive: true` makes it `portal`
+    /// (its `user-portal-url` first); otherwise the check decides.
+    public static func combining(check: (connectivity: Connectivity, portalURL: String), api: CaptivePortalAPIAnswer?) -> (connectivity: Connectivity, portalURL: String) {
+        guard let api, api.isCaptive else { return check }
+        return (.portal, api.userPortalURL ?? check.portalURL)
+    }
+}
+
+/// When checks run (as NetworkManager does): every interval while `full`; otherwise after 1 s,
+/// doubling per check that is not `full`, up to the interval.
+public enum ConnectivityCheckSchedule {
+    /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
+    /// was not `full` (0 for the first).
+    public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {
+        guard verdict != .full else { return intervalSeconds }
+        let backOff = attempt >= 30 ? intervalSeconds : Double(1 << attempt)
+        return min(backOff, intervalSeconds)
+    }
+}
+
+/// Performs the active check's HTTP exchanges: the engine's only way to the network. Confined to
+/// the engine's queue: called there, completions run there.
+public protocol HTTPCheckClient: AnyObject {
+    /// Starts `request`. `completion` runs once, with the outcome and the exchange's duration in
+    /// seconds, unless ``cancel(_:)`` comes first.
+    ///
+    /// - Returns: the exchange's token for ``cancel(_:)``.
+    func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double) -> Void) -> Int
+    /// Abandons the exchange `token` (finished or unknown ones: nothing happens).
+    func cancel(_ token: Int)
+}

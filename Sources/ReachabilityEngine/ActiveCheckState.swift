@@ -1,0 +1,54 @@
+import ReachabilityCore
+
+/// The path a family's checks go over: the probe route's output link and gateway. A check's
+/// verdict holds for the path it went over only.
+public struct CheckPath: Sendable, Hashable {
+    /// The output link's index.
+    public var link: InterfaceIndex
+    /// Its name (the check's socket is bound to it).
+    public var linkName: String
+    /// The route's gateway, if any.
+    public var gateway: String?
+}
+
+/// One family's active-check state, without I/O: which path it concerns, what the checks said,
+/// when the next one is due. The engine's ``ActiveConnectivityChecks`` runs the exchanges.
+struct ActiveCheckState: Hashable {
+    /// The path the evidence concerns; nil: the family has no route (no checks).
+    private(set) var path: CheckPath?
+    /// What the checks say of the family (nil: no verdict yet on this path).
+    private(set) var evidence: Connectivity?
+    /// The portal's URL when `evidence` is `portal` and one is known, else "".
+    private(set) var portalURL = ""
+    /// How many checks in a row were not `full` (the back-off's exponent).
+    private(set) var attempt = 0
+    /// Whether a failure after `full` is being checked again before it is published.
+    private(set) var isConfirmingFailure = false
+
+    /// Follows the family's path. A new path (or none) forgets what the checks said.
+    ///
+    /// - Returns: whether a check should start now: the path is new and there is one.
+    mutating func follow(_ next: CheckPath?) -> Bool {
+        guard next != path else { return false }
+        self = ActiveCheckState()
+        path = next
+        return next != nil
+    }
+
+    /// Records a check's verdict.
+    ///
+    /// - Returns: the seconds until the next check; 0 when a failure right after `full` is to
+    ///   be checked again at once before `limited` is published (the published evidence stays).
+    mutating func record(_ verdict: (connectivity: Connectivity, portalURL: String), intervalSeconds: Double) -> Double {
+        if verdict.connectivity == .limited, evidence == .full, !isConfirmingFailure {
+            isConfirmingFailure = true
+            return 0
+        }
+        isConfirmingFailure = false
+        evidence = verdict.connectivity
+        portalURL = verdict.connectivity == .portal ? verdict.portalURL : ""
+        let delay = ConnectivityCheckSchedule.delay(after: verdict.connectivity, attempt: attempt, intervalSeconds: intervalSeconds)
+        attempt = verdict.connectivity == .full ? 0 : attempt + 1
+        return delay
+    }
+}

@@ -1,0 +1,185 @@
+import Dispatch
+import ReachabilityCore
+import SystemSupport
+
+/// The opt-in active check (`[Connectivity] CheckURL=`), per family that has a route: an HTTP
+/// GET over that family, bound to the route's output link, at once when the path changes, then
+/// every `CheckIntervalSec=` while `full` and at 1 s doubling while not; with the captive-portal
+/// API the link advertises (RFC 8910/8908) asked alongside when `CaptivePortalAPI=yes`. At most
+/// one check per family in flight. Without a `CheckURL=` nothing is ever started. Confined to
+/// the engine's queue.
+final class ActiveConnectivityChecks: @unchecked Sendable {
+    /// What the last check of a family got, for `Explain()`.
+    struct Record {
+        var url: String
+        var linkName: String
+        var finished: DispatchTime
+        var outcome: HTTPCheckOutcome
+        var seconds: Double
+        var api: (uri: String, outcome: HTTPCheckOutcome)?
+    }
+
+    /// A family's state and the exchanges and timer around it.
+    private struct Family {
+        var state = ActiveCheckState()
+        /// The exchanges in flight (the check's and the API's tokens).
+        var inFlight: [Int] = []
+        /// The outcomes gathered for the check in flight.
+        var checkOutcome: (HTTPCheckOutcome, Double)?
+        var apiOutcome: (uri: String, outcome: HTTPCheckOutcome)?
+        var apiURI: String?
+        /// The next check, when one is scheduled.
+        var next: DispatchWorkItem?
+        var nextDue: DispatchTime?
+        var last: Record?
+    }
+
+    private let queue: DispatchQueue
+    /// The HTTP client; nil: checks cannot run (they are reported as off).
+    var client: HTTPCheckClient?
+    private var settings = ConnectivityCheckSettings()
+    private var families: [AddressFamily: Family] = [:]
+    /// Called on the queue when a family's evidence changed.
+    var onEvidence: () -> Void = {}
+    /// The captive-portal API a link's routers advertise.
+    var captivePortalAPI: (InterfaceIndex) -> String? = { _ in nil }
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    /// Whether checks run: a `CheckURL=` and a client.
+    var isEnabled: Bool { settings.isEnabled && client != nil }
+
+    /// Takes new settings: when they differ, every check in flight or scheduled is dropped and
+    /// what the checks said is forgotten; the next ``follow(_:)`` starts over.
+    func apply(_ next: ConnectivityCheckSettings) {
+        guard next != settings else { return }
+        settings = next
+        stop()
+    }
+
+    /// Drops every check in flight or scheduled and what they said.
+    func stop() {
+        for family in families.keys { reset(family) }
+        families = [:]
+    }
+
+    /// Follows each family's path (nil: no route); a changed path forgets the old evidence and
+    /// starts a check at once (after the current turn of the queue, so that a burst of events
+    /// starts one).
+    func follow(_ paths: [AddressFamily: CheckPath]) {
+        guard isEnabled else { return }
+        for family in AddressFamily.allCases {
+            guard families[family, default: Family()].state.follow(paths[family]) else {
+                if paths[family] == nil { reset(family, keepingState: true) }
+                continue
+            }
+            reset(family, keepingState: true)
+            schedule(family, after: 0)
+        }
+    }
+
+    /// What the checks say of `family`, and the portal's URL ("" when none is known).
+    func evidence(_ family: AddressFamily) -> (connectivity: Connectivity?, portalURL: String) {
+        guard isEnabled, let state = families[family]?.state else { return (nil, "") }
+        return (state.evidence, state.portalURL)
+    }
+
+    /// `Explain()`'s lines for `family`.
+    func report(_ family: AddressFamily) -> [String] {
+        guard isEnabled, let current = families[family], current.state.path != nil else { return [] }
+        var lines: [String] = []
+        let now = DispatchTime.now()
+        if let last = current.last {
+            let ago = Double(now.uptimeNanoseconds - last.finished.uptimeNanoseconds) / 1e9
+            if let api = last.api {
+                let answer = CaptivePortalAPIAnswer(api.outcome).map { "captive \($0.isCaptive)" + ($0.userPortalURL.map { ", user-portal-url \($0)" } ?? "") }
+                lines.append("  captive-portal API \(api.uri): \(api.outcome.summary)" + (answer.map { " -> \($0)" } ?? " (no usable answer: ignored)"))
+            }
+            lines.append("  check GET \(last.url) over \(last.linkName), \(Self.format(ago)) s ago: \(last.outcome.summary) in \(Int((last.seconds * 1000).rounded())) ms")
+        }
+        var summary = "  check verdict: " + (current.state.evidence.map { $0.rawValue } ?? "none yet")
+        if !current.state.portalURL.isEmpty { summary += " (portal \(current.state.portalURL))" }
+        if current.state.isConfirmingFailure { summary += "; a failure after full is being checked again" }
+        if !current.inFlight.isEmpty {
+            summary += "; a check is in flight"
+        } else if let due = current.nextDue {
+            summary += "; next check in \(Self.format(max(0, Double(Int64(due.uptimeNanoseconds) - Int64(now.uptimeNanoseconds)) / 1e9))) s"
+        }
+        lines.append(summary)
+        return lines
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds < 10 ? String(Double(Int(seconds * 10)) / 10) : String(Int(seconds))
+    }
+
+    /// Cancels `family`'s exchanges and timer; forgets its state unless told to keep it.
+    private func reset(_ family: AddressFamily, keepingState: Bool = false) {
+        guard var current = families[family] else { return }
+        for token in current.inFlight { client?.cancel(token) }
+        current.inFlight = []
+        current.checkOutcome = nil
+        current.apiOutcome = nil
+        current.next?.cancel()
+        current.next = nil
+        current.nextDue = nil
+        if !keepingState { current = Family() }
+        families[family] = current
+    }
+
+    private func schedule(_ family: AddressFamily, after seconds: Double) {
+        let work = DispatchWorkItem { [weak self] in self?.startCheck(family) }
+        let due = DispatchTime.now() + .milliseconds(Int(seconds * 1000))
+        families[family]?.next = work
+        families[family]?.nextDue = due
+        queue.asyncAfter(deadline: due, execute: work)
+    }
+
+    private func startCheck(_ family: AddressFamily) {
+        guard let client, settings.isEnabled, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
+        current.next = nil
+        current.nextDue = nil
+        let check = HTTPCheckRequest(url: settings.checkURL, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds)
+        current.checkOutcome = nil
+        current.apiOutcome = nil
+        current.apiURI = settings.queriesCaptivePortalAPI ? captivePortalAPI(path.link).flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil } : nil
+        families[family] = current
+        let checkToken = client.start(check) { [weak self] outcome, seconds in
+            self?.finished(family, check: (outcome, seconds))
+        }
+        families[family]?.inFlight.append(checkToken)
+        if let uri = current.apiURI {
+            let request = HTTPCheckRequest(
+                url: uri, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds,
+                accept: "application/captive+json", caFile: settings.captivePortalAPICAFile.isEmpty ? nil : settings.captivePortalAPICAFile
+            )
+            let apiToken = client.start(request) { [weak self] outcome, _ in
+                self?.finished(family, api: (uri, outcome))
+            }
+            families[family]?.inFlight.append(apiToken)
+        }
+    }
+
+    private func finished(_ family: AddressFamily, check: (HTTPCheckOutcome, Double)? = nil, api: (uri: String, outcome: HTTPCheckOutcome)? = nil) {
+        guard var current = families[family], let path = current.state.path else { return }
+        if let check { current.checkOutcome = check }
+        if let api { current.apiOutcome = api }
+        families[family] = current
+        // Both answers first, when the API is asked too.
+        guard let (outcome, seconds) = current.checkOutcome, current.apiURI == nil || current.apiOutcome != nil else { return }
+        current.inFlight = []
+        current.last = Record(url: settings.checkURL, linkName: path.linkName, finished: .now(), outcome: outcome, seconds: seconds, api: current.apiOutcome)
+        let verdict = ConnectivityCheckVerdict.combining(
+            check: ConnectivityCheckVerdict.of(outcome, expecting: settings.checkResponse),
+            api: current.apiOutcome.flatMap { CaptivePortalAPIAnswer($0.outcome) }
+        )
+        let before = (current.state.evidence, current.state.portalURL)
+        let delay = current.state.record(verdict, intervalSeconds: settings.intervalSeconds)
+        families[family] = current
+        Log.debug("Connectivity check over \(path.linkName) (\(family.displayName)): \(outcome.summary) in \(Int(seconds * 1000)) ms -> \(verdict.connectivity.rawValue); next in \(delay) s.")
+        schedule(family, after: delay)
+        if before != (current.state.evidence, current.state.portalURL) { onEvidence() }
+    }
+}

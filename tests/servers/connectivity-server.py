@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The connectivity tests' servers, run inside a test's router namespace (never elsewhere).
+
+HTTP on [::]:8080 (IPv4 and IPv6):
+  /check   answers as the file STATE/mode says (read at every request; default 204):
+             204         204 No Content
+             redirect    302 to http://10.77.0.1:8080/portal
+             html        200 with an HTML page
+             body        200 with "success\\n"
+             hang        never answers (past any check's timeout)
+             reset       TCP reset (SO_LINGER 0)
+             reset-once  TCP reset, then writes 204 into the mode file
+  /portal  200 with an HTML page
+HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
+  /captive  {"captive": true, "user-portal-url": "https://10.77.0.1:8443/portal"}
+  /open     {"captive": false}
+Every request is appended to STATE/requests ("METHOD PATH ACCEPT").
+Usage: connectivity-server.py STATE_DIRECTORY
+"""
+import http.server
+import json
+import os
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+state = sys.argv[1]
+
+
+def make_certificates():
+    """A CA and a server certificate for 10.77.0.1 and fd00::1, signed by it."""
+    ca_key, ca, key, csr, cert = (os.path.join(state, n) for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    run = lambda *args: subprocess.run(args, check=True, capture_output=True)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
+        "-subj", "/CN=reachabilityd test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=10.77.0.1")
+    extensions = os.path.join(state, "server.ext")
+    with open(extensions, "w") as f:
+        f.write("subjectAltName=IP:10.77.0.1,IP:fd00::1\nbasicConstraints=CA:FALSE\n")
+    run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2",
+        "-extfile", extensions)
+    return cert, key
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body=b"", content_type="text/html", headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status != 204:
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if status != 204:
+            self.wfile.write(body)
+
+    def do_GET(self):
+        with open(os.path.join(state, "requests"), "a") as log:
+            log.write(f"GET {self.path} {self.headers.get('Accept', '-')}\n")
+        if self.path == "/check":
+            try:
+                with open(os.path.join(state, "mode")) as f:
+                    mode = f.read().strip()
+            except FileNotFoundError:
+                mode = "204"
+            if mode == "204":
+                self.answer(204)
+            elif mode == "redirect":
+                self.answer(302, headers=[("Location", "http://10.77.0.1:8080/portal")])
+            elif mode == "html":
+                self.answer(200, b"<html><body>Welcome to the hotel network</body></html>")
+            elif mode == "body":
+                self.answer(200, b"success\n", "text/plain")
+            elif mode == "hang":
+                time.sleep(3600)
+            elif mode in ("reset", "reset-once"):
+                if mode == "reset-once":
+                    with open(os.path.join(state, "mode"), "w") as f:
+                        f.write("204\n")
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+        elif self.path == "/portal":
+            self.answer(200, b"<html><body>Log in</body></html>")
+        elif self.path == "/captive":
+            self.answer(200, json.dumps({"captive": True, "user-portal-url": "https://10.77.0.1:8443/portal"}).encode(), "application/captive+json")
+        elif self.path == "/open":
+            self.answer(200, json.dumps({"captive": False}).encode(), "application/captive+json")
+        else:
+            self.answer(404, b"not found")
+
+
+class Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+    daemon_threads = True
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+
+def main():
+    cert, key = make_certificates()
+    plain = Server(("::", 8080), Handler)
+    secure = Server(("::", 8443), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    secure.socket = context.wrap_socket(secure.socket, server_side=True)
+    threading.Thread(target=secure.serve_forever, daemon=True).start()
+    with open(os.path.join(state, "ready"), "w") as f:
+        f.write("ready\n")
+    plain.serve_forever()
+
+
+main()
