@@ -73,6 +73,27 @@ extension TestNamespace {
             .split(separator: "\n").map(String.init)
     }
 
+    /// Sends one router advertisement from `link` to all nodes with RFC 8910's option 37
+    /// carrying `uri` (router lifetime 0: no default route). `link` needs IPv6 and a link-local
+    /// address.
+    ///
+    /// - Throws: `HarnessError` when python3 fails.
+    package func advertiseCaptivePortalAPI(_ uri: String, from link: String = "ra1") throws {
+        let script = """
+            import socket, struct
+            index = socket.if_nametoindex(\(link.debugDescription))
+            s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, \(link.debugDescription).encode())
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+            uri = \(uri.debugDescription).encode()
+            units = (2 + len(uri) + 7) // 8
+            option = bytes([37, units]) + uri + bytes(units * 8 - 2 - len(uri))
+            s.sendto(struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 0, 0, 0) + option, ("ff02::1", 0, 0, index))
+            """
+        try Command.run("ip", ["netns", "exec", name, "python3", "-c", script]).check()
+    }
+
     /// Sets a sysctl inside the namespace (`ip netns exec NAME sysctl -qw KEY=VALUE`).
     ///
     /// - Parameters:

@@ -31,24 +31,28 @@ package final class TestNamespace {
     package let name: String
     private var isDeleted = false
 
-    /// Creates the namespace and its links.
+    /// Creates the namespace and, unless told not to, its links.
     ///
+    /// - Parameter withVethPair: whether to make `ra0`/`ra1` (a router namespace gets the test
+    ///   namespace's `ra1` instead).
     /// - Throws: `HarnessError` with `ip`'s stderr when a command fails.
-    package init() throws {
+    package init(withVethPair: Bool = true) throws {
         _ = Self.staleNamespacesRemoved
         let number = Self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         name = "rtest-\(getpid())-\(number)"
         try Command.run("ip", ["netns", "add", name]).check()
         do {
-            try ip("link", "add", "ra0", "type", "veth", "peer", "name", "ra1")
-            // Quiet links, so that the daemon re-evaluates only for the events a test causes:
-            // no IPv6 link-local addresses (their duplicate address detection ends a second or so
-            // after the link comes up), and no IPv6 at all until a test enables it (the kernel
-            // adds and deletes IPv6 multicast routes whenever a link goes up or down, which would
-            // hide a daemon that ignores link events).
-            for link in ["ra0", "ra1"] {
-                try ip("link", "set", link, "addrgenmode", "none")
-                try setIPv6(enabled: false, on: link)
+            if withVethPair {
+                try ip("link", "add", "ra0", "type", "veth", "peer", "name", "ra1")
+                // Quiet links, so that the daemon re-evaluates only for the events a test causes:
+                // no IPv6 link-local addresses (their duplicate address detection ends a second or
+                // so after the link comes up), and no IPv6 at all until a test enables it (the
+                // kernel adds and deletes IPv6 multicast routes whenever a link goes up or down,
+                // which would hide a daemon that ignores link events).
+                for link in ["ra0", "ra1"] {
+                    try ip("link", "set", link, "addrgenmode", "none")
+                    try setIPv6(enabled: false, on: link)
+                }
             }
             try ip("link", "set", "lo", "up")
         } catch {

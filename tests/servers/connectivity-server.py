@@ -9,7 +9,7 @@ HTTP on [::]:8080 (IPv4 and IPv6):
              body        200 with "success\\n"
              hang        never answers (past any check's timeout)
              reset       TCP reset (SO_LINGER 0)
-             reset-once  TCP reset, then writes 204 into the mode file
+             reset-once  TCP reset, then the mode becomes STATE/next-mode's (default 204)
   /portal  200 with an HTML page
 HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
   /captive  {"captive": true, "user-portal-url": "https://10.77.0.1:8443/portal"}
@@ -84,8 +84,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(3600)
             elif mode in ("reset", "reset-once"):
                 if mode == "reset-once":
+                    try:
+                        with open(os.path.join(state, "next-mode")) as f:
+                            following = f.read().strip()
+                    except FileNotFoundError:
+                        following = "204"
                     with open(os.path.join(state, "mode"), "w") as f:
-                        f.write("204\n")
+                        f.write(following + "\n")
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()
                 self.close_connection = True

@@ -1,0 +1,166 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// The opt-in active check against real servers in a router namespace (tests/servers/
+/// connectivity-server.py behind ra1 at 10.77.0.1): each of its verdicts, the back-off and the
+/// re-check before `limited`, the network's captive-portal API advertised in a router
+/// advertisement, and no packet at all with checks off. Nothing leaves the two namespaces.
+final class ConnectivityCheckTests: DaemonTestCase {
+    private var router: RouterNamespace?
+
+    override func tearDownWithError() throws {
+        try super.tearDownWithError()
+        router = nil
+    }
+
+    /// Starts the router, gives ra0 10.77.0.2/24, starts the daemon with `configuration` (a
+    /// `[Connectivity]` section, or nothing), then routes the default via 10.77.0.1.
+    private func startDaemonBehindRouter(configuration: String, mode: String = "204") throws -> RouterNamespace {
+        let router = try RouterNamespace(linkedTo: try netns)
+        self.router = router
+        try router.setMode(mode)
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
+        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--config", path])
+        try addIPv4DefaultRoute()
+        return router
+    }
+
+    private func checkConfiguration(_ extra: String = "") -> String {
+        "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\nCheckTimeoutSec=1\n\(extra)"
+    }
+
+    @discardableResult
+    private func waitForConnectivity(_ connectivity: Connectivity, portal: String? = nil) throws -> PublishedProperties {
+        try waitForProperties("connectivity \(connectivity.rawValue)" + (portal.map { " with portal \($0)" } ?? "")) {
+            $0.string(.connectivity) == connectivity.rawValue && (portal == nil || $0.string(.captivePortal) == portal)
+        }
+    }
+
+    func testWithChecksOffTheDaemonSendsNothingAndLoadsNoHTTPClient() throws {
+        // Given the router's servers and a reachable host, with the default configuration
+        let router = try startDaemonBehindRouter(configuration: "")
+        try waitForProperties("reachable, connectivity unknown") {
+            $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
+        }
+
+        // When time passes and Explain is read
+        Thread.sleep(forTimeInterval: 1.5)  // an observation window: no check may come in it
+        XCTAssertTrue(try busctl.explain().contains("[Connectivity] CheckURL= (no active check: the daemon sends nothing)"))
+
+        // Then no packet left ra0, the servers saw nothing, the daemon has no TCP socket and
+        // libcurl is not even loaded
+        XCTAssertEqual(try transmittedPackets(), 0, "packets sent on ra0 with checks off")
+        XCTAssertEqual(router.requests, [])
+        let pid = try XCTUnwrap(daemon).pid
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        XCTAssertFalse(maps.contains("libcurl"), "libcurl is loaded with checks off")
+        XCTAssertEqual(try tcpSockets(of: pid), 0)
+    }
+
+    func testEachAnswerOfTheCheckServerGivesItsVerdict() throws {
+        // Given a check answering 204
+        let router = try startDaemonBehindRouter(configuration: checkConfiguration())
+        try waitForConnectivity(.full)
+        let full = try busctl.properties()
+        XCTAssertEqual(full.string(.ipv4Connectivity), Connectivity.full.rawValue)
+        XCTAssertEqual(full.string(.ipv6Connectivity), Connectivity.none.rawValue)
+        XCTAssertEqual(full.string(.captivePortal), "")
+
+        // When it redirects, then the portal with its Location
+        try router.setMode("redirect")
+        try waitForConnectivity(.portal, portal: "http://10.77.0.1:8080/portal")
+        // When it answers other content: a portal whose page is not known
+        try router.setMode("html")
+        try waitForConnectivity(.portal, portal: "")
+        // When the connection is reset (twice: a failure after full would be checked again)
+        try router.setMode("reset")
+        try waitForConnectivity(.limited)
+        // When it hangs past CheckTimeoutSec=
+        try router.setMode("hang")
+        Thread.sleep(forTimeInterval: 2.5)  // an observation window: still limited, no new signal
+        XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.limited.rawValue)
+        // When it answers 204 again
+        try router.setMode("204")
+        try waitForConnectivity(.full)
+
+        // Then one ConnectivityChanged per change, and Explain shows the last check
+        XCTAssertEqual(try signals.connectivityChanges, ["unknown", "full", "portal", "limited", "full"])
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("check GET \(RouterNamespace.checkURL) over ra0"), explain)
+        XCTAssertTrue(explain.contains("check verdict: full; next check in"), explain)
+        XCTAssertTrue(try transmittedPackets() > 0)
+        // Each check is bound to ra0 and goes over IPv4 (the servers saw 10.77.0.2)
+        XCTAssertTrue(router.requests.allSatisfy { $0.hasPrefix("GET /check ") }, "\(router.requests)")
+    }
+
+    func testAnExpectedBodyIsFullAndASingleFailureAfterFullIsCheckedAgain() throws {
+        // Given a check expecting a body
+        let router = try startDaemonBehindRouter(configuration: checkConfiguration("CheckResponse=success\nCheckIntervalSec=2\n"), mode: "body")
+        try waitForConnectivity(.full)
+
+        // When one check fails and the next would succeed
+        let before = router.requests.count
+        try router.setMode("reset-once", next: "body")
+        try Poll.until("the failed check and its re-check", timeout: .seconds(10)) { router.requests.count >= before + 3 }
+
+        // Then full was never left: the failure was checked again at once
+        XCTAssertEqual(try signals.connectivityChanges, ["unknown", "full"])
+        XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.full.rawValue)
+    }
+
+    func testTheNetworksCaptivePortalAPIDecidesPortalOrNot() throws {
+        // Given IPv6 on both ends (for the router advertisement) and a check answering 204,
+        // with the network's API trusted through the test CA
+        let router = try startDaemonBehindRouter(configuration: "")
+        for (namespace, link) in [(try netns, "ra0"), (router.namespace, "ra1")] {
+            try namespace.setIPv6(enabled: true, on: link)
+            try namespace.ip("addr", "add", link == "ra0" ? "fe80::2/64" : "fe80::1/64", "dev", link, "nodad")
+        }
+        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
+        try checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try XCTUnwrap(daemon).send(SIGHUP)
+        try waitForConnectivity(.full)
+
+        // When the router advertises an API that says the network is captive
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.captiveAPI)
+
+        // Then portal, with the API's user-portal-url
+        try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
+        XCTAssertTrue(router.requests.contains("GET /captive application/captive+json"), "\(router.requests)")
+
+        // When it advertises an API that says it is not
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.openAPI)
+        try waitForConnectivity(.full, portal: "")
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("captive-portal API \(RouterNamespace.openAPI): HTTP 200 -> captive false"), explain)
+    }
+
+    /// Packets the namespace sent on ra0 (its sysfs counter, read inside the namespace).
+    private func transmittedPackets() throws -> Int {
+        let output = try Command.run("ip", ["netns", "exec", try netns.name, "cat", "/sys/class/net/ra0/statistics/tx_packets"]).check()
+        return try XCTUnwrap(Int(output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    /// The TCP sockets among `pid`'s descriptors (socket inodes found in the namespace's
+    /// /proc/net/tcp and tcp6).
+    private func tcpSockets(of pid: Int32) throws -> Int {
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+        let inodes = Set(descriptors.compactMap { name -> String? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)"), target.hasPrefix("socket:[") else { return nil }
+            return String(target.dropFirst(8).dropLast())
+        })
+        var count = 0
+        for table in ["tcp", "tcp6"] {
+            let text = try String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8)
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                if fields.count > 9, inodes.contains(String(fields[9])) { count += 1 }
+            }
+        }
+        return count
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A router for the connectivity tests: its own network namespace holding the test namespace's
+/// `ra1` (10.77.0.1/24, the default gateway the tests route through) and running
+/// `tests/servers/connectivity-server.py`: HTTP on port 8080 whose `/check` answers as
+/// ``setMode(_:)`` says, and HTTPS on 8443 with a test CA (``caFile``) serving a captive-portal
+/// API. Every packet stays between the two namespaces.
+package final class RouterNamespace {
+    /// The router's namespace.
+    package let namespace: TestNamespace
+    /// The servers' state directory (mode, request log, certificates).
+    package let state: TemporaryDirectory
+    private let server: ChildProcess
+
+    /// The check URL the servers answer on.
+    package static let checkURL = "http://10.77.0.1:8080/check"
+    /// The captive-portal API saying the network is captive.
+    package static let captiveAPI = "https://10.77.0.1:8443/captive"
+    /// The captive-portal API saying it is not.
+    package static let openAPI = "https://10.77.0.1:8443/open"
+
+    /// Moves `ra1` out of `host` into a new namespace, gives it 10.77.0.1/24, brings both ends
+    /// up and starts the servers.
+    ///
+    /// - Throws: `HarnessError` when a command fails or the servers do not start.
+    package init(linkedTo host: TestNamespace) throws {
+        namespace = try TestNamespace(withVethPair: false)
+        state = try TemporaryDirectory(prefix: "rrouter")
+        try host.ip("link", "set", "ra1", "netns", namespace.name)
+        try namespace.ip("addr", "add", "10.77.0.1/24", "dev", "ra1")
+        try namespace.ip("link", "set", "ra1", "up")
+        try host.ip("link", "set", "ra0", "up")
+        let script = "\(TestPaths.repositoryRoot)/tests/servers/connectivity-server.py"
+        server = try ChildProcess(
+            "ip", ["netns", "exec", namespace.name, "python3", script, state.path],
+            standardOutput: state.file("server.log"), standardError: state.file("server.log")
+        )
+        let ready = state.file("ready")
+        try Poll.until("the connectivity test servers start", timeout: .seconds(30)) {
+            if let ended = server.poll() { throw HarnessError("connectivity-server.py exited (\(ended)): \(self.serverLog)") }
+            return FileManager.default.fileExists(atPath: ready)
+        }
+    }
+
+    deinit {
+        _ = server.terminate()
+        namespace.delete()
+        state.remove()
+    }
+
+    /// The test CA's certificate (PEM), for `CaptivePortalAPICAFile=`.
+    package var caFile: String { state.file("ca.pem") }
+
+    /// What the servers logged.
+    package var serverLog: String { (try? String(contentsOfFile: state.file("server.log"), encoding: .utf8)) ?? "" }
+
+    /// How `/check` answers from now on: 204, redirect, html, body, hang, reset or reset-once
+    /// (one reset, then `next`).
+    package func setMode(_ mode: String, next: String = "204") throws {
+        try "\(next)\n".write(toFile: state.file("next-mode"), atomically: true, encoding: .utf8)
+        try "\(mode)\n".write(toFile: state.file("mode"), atomically: true, encoding: .utf8)
+    }
+
+    /// The requests served so far, one "GET PATH ACCEPT" line each.
+    package var requests: [String] {
+        ((try? String(contentsOfFile: state.file("requests"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+}
