@@ -9,7 +9,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 outdir=$(mkdir -p "${1:-$repo/out}" && cd "${1:-$repo/out}" && pwd)
 
 # What dpkg-buildpackage, the build dependencies and lintian need (installed when missing).
-"$repo/scripts/install-deps.sh" debhelper fakeroot build-essential lintian libsystemd-dev pkg-config
+"$repo/scripts/install-deps.sh" debhelper fakeroot build-essential lintian libsystemd-dev libcurl4-openssl-dev pkg-config
 
 work=$(mktemp -d /tmp/reachabilityd-deb.XXXXXX)
 trap 'rm -rf "$work"' EXIT

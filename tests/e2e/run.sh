@@ -19,7 +19,8 @@ suite=bookworm
 # systemd, dbus, iproute2: what is tested. libstdc++6, libgcc-s1: the package's dependencies (the
 # container has no network, so apt can install the .deb only when they are present). man-db:
 # `systemd-analyze verify` checks Documentation=man:reachabilityd(8) with man. procps: kill.
-include=systemd,dbus,iproute2,libstdc++6,libgcc-s1,man-db,procps
+# libcurl4: the package's Recommends (loaded only for the opt-in connectivity check).
+include=systemd,dbus,iproute2,libstdc++6,libgcc-s1,man-db,procps,libcurl4
 tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
 bus_name=org.reachabilityd.Reachability1
 object=/org/reachabilityd/Reachability1
