@@ -20,6 +20,27 @@ public struct ConnectivityCheckSettings: Sendable, Hashable {
 
     /// Whether checks are on (a `CheckURL=` is set).
     public var isEnabled: Bool { !checkURL.isEmpty }
+
+    /// Whether `family` is checked: every family, except when `CheckURL=`'s host is a literal
+    /// address (`http://192.0.2.1/`, `http://[2001:db8::1]/`), which only its own family can
+    /// reach (the other would always fail, saying nothing about its path).
+    public func checks(_ family: AddressFamily) -> Bool {
+        guard let literal = Self.host(of: checkURL).flatMap({ IPAddress($0) }) else { return true }
+        return literal.family == family
+    }
+
+    /// The host of an http(s) URL: between "//" and the next "/", "?", "#" or port, without
+    /// user info and IPv6 brackets.
+    static func host(of url: String) -> String? {
+        guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
+        var authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            return String(authority[authority.index(after: authority.startIndex)..<close])
+        }
+        return String(authority.prefix { $0 != ":" })
+    }
 }
 
 /// One HTTP GET of a check, as the daemon asks its HTTP client for it.

@@ -71,8 +71,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     func follow(_ paths: [AddressFamily: CheckPath]) {
         guard isEnabled else { return }
         for family in AddressFamily.allCases {
-            guard families[family, default: Family()].state.follow(paths[family]) else {
-                if paths[family] == nil { reset(family, keepingState: true) }
+            let path = settings.checks(family) ? paths[family] : nil
+            guard families[family, default: Family()].state.follow(path) else {
+                if path == nil { reset(family, keepingState: true) }
                 continue
             }
             reset(family, keepingState: true)

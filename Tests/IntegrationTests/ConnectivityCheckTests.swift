@@ -116,10 +116,8 @@ final class ConnectivityCheckTests: DaemonTestCase {
         // Given IPv6 on both ends (for the router advertisement) and a check answering 204,
         // with the network's API trusted through the test CA
         let router = try startDaemonBehindRouter(configuration: "")
-        for (namespace, link) in [(try netns, "ra0"), (router.namespace, "ra1")] {
-            try namespace.setIPv6(enabled: true, on: link)
-            try namespace.ip("addr", "add", link == "ra0" ? "fe80::2/64" : "fe80::1/64", "dev", link, "nodad")
-        }
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
         let path = try XCTUnwrap(directory).file("reachabilityd.conf")
         try checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n").write(toFile: path, atomically: true, encoding: .utf8)
         try XCTUnwrap(daemon).send(SIGHUP)
@@ -130,13 +128,43 @@ final class ConnectivityCheckTests: DaemonTestCase {
 
         // Then portal, with the API's user-portal-url
         try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
-        XCTAssertTrue(router.requests.contains("GET /captive application/captive+json"), "\(router.requests)")
+        XCTAssertTrue(router.requests.contains { $0.hasPrefix("GET /captive application/captive+json ") }, "\(router.requests)")
 
         // When it advertises an API that says it is not
         try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.openAPI)
         try waitForConnectivity(.full, portal: "")
         let explain = try busctl.explain()
         XCTAssertTrue(explain.contains("captive-portal API \(RouterNamespace.openAPI): HTTP 200 -> captive false"), explain)
+    }
+
+    func testAHostNameIsResolvedAndCheckedOverEachFamily() throws {
+        // Given check.test in the namespace's hosts file for both families, a resolver that
+        // answers nothing (the router: names not in hosts fail at once), and both families routed
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n10.77.0.1 check.test\nfd00::1 check.test\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 10.77.0.1\noptions timeout:1 attempts:1\n")
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=http://check.test:8080/check\nCheckTimeoutSec=2\n")
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.ip("addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", "fd00::1", "dev", "ra0")
+
+        // Then each family is full by its own check, over its own family
+        try waitForProperties("IPv4 and IPv6 full") {
+            $0.string(.ipv4Connectivity) == Connectivity.full.rawValue && $0.string(.ipv6Connectivity) == Connectivity.full.rawValue
+        }
+        let clients = Set(router.requests.compactMap { $0.split(separator: " ").last.map(String.init) })
+        XCTAssertEqual(clients, ["::ffff:10.77.0.2", "fd00::2"])
+
+        // When the check's host cannot be resolved
+        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
+        try "[Connectivity]\nCheckURL=http://missing.test:8080/check\nCheckTimeoutSec=2\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then both families are limited, and Explain says why
+        try waitForProperties("IPv4 and IPv6 limited") {
+            $0.string(.ipv4Connectivity) == Connectivity.limited.rawValue && $0.string(.ipv6Connectivity) == Connectivity.limited.rawValue
+        }
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("failed: Could not resolve host: missing.test"), explain)
     }
 
     /// Packets the namespace sent on ra0 (its sysfs counter, read inside the namespace).

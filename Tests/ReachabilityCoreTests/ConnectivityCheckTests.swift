@@ -156,3 +156,23 @@ final class ConnectivityCheckVerdictTests: XCTestCase {
         }
     }
 }
+
+/// Which families a check URL can say something about.
+final class ConnectivityCheckFamilyTests: XCTestCase {
+    func testThatALiteralHostIsCheckedOverItsOwnFamilyOnly() {
+        let rows: [(url: String, ipv4: Bool, ipv6: Bool, line: UInt)] = [
+            ("http://check.example/generate_204", true, true, #line),
+            ("http://10.77.0.1:8080/check", true, false, #line),
+            ("https://user:pw@192.0.2.1/", true, false, #line),
+            ("http://[2001:db8::1]:8080/check", false, true, #line),
+            ("http://[fd00::1]/", false, true, #line),
+            ("http://2001.example:80/x?y#z", true, true, #line),
+        ]
+        for row in rows {
+            var settings = ConnectivityCheckSettings()
+            settings.checkURL = row.url
+            XCTAssertEqual(settings.checks(.ipv4), row.ipv4, row.url, line: row.line)
+            XCTAssertEqual(settings.checks(.ipv6), row.ipv6, row.url, line: row.line)
+        }
+    }
+}

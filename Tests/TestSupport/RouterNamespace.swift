@@ -22,8 +22,8 @@ package final class RouterNamespace {
     /// The captive-portal API saying it is not.
     package static let openAPI = "https://10.77.0.1:8443/open"
 
-    /// Moves `ra1` out of `host` into a new namespace, gives it 10.77.0.1/24, brings both ends
-    /// up and starts the servers.
+    /// Moves `ra1` out of `host` into a new namespace, gives it 10.77.0.1/24 (and, with IPv6
+    /// enabled, fd00::1/64), brings both ends up and starts the servers.
     ///
     /// - Throws: `HarnessError` when a command fails or the servers do not start.
     package init(linkedTo host: TestNamespace) throws {
@@ -31,6 +31,9 @@ package final class RouterNamespace {
         state = try TemporaryDirectory(prefix: "rrouter")
         try host.ip("link", "set", "ra1", "netns", namespace.name)
         try namespace.ip("addr", "add", "10.77.0.1/24", "dev", "ra1")
+        try namespace.setIPv6(enabled: true, on: "ra1")
+        try namespace.ip("addr", "add", "fe80::1/64", "dev", "ra1", "nodad")
+        try namespace.ip("addr", "add", "fd00::1/64", "dev", "ra1", "nodad")
         try namespace.ip("link", "set", "ra1", "up")
         try host.ip("link", "set", "ra0", "up")
         let script = "\(TestPaths.repositoryRoot)/tests/servers/connectivity-server.py"
@@ -64,7 +67,8 @@ package final class RouterNamespace {
         try "\(mode)\n".write(toFile: state.file("mode"), atomically: true, encoding: .utf8)
     }
 
-    /// The requests served so far, one "GET PATH ACCEPT" line each.
+    /// The requests served so far, one "GET PATH ACCEPT CLIENT-ADDRESS" line each (an IPv4
+    /// client as `::ffff:10.77.0.2`).
     package var requests: [String] {
         ((try? String(contentsOfFile: state.file("requests"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }

@@ -87,10 +87,27 @@ package final class TestNamespace {
             .check()
     }
 
-    /// Deletes the namespace; harmless when repeated. Stop processes inside it first.
+    /// Writes `/etc/netns/NAME/FILE`, which `ip netns exec` mounts over `/etc/FILE` for the
+    /// processes it starts afterwards (the daemon's `hosts` and `resolv.conf`). Removed with the
+    /// namespace.
+    ///
+    /// - Throws: `HarnessError` when the file cannot be written.
+    package func writeEtcFile(_ file: String, _ contents: String) throws {
+        let directory = "/etc/netns/\(name)"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try contents.write(toFile: "\(directory)/\(file)", atomically: true, encoding: .utf8)
+        } catch {
+            throw HarnessError("cannot write \(directory)/\(file): \(error)")
+        }
+    }
+
+    /// Deletes the namespace (and its `/etc/netns` files); harmless when repeated. Stop
+    /// processes inside it first.
     package func delete() {
         guard !isDeleted else { return }
         isDeleted = true
         _ = try? Command.run("ip", ["netns", "delete", name])
+        try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
     }
 }

@@ -14,7 +14,7 @@ HTTP on [::]:8080 (IPv4 and IPv6):
 HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
   /captive  {"captive": true, "user-portal-url": "https://10.77.0.1:8443/portal"}
   /open     {"captive": false}
-Every request is appended to STATE/requests ("METHOD PATH ACCEPT").
+Every request is appended to STATE/requests ("METHOD PATH ACCEPT CLIENT-ADDRESS").
 Usage: connectivity-server.py STATE_DIRECTORY
 """
 import http.server
@@ -65,7 +65,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         with open(os.path.join(state, "requests"), "a") as log:
-            log.write(f"GET {self.path} {self.headers.get('Accept', '-')}\n")
+            log.write(f"GET {self.path} {self.headers.get('Accept', '-')} {self.client_address[0]}\n")
         if self.path == "/check":
             try:
                 with open(os.path.join(state, "mode")) as f:
