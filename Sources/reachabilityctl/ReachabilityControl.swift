@@ -131,8 +131,9 @@ struct Monitor: AsyncParsableCommand {
         abstract: "Print the current state, then one line per change, until interrupted.",
         discussion: """
             A line is printed whenever any published value changes (status, interface, transport, \
-            per-family reachability, metered, reason), and when the daemon stops or starts \
-            (status unknown). \(ExitStatus.help(conditionNotMet: nil))
+            per-family reachability, metered, reason, connectivity, captive portal), and when the \
+            daemon stops or starts (status unknown): time, status, interface, connectivity (with \
+            the portal's URL when known) and reason. \(ExitStatus.help(conditionNotMet: nil))
             """
     )
 
@@ -152,7 +153,8 @@ struct Monitor: AsyncParsableCommand {
                 Output.line(Output.json(record))
             } else {
                 let interface = snapshot.interface.isEmpty ? "-" : snapshot.interface
-                Output.line("\(time) \(snapshot.status.rawValue) \(interface) (\(snapshot.reason))")
+                let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
+                Output.line("\(time) \(snapshot.status.rawValue) \(interface) connectivity=\(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason))")
             }
         }
     }

@@ -50,4 +50,33 @@ final class ConnectivityClientTests: DaemonTestCase {
         let usage = try reachabilityctl(["wait", "--connectivity", "online"])
         XCTAssertEqual(usage.termination, .exited(64), usage.standardError)
     }
+
+    func testTheCheckReachesTheClientAndTheCLIWithThePortal() throws {
+        // Given a daemon checking against the router's server, which answers 204
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\n")
+
+        // When / Then: wait --connectivity full returns once the check says so
+        let waited = try reachabilityctl(["wait", "--timeout", "20", "--connectivity", "full"])
+        XCTAssertEqual(waited.termination, .exited(0), waited.standardError)
+        let manager = try makeManager()
+        let delivered = Collected<Connectivity>()
+        manager.startMonitoring()
+        let task = Task { for await connectivity in manager.connectivityUpdates { delivered.append(connectivity) } }
+        defer { task.cancel() }
+        try waitForDeliveries(delivered, [.full])
+
+        // When the network starts redirecting to its portal
+        try router.setMode("redirect")
+
+        // Then the client has the portal and its URL, and the CLI shows both
+        try waitForDeliveries(delivered, [.full, .portal])
+        XCTAssertEqual(manager.captivePortalURL?.description, "http://10.77.0.1:8080/portal")
+        let status = try reachabilityctl(["status"])
+        XCTAssertTrue(status.standardOutput.contains("Online: portal"), status.standardOutput)
+        XCTAssertTrue(status.standardOutput.contains("portal: http://10.77.0.1:8080/portal"), status.standardOutput)
+        let json = try reachabilityctl(["status", "--json"])
+        XCTAssertTrue(json.standardOutput.contains(#""captivePortal":"http:\/\/10.77.0.1:8080\/portal""#)
+            || json.standardOutput.contains(#""captivePortal":"http://10.77.0.1:8080/portal""#), json.standardOutput)
+        manager.stopMonitoring()
+    }
 }

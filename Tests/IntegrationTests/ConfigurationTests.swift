@@ -192,15 +192,6 @@ final class ConfigurationTests: DaemonTestCase {
     // MARK: Helpers
 
     /// The test's configuration file, passed as `--config`.
-    private var configurationPath: String {
-        get throws { try XCTUnwrap(directory).file("reachabilityd.conf") }
-    }
-
-    /// Writes the configuration file.
-    private func writeConfiguration(_ text: String) throws {
-        try text.write(toFile: try configurationPath, atomically: true, encoding: .utf8)
-    }
-
     /// Writes the configuration file and starts the daemon with `--config` pointing at it.
     private func startDaemon(configuration text: String) throws {
         try writeConfiguration(text)

@@ -8,27 +8,6 @@ import XCTest
 /// re-check before `limited`, the network's captive-portal API advertised in a router
 /// advertisement, and no packet at all with checks off. Nothing leaves the two namespaces.
 final class ConnectivityCheckTests: DaemonTestCase {
-    private var router: RouterNamespace?
-
-    override func tearDownWithError() throws {
-        try super.tearDownWithError()
-        router = nil
-    }
-
-    /// Starts the router, gives ra0 10.77.0.2/24, starts the daemon with `configuration` (a
-    /// `[Connectivity]` section, or nothing), then routes the default via 10.77.0.1.
-    private func startDaemonBehindRouter(configuration: String, mode: String = "204") throws -> RouterNamespace {
-        let router = try RouterNamespace(linkedTo: try netns)
-        self.router = router
-        try router.setMode(mode)
-        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
-        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
-        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-        try startDaemon(arguments: ["--config", path])
-        try addIPv4DefaultRoute()
-        return router
-    }
-
     private func checkConfiguration(_ extra: String = "") -> String {
         "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\nCheckTimeoutSec=1\n\(extra)"
     }
@@ -118,8 +97,7 @@ final class ConnectivityCheckTests: DaemonTestCase {
         let router = try startDaemonBehindRouter(configuration: "")
         try netns.setIPv6(enabled: true, on: "ra0")
         try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
-        try checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try writeConfiguration(checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n"))
         try XCTUnwrap(daemon).send(SIGHUP)
         try waitForConnectivity(.full)
 
@@ -155,8 +133,7 @@ final class ConnectivityCheckTests: DaemonTestCase {
         XCTAssertEqual(clients, ["::ffff:10.77.0.2", "fd00::2"])
 
         // When the check's host cannot be resolved
-        let path = try XCTUnwrap(directory).file("reachabilityd.conf")
-        try "[Connectivity]\nCheckURL=http://missing.test:8080/check\nCheckTimeoutSec=2\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try writeConfiguration("[Connectivity]\nCheckURL=http://missing.test:8080/check\nCheckTimeoutSec=2\n")
         try XCTUnwrap(daemon).send(SIGHUP)
 
         // Then both families are limited, and Explain says why

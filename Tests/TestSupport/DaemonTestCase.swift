@@ -179,14 +179,26 @@ open class DaemonTestCase: XCTestCase {
     /// - Throws: `HarnessError` when a command fails or the status never comes.
     @discardableResult
     package func startReachableDaemon(configuration: String) throws -> String {
-        let path = try unwrap(directory).file("reachabilityd.conf")
-        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+        try writeConfiguration(configuration)
+        let path = try configurationPath
         try startDaemon(arguments: ["--config", path])
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
         try assertStatusChanges([.reachableViaEthernet])
         return path
+    }
+
+    /// The test's configuration file, `reachabilityd.conf` in its directory.
+    package var configurationPath: String {
+        get throws { try unwrap(directory).file("reachabilityd.conf") }
+    }
+
+    /// Writes the test's configuration file; SIGHUP makes a daemon started with it read it again.
+    ///
+    /// - Throws: when the file cannot be written.
+    package func writeConfiguration(_ text: String) throws {
+        try text.write(toFile: try configurationPath, atomically: true, encoding: .utf8)
     }
 
     /// Makes bridge `bridge` whose one port is a container's veth end (vethc0a1b2, peer ceth0),

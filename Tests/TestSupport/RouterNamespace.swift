@@ -73,3 +73,24 @@ package final class RouterNamespace {
         ((try? String(contentsOfFile: state.file("requests"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 }
+
+extension DaemonTestCase {
+    /// Starts a router (see ``RouterNamespace``), gives ra0 10.77.0.2/24, starts the daemon
+    /// with the configuration file `configuration` (a `[Connectivity]` section, or nothing),
+    /// then routes the default via 10.77.0.1.
+    ///
+    /// - Parameters:
+    ///   - configuration: the configuration file's text.
+    ///   - mode: how the check server answers at first.
+    /// - Returns: the router; keep it for the test's length.
+    /// - Throws: `HarnessError` when a step fails.
+    package func startDaemonBehindRouter(configuration: String, mode: String = "204") throws -> RouterNamespace {
+        let router = try RouterNamespace(linkedTo: try netns)
+        try router.setMode(mode)
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        try writeConfiguration(configuration)
+        try startDaemon(arguments: ["--config", try configurationPath])
+        try addIPv4DefaultRoute()
+        return router
+    }
+}
