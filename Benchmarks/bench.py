@@ -18,6 +18,10 @@ Workloads (see README "Benchmarks"):
   ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
            many IPv6 routes present
   idle     RSS, private memory, context switches (wakeups) and CPU over a window
+  connectivity  the opt-in active check against tests/servers/connectivity-server.py in a router
+           namespace (rb1 moves there): default route deleted/added N times with checks off,
+           then on; route write → ConnectivityChanged(full) at the subscriber beside the check's
+           own round trip (curl), CPU per cycle (on minus off), RSS/private memory growth
 --workloads selects some of them (the watchers are started either way).
 All timestamps are CLOCK_MONOTONIC in nanoseconds, which every process shares.
 """
@@ -40,7 +44,7 @@ OBJECT_PATH = "/org/reachabilityd/Reachability1"
 REACHABLE = "reachable-via-ethernet"
 NOT_REACHABLE = "not-reachable"
 GATEWAY = "10.88.0.1"
-WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle")
+WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle", "connectivity")
 LOCAL = "10.88.0.2/24"
 
 
@@ -279,13 +283,15 @@ class Bench:
         self.options = options
         self.netns = options.netns
         self.work = tempfile.mkdtemp(prefix="rbench-")
-        self.results = {"parameters": {}, "startup": {}, "latency": {}, "churn": [], "idle": {}}
+        self.results = {"parameters": {}, "startup": {}, "latency": {}, "churn": [], "idle": {}, "connectivity": {}}
         self.bus = None
         self.daemon = None
         self.floor = None
         self.glib = None
         self.subscriber = None
         self.notify = None
+        self.router = None
+        self.check_server = None
         self.latency_samples = {}
 
     # Processes
@@ -307,14 +313,14 @@ class Bench:
         self.address = f"unix:path={self.work}/system_bus_socket"
         self.env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address, GIO_USE_NETWORK_MONITOR="netlink")
 
-    def spawn_daemon(self):
+    def spawn_daemon(self, arguments=()):
         """Starts the daemon; returns (child, seconds from spawn to READY=1)."""
         if self.notify is None:
             self.notify = NotifySocket(f"{self.work}/notify")
         mark = self.notify.mark()
         env = dict(self.env, NOTIFY_SOCKET=self.notify.path)
         started = time.monotonic_ns()
-        child = Child("reachabilityd", [self.options.daemon], env=env, log_path=f"{self.work}/reachabilityd.log")
+        child = Child("reachabilityd", [self.options.daemon, *arguments], env=env, log_path=f"{self.work}/reachabilityd.log")
         ready = self.notify.wait_ready(mark)
         return child, (ready - started) / 1e9
 
@@ -529,7 +535,7 @@ class Bench:
             "kernel": os.uname().release, "cpus": os.cpu_count(), "load_average_at_start": os.getloadavg(),
             "daemon": options.daemon, "toggles": options.toggles, "routes": options.routes,
             "idle_seconds": options.idle_seconds, "startup_routes": options.startup_routes,
-            "ipv6_routes": options.ipv6_routes, "ipv6_startup_routes": options.ipv6_startup_routes,
+            "ipv6_routes": options.ipv6_routes, "ipv6_startup_routes": options.ipv6_startup_routes, "checks": options.checks,
             "workloads": sorted(options.workloads),
         }
         wanted = options.workloads
@@ -575,6 +581,98 @@ class Bench:
         if "ipv6" in wanted:
             # GLib needs most of a minute per start with 300k IPv6 routes: one run of it.
             self.startup_with_routes(options.ipv6_startup_routes, 6, max(1, options.startup_runs // 4), glib_runs=1)
+        if "connectivity" in wanted:
+            self.connectivity(options.checks)
+
+    def start_router(self):
+        """Moves rb1 into a router namespace of its own (GATEWAY) running the connectivity tests'
+        servers (tests/servers/connectivity-server.py); returns the check URL."""
+        self.router = f"{self.netns}-router"
+        state = f"{self.work}/router"
+        os.makedirs(state)
+        subprocess.run(["ip", "netns", "add", self.router], check=True)
+        self.ip("link", "set", "rb1", "netns", self.router)
+        for arguments in (["addr", "add", f"{GATEWAY}/24", "dev", "rb1"], ["link", "set", "rb1", "up"], ["link", "set", "lo", "up"]):
+            subprocess.run(["ip", "-n", self.router, *arguments], check=True)
+        self.check_server = Child("check-server", ["ip", "netns", "exec", self.router, "/usr/bin/python3",
+                                                   f"{self.options.repo}/tests/servers/connectivity-server.py", state],
+                                  log_path=f"{self.work}/check-server.log")
+        deadline = time.monotonic() + 60
+        while not os.path.exists(f"{state}/ready"):
+            if time.monotonic() > deadline or not self.check_server.alive():
+                raise RuntimeError(f"the check server did not start: {self.check_server.snapshot()}")
+            time.sleep(0.05)
+        return f"http://{GATEWAY}:8080/check"
+
+    def route_cycle(self, subscriber, answer):
+        """Deletes the default route, waits for not-reachable, adds it back; returns the ms from
+        the add to the subscriber's first line satisfying `answer` after it."""
+        mark = len(subscriber.snapshot())
+        self.writer.delete()
+        subscriber.wait_for_line(lambda line: line.startswith("S ") and line.split()[2] == NOT_REACHABLE, start=mark)
+        mark = len(subscriber.snapshot())
+        sent_at = self.writer.add()
+        _, line = subscriber.wait_for_line(answer, start=mark)
+        return (int(line.split()[1]) - sent_at) / 1e6
+
+    def connectivity(self, cycles):
+        """The opt-in active check against a server in a router namespace. A cycle deletes the
+        default route and adds it back; with checks on, the route's return starts a check, and the
+        subscriber times `ConnectivityChanged(full)` from the route's write. The same cycles with
+        checks off give the baseline the check's CPU is the excess over; RSS is read after a
+        warm-up (libcurl loaded) and after every cycle's check."""
+        url = self.start_router()
+        # The round trip's floor: curl (the same libcurl), a fresh connection each, bound to rb0.
+        floor = []
+        for _ in range(max(20, cycles // 10)):
+            result = subprocess.run(["curl", "-s", "-o", "/dev/null", "--interface", "rb0", "-w", "%{time_total}", url],
+                                    capture_output=True, text=True, check=True)
+            floor.append(float(result.stdout) * 1000)
+        configuration = f"{self.work}/connectivity.conf"
+        with open(configuration, "w") as out:
+            out.write("")
+        daemon, _ = self.spawn_daemon(["--config", configuration])
+        subscriber = Child("subscriber", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/dbus-subscriber.py"], env=self.env,
+                           log_path=f"{self.work}/subscriber-connectivity.log")
+        subscriber.wait_for_line(lambda line: line == "ready")
+        reachable = lambda line: line.startswith("S ") and line.split()[2] == REACHABLE
+        try:
+            # Checks off: the baseline.
+            cpu_before = cpu_seconds(daemon.pid)
+            off = [self.route_cycle(subscriber, reachable) for _ in range(cycles)]
+            cpu_off = cpu_seconds(daemon.pid) - cpu_before
+            rss_off = memory(daemon.pid)
+            # Checks on (SIGHUP), then a warm-up of 20 cycles: libcurl and TLS are loaded.
+            with open(configuration, "w") as out:
+                out.write(f"[Connectivity]\nCheckURL={url}\nCheckIntervalSec=300\nCheckTimeoutSec=5\n")
+            full = lambda line: line.startswith("C ") and line.split()[2] == "full"
+            mark = len(subscriber.snapshot())
+            daemon.process.send_signal(1)  # SIGHUP
+            subscriber.wait_for_line(full, start=mark)
+            for _ in range(20):
+                self.route_cycle(subscriber, full)
+            rss_warm = memory(daemon.pid)
+            cpu_before = cpu_seconds(daemon.pid)
+            on = []
+            for index in range(cycles):
+                on.append(self.route_cycle(subscriber, full))
+                if (index + 1) % max(1, cycles // 4) == 0:
+                    log(f"connectivity: {index + 1} checks, RSS {memory(daemon.pid)['rss_kib']} KiB")
+            cpu_on = cpu_seconds(daemon.pid) - cpu_before
+            rss_after = memory(daemon.pid)
+        finally:
+            subscriber.stop()
+            daemon.stop()
+        self.results["connectivity"] = {
+            "cycles": cycles, "round_trip_floor_ms": percentiles(floor),
+            "route_to_reachable_checks_off_ms": percentiles(off), "route_to_full_ms": percentiles(on),
+            "cpu_ms_per_cycle_off": cpu_off * 1000 / cycles, "cpu_ms_per_cycle_on": cpu_on * 1000 / cycles,
+            "memory_checks_off": rss_off, "memory_after_warm_up": rss_warm, "memory_after_checks": rss_after,
+        }
+        c = self.results["connectivity"]
+        log(f"connectivity: route → full p50 {c['route_to_full_ms']['p50']:.3f} ms, p99 {c['route_to_full_ms']['p99']:.3f}; "
+            f"round-trip floor p50 {c['round_trip_floor_ms']['p50']:.3f}; CPU/cycle {c['cpu_ms_per_cycle_off']:.3f} → "
+            f"{c['cpu_ms_per_cycle_on']:.3f} ms; RSS {rss_off['rss_kib']} → {rss_warm['rss_kib']} → {rss_after['rss_kib']} KiB")
 
     def startup_with_routes(self, count, family, runs, glib_runs=None):
         log(f"adding {count} IPv{family} routes for the start-up measurement")
@@ -590,9 +688,11 @@ class Bench:
         subprocess.run(["ip", "-n", self.netns, "-batch", path], check=True, capture_output=True)
 
     def stop(self):
-        for child in (self.subscriber, self.daemon, self.glib, self.floor, self.bus):
+        for child in (self.subscriber, self.daemon, self.glib, self.floor, self.bus, self.check_server):
             if child is not None:
                 child.stop()
+        if self.router is not None:
+            subprocess.run(["ip", "netns", "delete", self.router], capture_output=True)
 
 
 # --- report --------------------------------------------------------------------------------------
@@ -641,6 +741,22 @@ def table(results):
     for label, f in results["startup"].items():
         lines.append(f"| {label} | {f['reachabilityd_ms']['p50']:.1f} / {f['reachabilityd_ms']['max']:.1f} | {f['reachabilityd_rss_kib'] / 1024:.1f} | "
                      f"{f['glib_ms']['p50']:.1f} | {f['glib_rss_kib'] / 1024:.1f} |")
+    c = results.get("connectivity")
+    if c:
+        n = c["cycles"]
+        lines += ["", f"| connectivity check (opt-in), {n} route cycles | p50 ms | p90 ms | p99 ms | max ms |", "|---|---|---|---|---|"]
+        for label, key in (("default route added → ConnectivityChanged(full) at a subscriber (check included)", "route_to_full_ms"),
+                           ("the check's round trip alone (curl, fresh connection, same server)", "round_trip_floor_ms"),
+                           ("checks off: default route added → StatusChanged", "route_to_reachable_checks_off_ms")):
+            f = c[key]
+            lines.append(f"| {label} | {f['p50']:.3f} | {f['p90']:.3f} | {f['p99']:.3f} | {f['max']:.3f} |")
+        lines += ["", "| connectivity check cost | checks off | checks on | per check |", "|---|---|---|---|",
+                  f"| daemon CPU ms per route cycle (utime + stime: 10 ms ticks over {n} cycles) | {c['cpu_ms_per_cycle_off']:.3f} | "
+                  f"{c['cpu_ms_per_cycle_on']:.3f} | {c['cpu_ms_per_cycle_on'] - c['cpu_ms_per_cycle_off']:.3f} |"]
+        for label, key in (("RSS", "rss_kib"), ("private (no other process maps it)", "private_kib")):
+            before, warm, after = c["memory_checks_off"][key], c["memory_after_warm_up"][key], c["memory_after_checks"][key]
+            lines.append(f"| daemon {label} KiB (checks on: after 20 warm-up checks → after {n} more) | {before} | {warm} → {after} | "
+                         f"{(after - warm) / n:.2f} |")
     lines += ["", "| idle | watcher | RSS MiB | private MiB | of which anonymous MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|---|"]
     for label, block in results["idle"].items():
         for name, f in block["watchers"].items():
@@ -729,6 +845,8 @@ def main():
                         help=f"comma-separated subset of {','.join(WORKLOADS)} (default: all)")
     parser.add_argument("--toggles", type=int, default=0, help="default-route toggles of the latency workload "
                         "(default: 60 with --smoke, else 1000)")
+    parser.add_argument("--checks", type=int, default=0, help="route cycles of the connectivity workload "
+                        "(default: 20 with --smoke, else 1000)")
     options = parser.parse_args()
     options.workloads = set(options.workloads.split(","))
     if not options.workloads <= set(WORKLOADS):
@@ -740,6 +858,7 @@ def main():
     options.startup_routes = 10000 if options.smoke else 1000000
     options.ipv6_routes = 1000 if options.smoke else 10000
     options.ipv6_startup_routes = 5000 if options.smoke else 300000
+    options.checks = options.checks or (20 if options.smoke else 1000)
 
     own, wanted = os.stat("/proc/self/ns/net"), os.stat(f"/run/netns/{options.netns}")
     if (own.st_dev, own.st_ino) != (wanted.st_dev, wanted.st_ino):

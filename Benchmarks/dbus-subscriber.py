@@ -6,6 +6,7 @@ bindings (GDBus parses and dispatches more per message). Connects to $DBUS_SYSTE
 then prints "ready", and for every signal from the daemon's object:
   "S <CLOCK_MONOTONIC ns> <status>"  for StatusChanged
   "P <CLOCK_MONOTONIC ns> <names>"   for PropertiesChanged (comma-separated property names)
+  "C <CLOCK_MONOTONIC ns> <value>"   for ConnectivityChanged
 and for the D-Bus hop floor's pings from dbus-emitter.py:
   "F <CLOCK_MONOTONIC ns> <sent ns>"
 flushed at once. SIGTERM ends it.
@@ -28,6 +29,10 @@ def status_changed(status):
     print(f"S {time.monotonic_ns()} {status}", flush=True)
 
 
+def connectivity_changed(connectivity):
+    print(f"C {time.monotonic_ns()} {connectivity}", flush=True)
+
+
 def properties_changed(interface, changed, invalidated):
     names = sorted(set(map(str, changed.keys())) | set(map(str, invalidated)))
     print(f"P {time.monotonic_ns()} {','.join(names)}", flush=True)
@@ -39,9 +44,10 @@ def ping(sent):
 
 bus.add_signal_receiver(ping, signal_name="Ping", dbus_interface="org.reachabilityd.BenchFloor", path="/org/reachabilityd/BenchFloor")
 bus.add_signal_receiver(status_changed, signal_name="StatusChanged", dbus_interface=INTERFACE, path=PATH)
+bus.add_signal_receiver(connectivity_changed, signal_name="ConnectivityChanged", dbus_interface=INTERFACE, path=PATH)
 bus.add_signal_receiver(properties_changed, signal_name="PropertiesChanged",
                         dbus_interface="org.freedesktop.DBus.Properties", path=PATH)
-# A round trip to the bus daemon guarantees both matches are installed before "ready".
+# A round trip to the bus daemon guarantees the matches are installed before "ready".
 bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus").GetId(dbus_interface="org.freedesktop.DBus")
 print("ready", flush=True)
 loop = GLib.MainLoop()

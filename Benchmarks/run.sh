@@ -3,7 +3,7 @@
 #   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 60 s idle windows
 #   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 3 s windows
 #   Benchmarks/run.sh [--smoke] --workloads latency,ipv6   only some workloads (startup, latency,
-#                              churn, ipv6, idle; see bench.py)
+#                              churn, ipv6, idle, connectivity; see bench.py)
 # Installs what it needs (apt), builds the release daemon (static stdlib, scratch path
 # .build-bench) and the C floor reader, creates a namespace rbench-<pid> with a veth pair
 # rb0/rb1, runs Benchmarks/bench.py inside it, and deletes the namespace on exit. Never touches
@@ -19,7 +19,7 @@ swift=${SWIFT:-$(command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)}
 
 # Dependencies: the project's own, plus the peers' and the chart's (Debian packages only).
 scripts/install-deps.sh
-scripts/install-deps.sh python3 python3-gi gir1.2-glib-2.0 python3-dbus python3-matplotlib gcc libc6-dev
+scripts/install-deps.sh python3 python3-gi gir1.2-glib-2.0 python3-dbus python3-matplotlib gcc libc6-dev curl openssl
 
 # Build.
 if [ -n "${REACHABILITYD_BENCH_BINARY:-}" ]; then

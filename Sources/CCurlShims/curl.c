@@ -285,6 +285,7 @@ CReachCurl_Response CReachCurl_response(CReachCurl_Transfer *transfer) {
     response.body = transfer->body;
     response.bodyLength = transfer->bodyLength;
     response.errorText = transfer->errorText;
+    curl.easy_getinfo(transfer->easy, CURLINFO_OS_ERRNO, &response.systemErrno);
     return response;
 }
 

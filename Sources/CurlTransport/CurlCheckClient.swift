@@ -145,7 +145,10 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
                 )
             } else {
                 let detail = response.errorText.map { String(cString: $0) } ?? ""
-                outcome = .failed(detail.isEmpty ? String(cString: CReachCurl_strerror(result)) : detail)
+                var text = detail.isEmpty ? String(cString: CReachCurl_strerror(result)) : detail
+                // The system call's own errno says more than "Couldn't connect to server".
+                if response.systemErrno != 0 { text += " (\(SystemError.describe(errno: Int32(response.systemErrno))))" }
+                outcome = .failed(text)
             }
             let seconds = Double(response.totalMicroseconds) / 1_000_000
             CReachCurl_transfer_free(multi, transfer)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import ReachabilityCore
 import SystemSupport
@@ -28,8 +31,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         var checkOutcome: (HTTPCheckOutcome, Double)?
         var apiOutcome: (uri: String, outcome: HTTPCheckOutcome)?
         var apiURI: String?
-        /// The next check, when one is scheduled.
-        var next: DispatchWorkItem?
+        /// The timer of the next check (made at the first), and when it is due (nil: none).
+        var timer: DispatchSourceTimer?
         var nextDue: DispatchTime?
         var last: Record?
     }
@@ -99,6 +102,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 lines.append("  captive-portal API \(api.uri): \(api.outcome.summary)" + (answer.map { " -> \($0)" } ?? " (no usable answer: ignored)"))
             }
             lines.append("  check GET \(last.url) over \(last.linkName), \(Self.format(ago)) s ago: \(last.outcome.summary) in \(Int((last.seconds * 1000).rounded())) ms")
+            if case .failed(let why) = last.outcome, why.hasSuffix("(\(SystemError.describe(errno: EPERM)))") {
+                lines.append("  (a local firewall, or the unit's IPAddressDeny=any, dropped the check's packets: see reachabilityd(8) on IPAddressAllow=)")
+            }
         }
         var summary = "  check verdict: " + (current.state.evidence.map { $0.rawValue } ?? "none yet")
         if !current.state.portalURL.isEmpty { summary += " (portal \(current.state.portalURL))" }
@@ -123,24 +129,33 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         current.inFlight = []
         current.checkOutcome = nil
         current.apiOutcome = nil
-        current.next?.cancel()
-        current.next = nil
+        current.timer?.schedule(deadline: .distantFuture)
         current.nextDue = nil
-        if !keepingState { current = Family() }
+        if !keepingState {
+            current.timer?.cancel()
+            current = Family()
+        }
         families[family] = current
     }
 
+    /// Arms `family`'s timer (one per family, re-armed: no cancelled work piles up until its
+    /// deadline, as it would with `asyncAfter`).
     private func schedule(_ family: AddressFamily, after seconds: Double) {
-        let work = DispatchWorkItem { [weak self] in self?.startCheck(family) }
+        guard families[family] != nil else { return }
+        let timer = families[family]?.timer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.startCheck(family) }
+            timer.activate()
+            return timer
+        }()
         let due = DispatchTime.now() + .milliseconds(Int(seconds * 1000))
-        families[family]?.next = work
+        families[family]?.timer = timer
         families[family]?.nextDue = due
-        queue.asyncAfter(deadline: due, execute: work)
+        timer.schedule(deadline: due)
     }
 
     private func startCheck(_ family: AddressFamily) {
         guard let client, settings.isEnabled, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
-        current.next = nil
         current.nextDue = nil
         let check = HTTPCheckRequest(url: settings.checkURL, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds)
         current.checkOutcome = nil

@@ -82,6 +82,8 @@ typedef struct CReachCurl_Response {
     long long totalMicroseconds;
     /// libcurl's detailed error text (may be empty). Valid until the transfer is freed.
     const char *errorText;
+    /// The errno of the last failed system call of the transfer (connect...), 0 when none.
+    long systemErrno;
 } CReachCurl_Response;
 
 /// Reads what `transfer` got.
