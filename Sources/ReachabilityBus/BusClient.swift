@@ -64,6 +64,12 @@ public struct BusMessage {
         sd_bus_message_get_sender(message).map { String(cString: $0) }
     }
 
+    /// The object path the message concerns, if it has one.
+    /// The corresponding C function is `sd_bus_message_get_path`.
+    public var path: String? {
+        sd_bus_message_get_path(message).map { String(cString: $0) }
+    }
+
     /// The error when the message is an error reply, else nil.
     /// The corresponding C function is `sd_bus_message_get_error`.
     public var error: BusError? {
@@ -187,16 +193,20 @@ extension BusConnection {
     ///   - member: the method.
     ///   - arguments: string arguments, in order.
     ///   - timeoutMicroseconds: how long to wait for the reply; 0 is sd-bus's default (25 s).
+    ///   - startsService: whether the bus may start (activate) `destination` for the call; when
+    ///     false, a service that is not running answers `ServiceUnknown` at once.
     ///   - reply: called once with the reply.
-    /// The corresponding C functions are `sd_bus_message_new_method_call` and `sd_bus_call_async`.
+    /// The corresponding C functions are `sd_bus_message_new_method_call`,
+    /// `sd_bus_message_set_auto_start` and `sd_bus_call_async`.
     public func call(
         destination: String, path: String, interface: String, member: String, arguments: [String] = [],
-        timeoutMicroseconds: UInt64 = 0, reply: @escaping (BusMessage) -> Void
+        timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) {
         let action = "call \(interface).\(member)"
         var message: OpaquePointer?
         try sdCall(action) { sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) }
         defer { sd_bus_message_unref(message) }
+        if !startsService { try sdCall(action) { sd_bus_message_set_auto_start(message, 0) } }
         for argument in arguments {
             try sdCall(action) {
                 argument.withCString { sd_bus_message_append_basic(message, BusMessage.character("s"), $0) }

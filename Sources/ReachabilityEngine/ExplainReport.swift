@@ -33,8 +33,8 @@ public struct ExplainReport: Sendable, Hashable {
         public var facts: LinkFacts
         /// Its addresses, sorted by text.
         public var addresses: [Address]
-        /// The captive-portal API its routers advertise (RFC 8910), if any.
-        public var captivePortalAPI: String?
+        /// The captive-portal APIs advertised on it (RFC 8910), each with how it came.
+        public var captivePortalAPIs: [String]
     }
 
     /// Links beyond the report's limit, only counted.
@@ -120,7 +120,7 @@ public struct ExplainReport: Sendable, Hashable {
                 address.text + (address.facts.isUsableGlobal ? "" : " (not usable: \(address.facts.isGlobalScope ? "tentative or DAD failed" : "not global scope"))")
             }
             lines.append("    addresses: \(addresses.isEmpty ? "none" : addresses.joined(separator: ", "))")
-            if let api = link.captivePortalAPI { lines.append("    captive-portal API (RFC 8910, router advertisement): \(api)") }
+            lines += link.captivePortalAPIs.map { "    captive-portal API: \($0)" }
         }
         if let omittedLinks {
             lines.append("  ... and \(omittedLinks.count) more link(s) not shown (\(omittedLinks.up) up, \(omittedLinks.withCarrier) with carrier)")

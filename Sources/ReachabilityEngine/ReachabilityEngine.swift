@@ -68,8 +68,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var settings = DaemonConfiguration.default
     /// The gateways of the probes' routes and what their neighbour entries say.
     private var gateways = GatewayNeighbours()
-    /// The captive-portal API each link's routers advertise (RFC 8910), for `Explain()`.
-    private var captivePortalAPIs: [InterfaceIndex: String] = [:]
+    /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
+    /// `Explain()`.
+    private var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -117,7 +118,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         publishing = PublishingStage(queue: queue)
         checks = ActiveConnectivityChecks(queue: queue)
         checks.onEvidence = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
-        checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs[link] }
+        checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
@@ -236,7 +237,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let addresses = (addressesByLink[index] ?? [])
                 .map { ExplainReport.Address(text: "\(IPAddress.text(of: $0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
-            return ExplainReport.Link(facts: facts, addresses: addresses, captivePortalAPI: captivePortalAPIs[index])
+            return ExplainReport.Link(
+                facts: facts, addresses: addresses, captivePortalAPIs: captivePortalAPIs.advertised(on: index).map { "\($0.uri) (RFC 8910, \($0.source.rawValue))" }
+            )
         }
         let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
         return ExplainReport(
@@ -248,6 +251,21 @@ public final class ReachabilityEngine: @unchecked Sendable {
             ),
             configuration: settings
         )
+    }
+
+    /// The indices of the links the engine knows.
+    public var linkIndices: [InterfaceIndex] {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return table.links.keys.sorted()
+    }
+
+    /// Records the captive-portal API URI (RFC 8910) that DHCPv4 gave `link`, as the network
+    /// manager (systemd-networkd) reports it; nil, "" or the unrestricted URN: none. The active
+    /// check asks it when the probe route goes over that link.
+    public func setCaptivePortalAPI(fromDHCP uri: String?, link: InterfaceIndex) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard captivePortalAPIs.set(uri, for: link, from: .dhcpv4) else { return }
+        Log.info("DHCPv4 on link \(link.rawValue) advertises " + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
     }
 
     /// Decides reachability of one literal address with the kernel's route lookup for it, and
@@ -357,7 +375,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             changed = Set(AddressFamily.allCases)
         }
         for message in batch.messages {
-            if case .deleteLink(let link) = message.payload { captivePortalAPIs[InterfaceIndex(link.index)] = nil }
+            if case .deleteLink(let link) = message.payload { captivePortalAPIs.forget(InterfaceIndex(link.index)) }
             if table.apply(message.payload) {
                 changed = Set(AddressFamily.allCases)
                 continue
@@ -376,9 +394,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if let family = LinkTable.family(neighbour.family), gateways.apply(neighbour, family: family) { gatewayEvidence = true }
             case .routerAdvertisementOption(let option):
                 guard let uri = option.captivePortalAPI else { break }
-                // RFC 8910: this URN (or nothing) says there is no captive portal.
-                let link = InterfaceIndex(option.index)
-                captivePortalAPIs[link] = uri.isEmpty || uri == "urn:ietf:params:capport:unrestricted" ? nil : uri
+                captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement)
             default: break
             }
         }

@@ -21,6 +21,7 @@ final class Daemon: @unchecked Sendable {
     private var object: ReachabilityObject?
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
+    private var networkd: NetworkdCaptivePortals?
     private let configurationFiles: ConfigurationFiles
     /// `Generation` across restarts, under `$RUNTIME_DIRECTORY`.
     private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
@@ -84,6 +85,15 @@ final class Daemon: @unchecked Sendable {
             ), generation: generationFile.load() + 1)
             storeGeneration()
             try connection.requestName(BusContract.busName)
+            let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
+                engine.setCaptivePortalAPI(fromDHCP: uri, link: link)
+            }
+            do {
+                try networkd.start()
+                self.networkd = networkd
+            } catch {
+                Log.warning("\(error); captive-portal APIs from DHCPv4 (systemd-networkd) will not be known.")
+            }
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)

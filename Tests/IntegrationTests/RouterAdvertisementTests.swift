@@ -17,7 +17,7 @@ final class RouterAdvertisementTests: DaemonTestCase {
 
         // Then Explain shows it for ra0
         try Poll.until("the API in Explain", observe: { try busctl.explain() }) {
-            $0.contains("captive-portal API (RFC 8910, router advertisement): https://portal.example/capport/api")
+            $0.contains("captive-portal API: https://portal.example/capport/api (RFC 8910, router advertisement)")
         }
 
         // When the network says there is no portal, the API goes

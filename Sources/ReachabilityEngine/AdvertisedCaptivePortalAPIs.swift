@@ -1,0 +1,48 @@
+import ReachabilityCore
+
+/// The captive-portal API URIs networks advertise (RFC 8910), per link and per way they came:
+/// an IPv6 router advertisement's option 37, or DHCPv4's option 114 as systemd-networkd
+/// recorded it. Pure state; the engine feeds it and the active check asks it.
+struct AdvertisedCaptivePortalAPIs: Equatable {
+    /// How a URI came.
+    enum Source: String, CaseIterable, Comparable {
+        case routerAdvertisement = "router advertisement"
+        case dhcpv4 = "DHCPv4, from systemd-networkd"
+
+        static func < (left: Source, right: Source) -> Bool {
+            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+        }
+    }
+
+    /// RFC 8910's "there is no captive portal" URN, which clears what a source said.
+    static let unrestricted = "urn:ietf:params:capport:unrestricted"
+
+    private var uris: [InterfaceIndex: [Source: String]] = [:]
+
+    /// Records what `source` says for `link`: a URI, or nothing (nil, "" or the unrestricted URN).
+    ///
+    /// - Returns: whether that changed anything.
+    @discardableResult
+    mutating func set(_ uri: String?, for link: InterfaceIndex, from source: Source) -> Bool {
+        let kept = uri.flatMap { $0.isEmpty || $0 == Self.unrestricted ? nil : $0 }
+        guard uris[link]?[source] != kept else { return false }
+        uris[link, default: [:]][source] = kept
+        if uris[link]?.isEmpty == true { uris[link] = nil }
+        return true
+    }
+
+    /// Forgets a link that went away.
+    mutating func forget(_ link: InterfaceIndex) {
+        uris[link] = nil
+    }
+
+    /// The URI the active check asks for `link`: the router advertisement's, else DHCP's.
+    func uri(for link: InterfaceIndex) -> String? {
+        advertised(on: link).first?.uri
+    }
+
+    /// Every URI advertised on `link`, in source order.
+    func advertised(on link: InterfaceIndex) -> [(source: Source, uri: String)] {
+        (uris[link] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}

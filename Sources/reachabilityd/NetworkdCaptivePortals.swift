@@ -1,0 +1,89 @@
+import Dispatch
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+
+/// The captive-portal API that DHCPv4 (option 114, RFC 8910) gave each link, as systemd-networkd
+/// records it (`CaptivePortal` in `org.freedesktop.network1.Link.Describe()`'s JSON, systemd ≥
+/// 254). Each link is asked at start-up, when networkd signals a change of that link's
+/// properties (a lease's addresses change its address state), and every link again when
+/// networkd (re)starts. Without networkd, or with one too old to record the option, nothing
+/// happens: the calls never start it (`startsService: false`) and their errors are only
+/// debug-logged. Confined to the daemon's queue.
+final class NetworkdCaptivePortals {
+    /// networkd's bus name.
+    static let busName = "org.freedesktop.network1"
+    private static let linkPathPrefix = "/org/freedesktop/network1/link/"
+
+    private let connection: BusConnection
+    private let linkIndices: () -> [InterfaceIndex]
+    private let record: (String?, InterfaceIndex) -> Void
+    private var slots: [BusSlot] = []
+
+    /// - Parameters:
+    ///   - connection: the daemon's system bus connection.
+    ///   - linkIndices: the links to ask about when networkd (re)starts.
+    ///   - record: takes a link's URI (nil: none) on the queue.
+    init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (String?, InterfaceIndex) -> Void) {
+        self.connection = connection
+        self.linkIndices = linkIndices
+        self.record = record
+    }
+
+    /// Subscribes to networkd's link and name changes and asks about every link once.
+    func start() throws(SystemError) {
+        slots.append(try connection.addMatch(
+            "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                + "path_namespace='/org/freedesktop/network1/link'"
+        ) { [weak self] message in
+            guard let self, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
+            ask(about: index)
+        })
+        slots.append(try connection.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.busName)'"
+        ) { [weak self] _ in
+            self?.askAboutEveryLink()
+        })
+        askAboutEveryLink()
+    }
+
+    private func askAboutEveryLink() {
+        for index in linkIndices() { ask(about: index) }
+    }
+
+    /// Asks networkd to describe link `index` and records its `CaptivePortal`.
+    private func ask(about index: InterfaceIndex) {
+        do {
+            try connection.call(
+                destination: Self.busName, path: Self.path(ofLink: index), interface: "org.freedesktop.network1.Link", member: "Describe",
+                timeoutMicroseconds: 5_000_000, startsService: false
+            ) { [weak self] reply in
+                if let error = reply.error {
+                    Log.debug("systemd-networkd did not describe link \(index.rawValue): \(error)")
+                    return
+                }
+                guard let json = try? reply.readString(), case .object(let link)? = JSONValue.parse(Array(json.utf8)) else {
+                    Log.debug("systemd-networkd's description of link \(index.rawValue) is not a JSON object")
+                    return
+                }
+                var uri: String?
+                if case .string(let text)? = link["CaptivePortal"] { uri = text }
+                self?.record(uri, index)
+            }
+        } catch {
+            Log.debug("\(error)")
+        }
+    }
+
+    /// networkd's object path for link `index`: sd-bus escapes a path label's leading digit
+    /// as `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
+    static func path(ofLink index: InterfaceIndex) -> String {
+        linkPathPrefix + "_3" + String(index.rawValue)
+    }
+
+    /// The link index a networkd link object path names; nil for another path.
+    static func linkIndex(ofPath path: String) -> InterfaceIndex? {
+        guard path.hasPrefix(linkPathPrefix + "_3"), let number = Int32(path.dropFirst(linkPathPrefix.count + 2)), number > 0 else { return nil }
+        return InterfaceIndex(number)
+    }
+}
