@@ -1,12 +1,13 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package, then the end-to-end test (make e2e), the
+#               build the Examples/ package, then the end-to-end tests (make e2e-matrix), the
 #               benchmark's smoke run (make bench-smoke) and the 10-minute soak (make soak)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
+#   make e2e-matrix  the same package in Debian 12 and 13 containers, and 13 with dbus-broker
 # and the benchmark (docs/benchmarks.md; root, network namespaces):
 #   make bench        full run: the daemon beside the netlink floor and GLib's GNetworkMonitor
 #   make bench-smoke  the same with small N and short windows (CI, through make test)
@@ -15,7 +16,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run test soak deb e2e bench bench-smoke clean
+.PHONY: all deps build release run test soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -35,7 +36,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
-	$(MAKE) e2e
+	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
@@ -49,6 +50,13 @@ deb:
 
 e2e:
 	SWIFT=$(SWIFT) tests/e2e/run.sh
+
+# The package is built once (bookworm), then installed in each container.
+e2e-matrix:
+	rm -rf out/e2e-deb
+	SWIFT=$(SWIFT) E2E_KEEP_DEB=out/e2e-deb tests/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie tests/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_BUS=dbus-broker tests/e2e/run.sh
 
 bench:
 	SWIFT=$(SWIFT) Benchmarks/run.sh

@@ -30,6 +30,17 @@ public final class ReachabilityManager: Sendable {
     /// The key of the new ``ReachabilityStatus`` in ``didChangeNotification``'s `userInfo`.
     public static let statusUserInfoKey = "org.reachabilityd.ReachabilityManager.status"
 
+    /// Posted (on a private queue, with the manager as object) each time the connectivity of a
+    /// monitoring manager changes. The new ``Connectivity`` is under ``connectivityUserInfoKey``,
+    /// the captive portal's URL (a `String`, when one is known) under ``captivePortalUserInfoKey``.
+    public static let connectivityDidChangeNotification = Notification.Name("org.reachabilityd.ReachabilityManager.connectivityDidChange")
+
+    /// The key of the new ``Connectivity`` in ``connectivityDidChangeNotification``'s `userInfo`.
+    public static let connectivityUserInfoKey = "org.reachabilityd.ReachabilityManager.connectivity"
+
+    /// The key of the captive portal's URL in ``connectivityDidChangeNotification``'s `userInfo`.
+    public static let captivePortalUserInfoKey = "org.reachabilityd.ReachabilityManager.captivePortal"
+
     /// The manager for the machine's reachability, shared by the whole process.
     public static let shared = ReachabilityManager()
 
@@ -293,21 +304,27 @@ public final class ReachabilityManager: Sendable {
 
     /// Takes a snapshot from the source (on the queue) and tells every observer that needs it.
     private func receive(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool, session: UInt64) {
-        let changed = state.withLock { state -> ReachabilityStatus? in
+        let previous = state.withLock { state -> ReachabilitySnapshot? in
             // A report of an earlier run (stop and start in quick succession) is stale.
             guard state.isMonitoring, session == state.session else { return nil }
-            let previous = state.snapshot.status
+            let previous = state.snapshot
             state.snapshot = snapshot
             state.isDaemonAvailable = daemonAvailable
             state.isResolved = true
             // Deliveries are enqueued under the lock, so they keep the order of the snapshots.
             for id in state.subscribers.keys { state.subscribers[id]!.offer(snapshot) }
-            return previous != snapshot.status ? snapshot.status : nil
+            return previous
         }
-        if let changed {
+        guard let previous else { return }
+        if previous.status != snapshot.status {
             NotificationCenter.default.post(
-                name: Self.didChangeNotification, object: self, userInfo: [Self.statusUserInfoKey: changed]
+                name: Self.didChangeNotification, object: self, userInfo: [Self.statusUserInfoKey: snapshot.status]
             )
+        }
+        if previous.connectivity != snapshot.connectivity || previous.captivePortal != snapshot.captivePortal {
+            var userInfo: [String: any Sendable] = [Self.connectivityUserInfoKey: snapshot.connectivity]
+            if !snapshot.captivePortal.isEmpty { userInfo[Self.captivePortalUserInfoKey] = snapshot.captivePortal }
+            NotificationCenter.default.post(name: Self.connectivityDidChangeNotification, object: self, userInfo: userInfo)
         }
     }
 }

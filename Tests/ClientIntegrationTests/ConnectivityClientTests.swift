@@ -60,6 +60,15 @@ final class ConnectivityClientTests: DaemonTestCase {
         XCTAssertEqual(waited.termination, .exited(0), waited.standardError)
         let manager = try makeManager()
         let delivered = Collected<Connectivity>()
+        let posted = Collected<String>()
+        let observer = NotificationCenter.default.addObserver(
+            forName: ReachabilityManager.connectivityDidChangeNotification, object: manager, queue: nil
+        ) { notification in
+            guard let connectivity = notification.userInfo?[ReachabilityManager.connectivityUserInfoKey] as? Connectivity else { return }
+            let portal = notification.userInfo?[ReachabilityManager.captivePortalUserInfoKey] as? String
+            posted.append(connectivity.rawValue + (portal.map { " \($0)" } ?? ""))
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
         manager.startMonitoring()
         let task = Task { for await connectivity in manager.connectivityUpdates { delivered.append(connectivity) } }
         defer { task.cancel() }
@@ -71,6 +80,7 @@ final class ConnectivityClientTests: DaemonTestCase {
         // Then the client has the portal and its URL, and the CLI shows both
         try waitForDeliveries(delivered, [.full, .portal])
         XCTAssertEqual(manager.captivePortalURL?.description, "http://10.77.0.1:8080/portal")
+        try waitForDeliveries(posted, ["full", "portal http://10.77.0.1:8080/portal"])
         let status = try reachabilityctl(["status"])
         XCTAssertTrue(status.standardOutput.contains("Online: portal"), status.standardOutput)
         XCTAssertTrue(status.standardOutput.contains("portal: http://10.77.0.1:8080/portal"), status.standardOutput)

@@ -5,7 +5,11 @@
 # activation, reinstall/upgrade and purge. Prints "N passed, M failed" last; exits non-zero on
 # any failure. Needs root. About a minute with a cached root filesystem, two without.
 #
-#   tests/e2e/run.sh              (or: make e2e)
+#   tests/e2e/run.sh              (or: make e2e; make e2e-matrix runs the three variants)
+#   E2E_SUITE=bookworm|trixie     the container's Debian release (default bookworm)
+#   E2E_BUS=dbus-daemon|dbus-broker  the container's bus (default dbus-daemon)
+#   E2E_DEB=PATH                  test this .deb instead of building one
+#   E2E_KEEP_DEB=DIR              copy the built .deb there (for the next variants)
 #   E2E_CACHE=DIR                 where the debootstrapped rootfs is cached (zstd tar)
 #   E2E_KEEP_ROOTFS=1             keep the container's root directory for a post-mortem
 #
@@ -15,12 +19,24 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${E2E_CACHE:-/var/cache/reachabilityd-e2e}
-suite=bookworm
-# systemd, dbus, iproute2: what is tested. libstdc++6, libgcc-s1: the package's dependencies (the
-# container has no network, so apt can install the .deb only when they are present). man-db:
-# `systemd-analyze verify` checks Documentation=man:reachabilityd(8) with man. procps: kill.
-# libcurl4: the package's Recommends (loaded only for the opt-in connectivity check).
-include=systemd,dbus,iproute2,libstdc++6,libgcc-s1,man-db,procps,libcurl4
+suite=${E2E_SUITE:-bookworm}
+bus_implementation=${E2E_BUS:-dbus-daemon}
+# systemd, dbus, iproute2: what is tested; dbus-broker: the other bus (enabled only with
+# E2E_BUS=dbus-broker, in the same cached rootfs). libstdc++6, libgcc-s1: the package's
+# dependencies (the container has no network, so apt can install the .deb only when they are
+# present). man-db: `systemd-analyze verify` checks Documentation=man:reachabilityd(8) with man.
+# procps: kill. libcurl4 (libcurl4t64 since trixie): the package's Recommends (loaded only for
+# the opt-in connectivity check).
+case $suite in
+    bookworm) curl_package=libcurl4 ;;
+    trixie) curl_package=libcurl4t64 ;;
+    *) echo "E2E_SUITE must be bookworm or trixie, not $suite" >&2; exit 2 ;;
+esac
+case $bus_implementation in
+    dbus-daemon | dbus-broker) ;;
+    *) echo "E2E_BUS must be dbus-daemon or dbus-broker, not $bus_implementation" >&2; exit 2 ;;
+esac
+include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package
 tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
 bus_name=org.reachabilityd.Reachability1
 object=/org/reachabilityd/Reachability1
@@ -30,7 +46,7 @@ passed=0
 failed=0
 nspawn_pid=
 leader=   # the container's PID 1, once booted
-log() { printf 'e2e [%3ds] %s\n' "$(($(date +%s) - started))" "$*"; }
+log() { printf 'e2e %s/%s [%3ds] %s\n' "$suite" "$bus_implementation" "$(($(date +%s) - started))" "$*"; }
 pass() { passed=$((passed + 1)); log "PASS $1"; }
 fail() { failed=$((failed + 1)); log "FAIL $1${2:+: $2}"; }
 finishing=
@@ -38,7 +54,7 @@ finish() {
     finishing=1
     if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
         log "the container's journal for reachabilityd and dbus:"
-        in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service 2>&1 | tail -40
+        in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service -u dbus-broker.service 2>&1 | tail -40
     fi
     log "took $(($(date +%s) - started)) s"
     echo "$passed passed, $failed failed"
@@ -59,8 +75,9 @@ eventually() {
 # --- Host packages ---------------------------------------------------------------------------
 host_packages=(
     debhelper devscripts lintian dh-exec fakeroot build-essential  # building and checking the .deb
-    libsystemd-dev pkg-config                                      # build dependencies
+    libsystemd-dev libcurl4-openssl-dev pkg-config                 # build dependencies
     systemd-container debootstrap zstd                             # the container
+    dnsmasq-base python3 openssl                                   # the router of the connectivity check
 )
 install_host_packages() { "$repo/scripts/install-deps.sh" "${host_packages[@]}" >&2; }
 require "host packages installed" install_host_packages
@@ -72,7 +89,12 @@ flock 9
 
 # --- The package -------------------------------------------------------------------------------
 work=$(mktemp -d /var/tmp/reachabilityd-e2e.XXXXXX)
+router=re2e-$$   # the connectivity check's router namespace, made late
 cleanup() {
+    if ip netns list | grep -q "^$router\b"; then
+        for pid in $(ip netns pids "$router" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+        ip netns delete "$router"
+    fi
     if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
         kill -TERM "$nspawn_pid" 2>/dev/null   # nspawn asks the container's systemd to power off
         for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
@@ -93,8 +115,16 @@ build_deb() {
         { tail -30 "$work/build.log"; return 1; }
     deb=$(cat "$work/deb-path")
     log "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+    if [ -n "${E2E_KEEP_DEB:-}" ]; then mkdir -p "$E2E_KEEP_DEB" && cp "$deb" "$E2E_KEEP_DEB/"; fi
 }
-require "package builds and is lintian-clean (--fail-on error,warning)" build_deb
+given_deb() {
+    mkdir -p "$work/out" && cp "$E2E_DEB" "$work/out/" && deb=$work/out/$(basename "$E2E_DEB")
+}
+if [ -n "${E2E_DEB:-}" ]; then
+    require "the package to test: $E2E_DEB" given_deb
+else
+    require "package builds and is lintian-clean (--fail-on error,warning)" build_deb
+fi
 
 # --- The container's root filesystem (debootstrapped once, cached) ----------------------------
 mirror() {
@@ -122,6 +152,13 @@ unpack_rootfs() {
     echo reachabilityd-e2e > "$rootfs/etc/hostname"
     # The machine id is created at first boot; an empty file keeps it from being committed.
     : > "$rootfs/etc/machine-id"
+    # dbus-broker's unit is an alias of dbus.service once enabled (dbus.socket starts it).
+    if [ "$bus_implementation" = dbus-broker ]; then
+        systemctl --root="$rootfs" --quiet enable dbus-broker.service || return 1
+    else
+        systemctl --root="$rootfs" --quiet disable dbus-broker.service 2>/dev/null
+    fi
+    return 0
 }
 require "root filesystem unpacked" unpack_rootfs
 
@@ -157,6 +194,12 @@ in_container() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/b
 # As an unprivileged user inside the container.
 as_nobody() { in_container setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 require "container boots (systemd-nspawn --boot --private-network)" boot
+bus_is() {
+    local process
+    case $bus_implementation in dbus-broker) process=dbus-broker ;; *) process=dbus-daemon ;; esac
+    in_container sh -c "ps -e -o comm= | grep -qx $process"
+}
+require "the system bus is $bus_implementation" eventually 10 bus_is
 
 # --- Helpers for the checks ------------------------------------------------------------------
 status() { "$@" busctl get-property "$bus_name" "$object" "$bus_name" Status 2>&1; }
@@ -296,6 +339,58 @@ if bump_version; then
 else
     fail "repack the package with a bumped version"
 fi
+
+# --- The connectivity check behind a DHCP router ---------------------------------------------------
+# A router namespace on the host ($router) whose veth peer goes into the container: dnsmasq leases
+# 10.99.0.0/24 with DHCP option 114 (the captive-portal API, RFC 8910), and the connectivity tests'
+# servers answer the check (HTTP 204) and the API (HTTPS with a test CA: "captive": true). In the
+# container systemd-networkd takes the lease. Nothing else on any network is contacted.
+router_state=$work/router
+start_router() {
+    ip netns add "$router" && mkdir -p "$router_state" &&
+        ip -n "$router" link add e2ecp0 type veth peer name e2ecp1 &&
+        ip -n "$router" link set e2ecp0 netns "$leader" &&
+        ip -n "$router" addr add 10.99.0.1/24 dev e2ecp1 && ip -n "$router" link set e2ecp1 up && ip -n "$router" link set lo up ||
+        return 1
+    ip netns exec "$router" python3 "$repo/tests/servers/connectivity-server.py" "$router_state" > "$work/router.log" 2>&1 &
+    ip netns exec "$router" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 --user=root --group=root \
+        --interface=e2ecp1 --bind-interfaces --dhcp-range=10.99.0.50,10.99.0.99,1h \
+        --dhcp-option=114,"https://10.99.0.1:8443/captive" --dhcp-leasefile="$router_state/leases" --pid-file= \
+        > "$work/dnsmasq.log" 2>&1 &
+    eventually 30 test -e "$router_state/ready" || { cat "$work/router.log"; return 1; }
+    cp "$router_state/ca.pem" "$work/out/ca.pem"
+}
+require "a router namespace with dnsmasq (option 114) and the check's servers" start_router
+take_lease() {
+    in_container sh -c 'ip route del default dev e2e0 && mkdir -p /etc/systemd/network &&
+        printf "[Match]\nName=e2ecp0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\n" > /etc/systemd/network/50-e2e.network &&
+        systemctl start systemd-networkd.service'
+}
+property() { in_container busctl get-property "$bus_name" "$object" "$bus_name" "$1" 2>&1; }
+property_is() { [ "$(property "$1")" = "s \"$2\"" ]; }
+explain_has() { in_container busctl call "$bus_name" "$object" "$bus_name" Explain | grep -qF "$1"; }
+check "systemd-networkd takes a DHCP lease" take_lease
+check "the route goes over the lease's link (Interface e2ecp0)" eventually 30 property_is Interface e2ecp0
+in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d && printf "[Connectivity]\nCheckURL=http://10.99.0.1:8080/check\nCheckIntervalSec=2\nCaptivePortalAPICAFile=/srv/e2e/ca.pem\n" > /etc/reachabilityd/reachabilityd.conf.d/check.conf && systemctl reload reachabilityd.service'
+check "with checks on and the unit's IPAddressDeny=any: Connectivity limited" eventually 20 property_is Connectivity limited
+check "Explain says the packets were dropped and names IPAddressAllow=" explain_has "IPAddressAllow="
+in_container sh -c 'mkdir -p /etc/systemd/system/reachabilityd.service.d &&
+    printf "[Service]\nIPAddressAllow=10.99.0.0/24\n" > /etc/systemd/system/reachabilityd.service.d/check.conf &&
+    systemctl daemon-reload && systemctl restart reachabilityd.service'
+checking_pid=$(main_pid)
+networkd_version=$(in_container networkctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+if [ "${networkd_version:-0}" -ge 254 ]; then
+    # networkd records option 114 (systemd >= 254): the API says captive.
+    check "with IPAddressAllow= for the router: Connectivity portal (the API from DHCP says captive)" \
+        eventually 20 property_is Connectivity portal
+    check "CaptivePortal is the API's user-portal-url" property_is CaptivePortal "https://10.99.0.1:8443/portal"
+    check "Explain shows the API from DHCPv4 (systemd-networkd $networkd_version)" explain_has "(RFC 8910, DHCPv4, from systemd-networkd)"
+else
+    # networkd $networkd_version does not record option 114: the check alone decides.
+    check "with IPAddressAllow= for the router: Connectivity full (networkd $networkd_version has no option 114)" \
+        eventually 20 property_is Connectivity full
+fi
+check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
 
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
