@@ -89,4 +89,24 @@ final class ConnectivityClientTests: DaemonTestCase {
             || json.standardOutput.contains(#""captivePortal":"http://10.77.0.1:8080/portal""#), json.standardOutput)
         manager.stopMonitoring()
     }
+
+    func testTheInProcessSourceChecksWithTheSameConfiguration() throws {
+        // Given the router's server answering with a redirection, and a configuration checking it
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\n", mode: "redirect")
+        try waitForProperties("the daemon's portal") { $0.string(.connectivity) == Connectivity.portal.rawValue }
+
+        // When reachabilityctl runs the engine in-process in the same namespace, with that file
+        var environment = try controlEnvironment()
+        environment["REACHABILITYD_CONFIG"] = try configurationPath
+        let result = try Command.run(
+            "ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(), "wait", "--source", "in-process",
+                   "--connectivity", "portal", "--timeout", "20", "--json"],
+            environment: environment, timeout: .seconds(30)
+        )
+
+        // Then it checked too, and got the same portal
+        XCTAssertEqual(result.termination, .exited(0), result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("10.77.0.1:8080") && result.standardOutput.contains(#""connectivity":"portal""#), result.standardOutput)
+        XCTAssertGreaterThanOrEqual(router.requests.count, 2, "the daemon's check and the in-process one")
+    }
 }
