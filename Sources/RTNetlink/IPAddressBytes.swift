@@ -33,4 +33,15 @@ public enum IPAddressBytes {
         }
         return true
     }
+
+    /// The network address of `prefix`/`length`: the prefix's bits past `length` cleared (the
+    /// lowest address it contains), `width` bytes long.
+    public static func masked(_ prefix: [UInt8], length: UInt8, width: Int) -> [UInt8] {
+        var remaining = Int(length)
+        return (0..<width).map { index in
+            defer { remaining -= 8 }
+            let byte = index < prefix.count ? prefix[index] : 0
+            return remaining >= 8 ? byte : remaining <= 0 ? 0 : byte & ~(UInt8.max >> remaining)
+        }
+    }
 }

@@ -21,6 +21,13 @@ public final class BusConnection: @unchecked Sendable {
     /// The sd-bus deadline (µs, `CLOCK_MONOTONIC`) the timer is set for; `UInt64.max` for none.
     private var timerDeadline: UInt64?
     private var onDisconnect: (SystemError) -> Void = { _ in }
+    /// Whether a turn of `process()` is queued to go on where the last one stopped.
+    private var continuationQueued = false
+
+    /// The most `sd_bus_process` steps (about one message each) one turn of the queue takes.
+    /// The rest waits behind whatever the queue has meanwhile (netlink events, the watchdog's
+    /// timer): a flood of calls delays them by one turn at most, not by the flood.
+    public static let stepsPerTurn = 32
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
     /// The corresponding C function is `sd_bus_open_system`.
@@ -98,16 +105,27 @@ public final class BusConnection: @unchecked Sendable {
         _ = sd_bus_flush(bus)
     }
 
-    /// Runs `sd_bus_process` until it has nothing more to do, then re-arms the sources.
+    /// Runs `sd_bus_process` until it has nothing more to do or ``stepsPerTurn`` steps are
+    /// done, then re-arms the sources; in the second case another turn is queued behind what
+    /// waits on the queue (sd-bus may hold read messages that no fd readiness would announce).
     func process() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while true {
+        for step in 1...Self.stepsPerTurn {
             let result = sd_bus_process(bus, nil)
             if result < 0 {
                 disconnected(SystemError(action: "process bus messages", errno: -result))
                 return
             }
             if result == 0 { break }
+            if step == Self.stepsPerTurn, !continuationQueued {
+                continuationQueued = true
+                queue.async { [weak self] in
+                    // (Not after close() or a disconnection: their sources are gone.)
+                    guard let self, readSource != nil else { return }
+                    continuationQueued = false
+                    process()
+                }
+            }
         }
         guard sd_bus_is_open(bus) > 0 else {
             disconnected(SystemError(action: "stay connected to the bus", errno: ECONNRESET))

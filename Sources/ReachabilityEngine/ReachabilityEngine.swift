@@ -182,8 +182,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
 
     /// The monitor socket's filter: only routes whose prefix contains a probe or a `watched`
     /// destination (and every non-route message) reach the engine. See ``NetlinkSocketFilter``.
+    /// When more destinations are watched than a filter lists, it keeps every route and the
+    /// engine tells watched routes from others itself.
     static func routeFilter(watching watched: WatchedDestinations) -> NetlinkSocketFilter {
-        NetlinkSocketFilter.routesContaining(ipv4Destinations: [ipv4Probe.bytes] + watched.ipv4, ipv6Destinations: [ipv6Probe.bytes] + watched.ipv6)
+        guard watched.fitsTheFilter else { return .keepingEverything }
+        return NetlinkSocketFilter.routesContaining(ipv4Destinations: [ipv4Probe.bytes] + watched.ipv4, ipv6Destinations: [ipv6Probe.bytes] + watched.ipv6)
     }
 
     private static let ipv4Probe = IPAddress(EngineConfiguration.ipv4ProbeDestination)!
@@ -273,14 +276,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// ``onRoutingEvents`` (until ``WatchedDestinations/capacity`` more recently asked addresses
     /// of its family push it out).
     ///
+    /// - Parameter caller: who asks (a bus connection's unique name): each caller's watches
+    ///   are its own, and only its own newer questions push them out.
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
-    public func checkAddress(_ text: String) throws(InvalidAddressError) -> DestinationVerdict {
+    public func checkAddress(_ text: String, caller: String = "") throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
         // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
         // Before the lookup, so that a route change right after it is not filtered out.
-        watch(address.bytes)
+        watch(address.bytes, caller: caller)
         return ReachabilityRule.evaluate(destinationFacts(address))
+    }
+
+    /// Forgets `caller`'s watched destinations (its bus connection closed).
+    public func forgetWatches(of caller: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if watched.forget(caller: caller) { scheduleFilterRebuild() }
     }
 
     /// Adds `address` to the watched destinations; a new one gets the socket's filter rebuilt
@@ -288,8 +299,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Rebuilds come at most once per ``filterRebuildInterval``: within it, a program keeping
     /// every message stands in until the interval ends and one rebuild covers every address
     /// watched meanwhile (the engine tells watched routes from others itself).
-    private func watch(_ address: [UInt8]) {
-        guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address) else { return }
+    private func watch(_ address: [UInt8], caller: String) {
+        guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address, caller: caller) else { return }
+        scheduleFilterRebuild()
+    }
+
+    /// Rebuilds the route filter for the watched destinations now, or at the end of the
+    /// rebuild interval with every route kept until then.
+    private func scheduleFilterRebuild() {
         guard !filterRebuildScheduled else { return }
         let due = lastFilterRebuild + Self.filterRebuildInterval
         guard DispatchTime.now() < due else { return replaceFilter() }
@@ -308,12 +325,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
         attach(Self.routeFilter(watching: watched))
     }
 
+    /// Attaches `filter`; when the kernel refuses it, the filter keeping every route instead
+    /// (the engine tells watched routes from others itself): no watched destination is left
+    /// unfiltered-out, at the price of reading every route message until the next rebuild.
     private func attach(_ filter: NetlinkSocketFilter) {
         guard let monitor else { return }
         do {
             try filter.attach(to: monitor)
         } catch {
-            Log.warning("Failed to replace the netlink socket filter for \(watched.ipv4.count + watched.ipv6.count) watched destination(s): \(error), ignoring: route changes for the newest ones are not announced.")
+            Log.warning("Failed to replace the netlink socket filter for \(watched.ipv4.count + watched.ipv6.count) watched destination(s): \(error); keeping every route message until the next rebuild.")
+            do {
+                try NetlinkSocketFilter.keepingEverything.attach(to: monitor)
+            } catch {
+                Log.error("Failed to attach a filter keeping every route: \(error); route changes for the newest watched destinations may not be announced.")
+            }
         }
     }
 

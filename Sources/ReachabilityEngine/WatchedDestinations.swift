@@ -1,57 +1,161 @@
 import RTNetlink
 import ReachabilityCore
 
-/// The destinations clients recently asked about with `CheckAddress`, whose route changes the
-/// monitor socket's filter lets through so that `RoutesChanged` reaches those clients.
+/// The destinations clients recently asked about with `CheckAddress`, per caller, whose route
+/// changes reach the engine so that `RoutesChanged` reaches those clients.
 ///
-/// At most ``capacity`` addresses per family: asking about a new one when its family is full
-/// forgets the least recently asked one. Asking again about a watched address makes it the most
-/// recently asked without changing the set, so the filter is rebuilt only for a new address.
-/// A caller asking about endless distinct addresses only churns the set: its size, and so the
-/// filter's, never grows past the cap.
+/// Each caller (a bus connection's unique name) keeps at most ``capacity`` addresses per family:
+/// asking about a new one when its own family is full forgets its own least recently asked one,
+/// never another caller's. Asking again about a watched address makes it the most recently
+/// asked without changing the set, so the filter is rebuilt only for a new address. A caller
+/// that disconnects is forgotten (``forget(caller:)``). At most ``callerCapacity`` callers are
+/// kept (the least recently asking goes first): more than dbus-daemon lets one user connect
+/// (256 connections per user on the system bus), so one unprivileged user cannot push another
+/// user's watches out.
+///
+/// ``ipv4`` and ``ipv6`` are every caller's addresses together, sorted: the monitor socket's
+/// filter lists them while they fit it (``fitsTheFilter``); beyond that the filter keeps every
+/// route and ``isAffected(byRouteTo:length:family:)`` (a binary search) picks them in software.
 public struct WatchedDestinations: Sendable, Equatable {
-    /// The cap per family in the daemon. The kernel charges a socket filter to the socket's
-    /// option memory (`net.core.optmem_max`: 20 KiB by default before Linux 6.9, so on Debian
-    /// 12), and while one program replaces another both are charged. Measured with 20 KiB:
-    /// replacing failed (`ENOMEM`) from 41 watched destinations, half of each family; 16 per
-    /// family leaves room (`BusFaultTests` runs the daemon with that setting).
+    /// The cap per caller and family in the daemon.
     public static let defaultCapacity = 16
+    /// The most callers kept.
+    public static let callerCapacity = 1024
+    /// The most addresses per family the kernel filter lists. The kernel charges a socket filter
+    /// to the socket's option memory (`net.core.optmem_max`: 20 KiB by default before Linux
+    /// 6.9, so on Debian 12), and while one program replaces another both are charged.
+    /// Measured with 20 KiB: replacing failed (`ENOMEM`) from 41 watched destinations, half of
+    /// each family; 16 per family leaves room (`BusFaultTests` runs the daemon with that setting).
+    public static let filterCapacity = 16
 
-    /// The most addresses kept per family.
+    /// One caller's addresses, least recently asked first, and when it last asked.
+    private struct Caller: Sendable, Equatable {
+        var ipv4: [[UInt8]] = []
+        var ipv6: [[UInt8]] = []
+        var lastAsked: UInt64 = 0
+    }
+
+    /// The most addresses kept per caller and family.
     public let capacity: Int
-    /// IPv4 addresses (4 bytes each), least recently asked first.
+    private var callers: [String: Caller] = [:]
+    private var clock: UInt64 = 0
+    /// How many callers watch each address.
+    private var watchers: [[UInt8]: Int] = [:]
+    /// Every caller's IPv4 addresses (4 bytes each), sorted, each once.
     public private(set) var ipv4: [[UInt8]] = []
-    /// IPv6 addresses (16 bytes each), least recently asked first.
+    /// Every caller's IPv6 addresses (16 bytes each), sorted, each once.
     public private(set) var ipv6: [[UInt8]] = []
 
-    /// An empty set keeping at most `capacity` addresses per family.
+    /// An empty set keeping at most `capacity` addresses per caller and family.
     public init(capacity: Int = defaultCapacity) {
         precondition(capacity > 0, "a watch set needs room for one address")
         self.capacity = capacity
     }
 
-    /// Records a question about `address` (4 bytes for IPv4, 16 for IPv6).
+    /// Whether the kernel filter can list every watched address.
+    public var fitsTheFilter: Bool { ipv4.count <= Self.filterCapacity && ipv6.count <= Self.filterCapacity }
+
+    /// The callers with watches.
+    public var callerCount: Int { callers.count }
+
+    /// Records `caller`'s question about `address` (4 bytes for IPv4, 16 for IPv6).
     ///
-    /// - Returns: true when `address` was not watched (the set's members changed), false when it
-    ///   only became the most recently asked.
-    public mutating func ask(about address: [UInt8]) -> Bool {
+    /// - Returns: true when the set of watched addresses changed (`address` is new, or one went
+    ///   out with it), false when it only became the caller's most recently asked.
+    public mutating func ask(about address: [UInt8], caller: String = "") -> Bool {
         precondition(address.count == 4 || address.count == 16, "an address is 4 or 16 bytes")
-        return address.count == 4 ? Self.ask(about: address, in: &ipv4, capacity: capacity) : Self.ask(about: address, in: &ipv6, capacity: capacity)
+        clock += 1
+        var changed = false
+        if callers[caller] == nil, callers.count == Self.callerCapacity,
+           let oldest = callers.min(by: { $0.value.lastAsked < $1.value.lastAsked })?.key {
+            changed = forget(caller: oldest)
+        }
+        var entry = callers[caller] ?? Caller()
+        entry.lastAsked = clock
+        var evicted: [UInt8]?
+        let isNew: Bool
+        if address.count == 4 {
+            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv4, capacity: capacity)
+        } else {
+            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv6, capacity: capacity)
+        }
+        callers[caller] = entry
+        if let evicted { changed = release(evicted) || changed }
+        if isNew { changed = retain(address) || changed }
+        return changed
+    }
+
+    /// Forgets every watch of `caller` (its connection closed).
+    ///
+    /// - Returns: whether the set of watched addresses changed.
+    @discardableResult
+    public mutating func forget(caller: String) -> Bool {
+        guard let entry = callers.removeValue(forKey: caller) else { return false }
+        var changed = false
+        for address in entry.ipv4 + entry.ipv6 { changed = release(address) || changed }
+        return changed
     }
 
     /// Whether a route to `prefix`/`length` can change the route to a watched address of its
-    /// family (its prefix contains one; a default route contains them all).
+    /// family (its prefix contains one; a default route contains them all). The addresses a
+    /// prefix contains are consecutive in sorted order: the first one not below the prefix's
+    /// network address decides.
     public func isAffected(byRouteTo prefix: [UInt8]?, length: UInt8, family: AddressFamily) -> Bool {
-        (family == .ipv4 ? ipv4 : ipv6).contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
+        let addresses = family == .ipv4 ? ipv4 : ipv6
+        guard let prefix, length > 0 else { return !addresses.isEmpty }
+        let network = IPAddressBytes.masked(prefix, length: length, width: family == .ipv4 ? 4 : 16)
+        let index = Self.insertionIndex(of: network, in: addresses)
+        return index < addresses.count && IPAddressBytes.prefix(prefix, length: length, contains: addresses[index])
     }
 
-    private static func ask(about address: [UInt8], in addresses: inout [[UInt8]], capacity: Int) -> Bool {
+    /// Makes `address` the caller's most recently asked; returns whether it was new and the
+    /// address pushed out to make room, if one was.
+    private static func ask(about address: [UInt8], in addresses: inout [[UInt8]], capacity: Int) -> (Bool, [UInt8]?) {
         if let index = addresses.firstIndex(of: address) {
             addresses.append(addresses.remove(at: index))
+            return (false, nil)
+        }
+        let evicted = addresses.count == capacity ? addresses.removeFirst() : nil
+        addresses.append(address)
+        return (true, evicted)
+    }
+
+    /// One more caller watches `address`; true when it was watched by none.
+    private mutating func retain(_ address: [UInt8]) -> Bool {
+        watchers[address, default: 0] += 1
+        guard watchers[address] == 1 else { return false }
+        if address.count == 4 {
+            ipv4.insert(address, at: Self.insertionIndex(of: address, in: ipv4))
+        } else {
+            ipv6.insert(address, at: Self.insertionIndex(of: address, in: ipv6))
+        }
+        return true
+    }
+
+    /// One caller less watches `address`; true when none is left.
+    private mutating func release(_ address: [UInt8]) -> Bool {
+        guard let count = watchers[address] else { return false }
+        guard count == 1 else {
+            watchers[address] = count - 1
             return false
         }
-        if addresses.count == capacity { addresses.removeFirst() }
-        addresses.append(address)
+        watchers[address] = nil
+        if address.count == 4 {
+            ipv4.remove(at: Self.insertionIndex(of: address, in: ipv4))
+        } else {
+            ipv6.remove(at: Self.insertionIndex(of: address, in: ipv6))
+        }
         return true
+    }
+
+    /// The first position in sorted `addresses` whose address is not below `address`.
+    private static func insertionIndex(of address: [UInt8], in addresses: [[UInt8]]) -> Int {
+        var low = 0
+        var high = addresses.count
+        while low < high {
+            let middle = (low + high) / 2
+            if addresses[middle].lexicographicallyPrecedes(address) { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

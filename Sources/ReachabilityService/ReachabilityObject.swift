@@ -17,13 +17,14 @@ public enum AddressCheckAnswer: Sendable, Equatable {
 
 /// What the exported object's methods do; each runs on the connection's queue.
 public struct ReachabilityMethods {
-    /// Answers `CheckAddress(s)`.
-    public var checkAddress: (String) -> AddressCheckAnswer
+    /// Answers `CheckAddress(s)`: the address, and the caller's unique name ("" when the
+    /// message has none).
+    public var checkAddress: (String, String) -> AddressCheckAnswer
     /// Answers `Explain()`.
     public var explain: () -> String
 
     /// Creates the method table.
-    public init(checkAddress: @escaping (String) -> AddressCheckAnswer, explain: @escaping () -> String) {
+    public init(checkAddress: @escaping (String, String) -> AddressCheckAnswer, explain: @escaping () -> String) {
         self.checkAddress = checkAddress
         self.explain = explain
     }
@@ -148,7 +149,8 @@ public final class ReachabilityObject: @unchecked Sendable {
             var text: UnsafePointer<CChar>?
             let read = sd_bus_message_read_basic(message, Self.signature("s"), &text)
             guard read > 0, let text else { return read < 0 ? read : -EINVAL }
-            switch methods.checkAddress(String(cString: text)) {
+            let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+            switch methods.checkAddress(String(cString: text), sender) {
             case .invalidAddress(let explanation):
                 return sd_bus_error_set(error, BusContract.invalidAddressError, explanation)
             case .answer(let status, let interface):

@@ -22,6 +22,8 @@ final class Daemon: @unchecked Sendable {
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
+    /// The match on connections leaving the bus, whose watched destinations are forgotten.
+    private var departures: BusSlot?
     private let configurationFiles: ConfigurationFiles
     /// `Generation` across restarts, under `$RUNTIME_DIRECTORY`.
     private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
@@ -73,9 +75,9 @@ final class Daemon: @unchecked Sendable {
             let connection = try BusConnection.system(queue: queue)
             self.connection = connection
             object = try ReachabilityObject(connection: connection, snapshot: first, methods: ReachabilityMethods(
-                checkAddress: { [engine] text in
+                checkAddress: { [engine] text, caller in
                     do throws(InvalidAddressError) {
-                        let verdict = try engine.checkAddress(text)
+                        let verdict = try engine.checkAddress(text, caller: caller)
                         return .answer(status: verdict.status, interface: verdict.link?.name ?? "")
                     } catch {
                         return .invalidAddress(message: error.description)
@@ -85,6 +87,12 @@ final class Daemon: @unchecked Sendable {
             ), generation: generationFile.load() + 1)
             storeGeneration()
             try connection.requestName(BusContract.busName)
+            departures = try connection.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''"
+            ) { [engine] message in
+                guard let name = try? message.readString(), name.hasPrefix(":") else { return }
+                engine.forgetWatches(of: name)
+            }
             let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
                 engine.setCaptivePortalAPI(fromDHCP: uri, link: link)
             }

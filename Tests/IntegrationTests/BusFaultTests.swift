@@ -141,13 +141,43 @@ final class BusFaultTests: DaemonTestCase {
         XCTAssertLessThan(residentAfter - residentBefore, 2048, "RSS grew from \(residentBefore) to \(residentAfter) KiB")
         XCTAssertFalse(daemon.log.contains("Failed to replace the netlink socket filter"), daemon.log)
 
-        // and a destination asked about after the churn is still watched
+        // and a destination asked about after the churn (by a caller that stays) is still watched
+        let (watcher, reply) = try holdCheckAddress("10.9.1.1")
+        defer { _ = watcher.terminate() }
+        XCTAssertTrue(reply.contains("not-reachable"), reply)
+        try waitUntilRoutingIsSettled()
         let routesChangedBefore = try signals.routesChangedCount
-        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
         try netns.ip("route", "add", "10.9.0.0/16", "via", "10.77.0.1", "dev", "ra0")
         try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
         XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0"))
         print("FIGURE: CheckAddress burst of distinct addresses: \(answered) calls from 4 clients answered in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); RSS \(residentBefore) -> \(residentAfter) KiB")
+    }
+
+    func testNoCallerCanPushOutAnotherCallersWatch() throws {
+        // Given a caller that stays connected, watching 10.9.1.1
+        try startDaemon()
+        try configureIPv4Link()
+        let (watcher, _) = try holdCheckAddress("10.9.1.1")
+        defer { _ = watcher.terminate() }
+
+        // When another caller asks about 2,500 distinct addresses, and a third leaves after asking
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: try XCTUnwrap(directory))
+        let address = try XCTUnwrap(bus).address
+        let churn = try FaultInjection.json(Command.run(FaultInjection.python, [client, "distinct", address, "2500", "7"], timeout: .seconds(60)))
+        XCTAssertEqual(churn["wrong"] as? Int, 0, "\(churn)")
+        XCTAssertEqual(try busctl.checkAddress("10.8.1.1"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+        try waitUntilRoutingIsSettled()
+        let routesChangedBefore = try signals.routesChangedCount
+
+        // Then a route for the first caller's address is still announced
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.77.0.1", "dev", "ra0")
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
+        // and a route only the departed callers asked about is not: their watches are gone
+        try waitUntilRoutingIsSettled()
+        try netns.ip("route", "add", "10.8.0.0/16", "via", "10.77.0.1", "dev", "ra0")
+        try netns.ip("route", "add", "10.207.0.0/16", "via", "10.77.0.1", "dev", "ra0")
+        Thread.sleep(forTimeInterval: Double(BusContract.routesChangedIntervalMilliseconds) * 3 / 1000)  // an observation window
+        XCTAssertEqual(try signals.routesChangedCount, routesChangedBefore + 1, "a departed caller's watch was kept")
     }
 
     func testBusDeathEndsTheDaemonNonZeroWithinOneSecond() throws {

@@ -103,6 +103,9 @@ final class RouteChurnTests: DaemonTestCase {
         try startWithDefaultRouteOverRa0AndAnAddressOnRa1()
         let viaRa0 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
         try Poll.until("CheckAddress(10.9.1.1) through ra0", observe: { try busctl.checkAddress("10.9.1.1") }) { $0 == viaRa0 }
+        // (a caller that stays connected: its watch lasts as long as its connection)
+        let (watcher, _) = try holdCheckAddress("10.9.1.1")
+        defer { _ = watcher.terminate() }
         try waitUntilRoutingIsSettled()
         let routesChangedBefore = try signals.routesChangedCount
         let propertiesChangedBefore = try signals.propertiesChangedCount

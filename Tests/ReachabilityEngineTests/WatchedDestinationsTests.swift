@@ -1,7 +1,10 @@
+import RTNetlink
+import ReachabilityCore
 import ReachabilityEngine
 import XCTest
 
-/// The bounded, least-recently-asked set of destinations whose routes the daemon's filter keeps.
+/// The bounded, least-recently-asked sets of destinations (per caller) whose routes the daemon
+/// follows. `ipv4`/`ipv6` are every caller's together, sorted.
 final class WatchedDestinationsTests: XCTestCase {
     func testThatANewAddressIsWatchedAndAnAskedOneIsNotNew() {
         // Given
@@ -23,10 +26,10 @@ final class WatchedDestinationsTests: XCTestCase {
         // When a fourth address is asked about
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 4]))
 
-        // Then the first one asked is gone, and the one gone is new again
+        // Then the first one asked is gone, and the one gone is new again (pushing out the next)
         XCTAssertEqual(watched.ipv4, [[10, 0, 0, 2], [10, 0, 0, 3], [10, 0, 0, 4]])
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 1]))
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 3], [10, 0, 0, 4], [10, 0, 0, 1]])
+        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
     }
 
     func testThatAskingAgainRefreshesAnAddress() {
@@ -39,7 +42,7 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 4]))
 
         // Then the refreshed one stays and the next oldest went
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 3], [10, 0, 0, 1], [10, 0, 0, 4]])
+        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
     }
 
     func testThatTheFamiliesHaveTheirOwnCap() {
@@ -76,6 +79,71 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertEqual(watched.ipv6.count, 16)
         XCTAssertEqual(watched.ipv4.first, [10, 0, UInt8(9984 >> 8), UInt8(9984 & 0xff)])
         XCTAssertEqual(watched.ipv4.last, [10, 0, UInt8(9999 >> 8), UInt8(9999 & 0xff)])
+        XCTAssertTrue(watched.fitsTheFilter)
+    }
+
+    func testThatACallerOnlyPushesOutItsOwnWatches() {
+        // Given root's watch
+        var watched = WatchedDestinations()
+        XCTAssertTrue(watched.ask(about: [10, 9, 1, 1], caller: ":1.1"))
+
+        // When another caller asks about 16 + 100 other addresses
+        for host in 0..<116 { _ = watched.ask(about: [10, 200, 0, UInt8(host)], caller: ":1.2") }
+
+        // Then root's stays, the other keeps its last 16, and the filter cannot list 17
+        XCTAssertTrue(watched.ipv4.contains([10, 9, 1, 1]))
+        XCTAssertEqual(watched.ipv4.count, 17)
+        XCTAssertFalse(watched.fitsTheFilter)
+        XCTAssertTrue(watched.isAffected(byRouteTo: [10, 9, 0, 0], length: 16, family: .ipv4))
+
+        // When the other caller leaves, its watches go; root's stay
+        XCTAssertTrue(watched.forget(caller: ":1.2"))
+        XCTAssertEqual(watched.ipv4, [[10, 9, 1, 1]])
+        XCTAssertTrue(watched.fitsTheFilter)
+        XCTAssertFalse(watched.forget(caller: ":1.2"), "already gone")
+    }
+
+    func testThatAnAddressTwoCallersWatchStaysUntilBothLetGo() {
+        var watched = WatchedDestinations(capacity: 1)
+        XCTAssertTrue(watched.ask(about: [10, 0, 0, 1], caller: "a"))
+        XCTAssertFalse(watched.ask(about: [10, 0, 0, 1], caller: "b"), "already watched by a")
+        XCTAssertTrue(watched.ask(about: [10, 0, 0, 2], caller: "a"), ".2 is new (a let .1 go, b still has it)")
+        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 2]], "b still watches .1")
+        XCTAssertTrue(watched.forget(caller: "b"))
+        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 2]])
+    }
+
+    func testThatTheLeastRecentlyAskingCallerGoesBeyondTheCallerCap() {
+        var watched = WatchedDestinations(capacity: 1)
+        for caller in 0..<WatchedDestinations.callerCapacity {
+            _ = watched.ask(about: [10, UInt8(caller >> 8), UInt8(caller & 0xff), 1], caller: ":1.\(caller)")
+        }
+        _ = watched.ask(about: [10, 0, 0, 1], caller: ":1.0")  // the first asks again
+        XCTAssertTrue(watched.ask(about: [10, 255, 0, 1], caller: ":1.new"))
+        XCTAssertEqual(watched.callerCount, WatchedDestinations.callerCapacity)
+        XCTAssertTrue(watched.ipv4.contains([10, 0, 0, 1]), "the caller that asked again stays")
+        XCTAssertFalse(watched.ipv4.contains([10, 0, 1, 1]), "the least recently asking one went")
+    }
+
+    func testThatTheBinarySearchAgreesWithAScanOfEveryAddress() {
+        // Given 300 random addresses of each family from a handful of callers
+        var generator = SystemRandomNumberGenerator()
+        var watched = WatchedDestinations(capacity: 100)
+        for index in 0..<300 {
+            _ = watched.ask(about: [10, UInt8.random(in: 0...3, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator)], caller: "\(index % 3)")
+            _ = watched.ask(about: [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }, caller: "\(index % 3)")
+        }
+        // When random prefixes are asked about, Then the answer is what a scan says
+        for _ in 0..<2000 {
+            let family: AddressFamily = Bool.random(using: &generator) ? .ipv4 : .ipv6
+            let width = family == .ipv4 ? 4 : 16
+            let prefix = family == .ipv4
+                ? [10, UInt8.random(in: 0...3, using: &generator), UInt8.random(in: 0...255, using: &generator), 0]
+                : [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }
+            let length = UInt8.random(in: 1...UInt8(width * 8), using: &generator)
+            let scanned = (family == .ipv4 ? watched.ipv4 : watched.ipv6).contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
+            XCTAssertEqual(watched.isAffected(byRouteTo: prefix, length: length, family: family), scanned, "\(prefix)/\(length)")
+        }
     }
 
     private func ipv6(_ host: UInt8) -> [UInt8] {

@@ -189,6 +189,24 @@ open class DaemonTestCase: XCTestCase {
         return path
     }
 
+    /// Asks `CheckAddress(destination)` from a connection that stays open (the daemon forgets a
+    /// caller's watched destinations when its connection closes, so a `busctl call` watches
+    /// nothing after it returns).
+    ///
+    /// - Returns: the caller's process (its watch lasts until it is terminated) and its reply.
+    /// - Throws: `HarnessError` when the caller does not answer.
+    package func holdCheckAddress(_ destination: String) throws -> (caller: ChildProcess, reply: String) {
+        let directory = try unwrap(directory)
+        let script = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        let output = directory.file("hold-\(destination).out")
+        let caller = try ChildProcess(FaultInjection.python, [script, "hold", try unwrap(bus).address, destination], standardOutput: output)
+        let reply = try Poll.until("the holding caller's reply", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
+            if let ended = caller.poll() { throw HarnessError("bus_client.py hold ended (\(ended))") }
+            return $0.hasSuffix("\n")
+        }
+        return (caller, reply)
+    }
+
     /// The test's configuration file, `reachabilityd.conf` in its directory.
     package var configurationPath: String {
         get throws { try unwrap(directory).file("reachabilityd.conf") }

@@ -7,7 +7,8 @@ package enum FaultScripts {
     /// `probe ADDRESS STOP_FILE`. Each prints one JSON object.
     package static let busClient = #"""
 # Hostile and busy clients of reachabilityd on a private bus (the integration tests' helper).
-# Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE
+# Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE |
+#        hold ADDRESS DESTINATION (asks once, prints the reply, stays connected until killed)
 # Each prints one JSON object.
 import json, os, socket, struct, sys, time
 import dbus
@@ -156,8 +157,15 @@ def probe(address, stop_path):
                       "max": latencies[-1] if latencies else None,
                       "median": latencies[len(latencies) // 2] if latencies else None}))
 
+def hold(address, destination):
+    # A caller whose watch lasts: the daemon forgets a caller's watches when it disconnects.
+    bus = dbus.bus.BusConnection(address)
+    print(json.dumps(call(bus, IFACE, "CheckAddress", "s", [destination])), flush=True)
+    while True:
+        time.sleep(3600)
+
 if __name__ == "__main__":
-    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe}[sys.argv[1]](*sys.argv[2:])
+    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

@@ -165,7 +165,9 @@ require "root filesystem unpacked" unpack_rootfs
 # --- Boot ------------------------------------------------------------------------------------
 boot() {
     local machine=reachabilityd-e2e-$$
-    systemd-nspawn --quiet --boot --register=no --keep-unit --private-network \
+    # The unified cgroup hierarchy even on a host whose own is hybrid: systemd >= 256 (trixie)
+    # boots only on it, and the unit's IPAddressDeny= needs it (BPF programs on cgroup v2).
+    SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --boot --register=no --keep-unit --private-network \
         --machine="$machine" --directory="$rootfs" --bind-ro="$work/out:/srv/e2e" \
         --console=pipe < /dev/null > "$work/console.log" 2>&1 &
     nspawn_pid=$!
@@ -372,8 +374,12 @@ explain_has() { in_container busctl call "$bus_name" "$object" "$bus_name" Expla
 check "systemd-networkd takes a DHCP lease" take_lease
 check "the route goes over the lease's link (Interface e2ecp0)" eventually 30 property_is Interface e2ecp0
 in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d && printf "[Connectivity]\nCheckURL=http://10.99.0.1:8080/check\nCheckIntervalSec=2\nCaptivePortalAPICAFile=/srv/e2e/ca.pem\n" > /etc/reachabilityd/reachabilityd.conf.d/check.conf && systemctl reload reachabilityd.service'
-check "with checks on and the unit's IPAddressDeny=any: Connectivity limited" eventually 20 property_is Connectivity limited
-check "Explain says the packets were dropped and names IPAddressAllow=" explain_has "IPAddressAllow="
+if in_container journalctl -b --no-pager | grep -q "BPF firewalling not supported"; then
+    log "SKIP IPAddressDeny=any blocking the check: this container's systemd has no BPF firewall (its journal says so)"
+else
+    check "with checks on and the unit's IPAddressDeny=any: Connectivity limited" eventually 20 property_is Connectivity limited
+    check "Explain says the packets were dropped and names IPAddressAllow=" explain_has "IPAddressAllow="
+fi
 in_container sh -c 'mkdir -p /etc/systemd/system/reachabilityd.service.d &&
     printf "[Service]\nIPAddressAllow=10.99.0.0/24\n" > /etc/systemd/system/reachabilityd.service.d/check.conf &&
     systemctl daemon-reload && systemctl restart reachabilityd.service'
@@ -391,6 +397,7 @@ else
         eventually 20 property_is Connectivity full
 fi
 check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
+in_container sh -c 'rm -r /etc/reachabilityd/reachabilityd.conf.d /etc/systemd/system/reachabilityd.service.d && systemctl daemon-reload'
 
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
