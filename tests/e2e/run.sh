@@ -167,7 +167,7 @@ boot() {
     local machine=reachabilityd-e2e-$$
     # The unified cgroup hierarchy even on a host whose own is hybrid: systemd >= 256 (trixie)
     # boots only on it, and the unit's IPAddressDeny= needs it (BPF programs on cgroup v2).
-    SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --boot --register=no --keep-unit --private-network \
+    SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --boot --register=no --keep-unit --private-network --system-call-filter=bpf \
         --machine="$machine" --directory="$rootfs" --bind-ro="$work/out:/srv/e2e" \
         --console=pipe < /dev/null > "$work/console.log" 2>&1 &
     nspawn_pid=$!
