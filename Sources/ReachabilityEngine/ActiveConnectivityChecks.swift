@@ -102,8 +102,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 lines.append("  captive-portal API \(api.uri): \(api.outcome.summary)" + (answer.map { " -> \($0)" } ?? " (no usable answer: ignored)"))
             }
             lines.append("  check GET \(last.url) over \(last.linkName), \(Self.format(ago)) s ago: \(last.outcome.summary) in \(Int((last.seconds * 1000).rounded())) ms")
-            if case .failed(let why) = last.outcome, why.hasSuffix("(\(SystemError.describe(errno: EPERM)))") {
-                lines.append("  (a local firewall, or the unit's IPAddressDeny=any, dropped the check's packets: see reachabilityd(8) on IPAddressAllow=)")
+            if case .failed(let why) = last.outcome, Self.mayBeDropped(why) {
+                lines.append("  (no answer: a local firewall, or the packaged unit's IPAddressDeny=any without a drop-in setting IPAddressAllow=, may drop the check's packets; see reachabilityd(8))")
             }
         }
         var summary = "  check verdict: " + (current.state.evidence.map { $0.rawValue } ?? "none yet")
@@ -116,6 +116,12 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         }
         lines.append(summary)
         return lines
+    }
+
+    /// Whether a failure looks like dropped packets (a timeout, or `EPERM` from a netfilter
+    /// drop) rather than an answer (refused, reset, unresolvable...).
+    private static func mayBeDropped(_ failure: String) -> Bool {
+        failure.contains("timed out") || failure.hasSuffix("(\(SystemError.describe(errno: EPERM)))")
     }
 
     private static func format(_ seconds: Double) -> String {

@@ -62,6 +62,8 @@ final class ConnectivityCheckTests: DaemonTestCase {
         try router.setMode("hang")
         Thread.sleep(forTimeInterval: 2.5)  // an observation window: still limited, no new signal
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.limited.rawValue)
+        let timedOut = try busctl.explain()
+        XCTAssertTrue(timedOut.contains("timed out") && timedOut.contains("IPAddressAllow="), timedOut)
         // When it answers 204 again
         try router.setMode("204")
         try waitForConnectivity(.full)

@@ -370,7 +370,11 @@ take_lease() {
 }
 property() { in_container busctl get-property "$bus_name" "$object" "$bus_name" "$1" 2>&1; }
 property_is() { [ "$(property "$1")" = "s \"$2\"" ]; }
-explain_has() { in_container busctl call "$bus_name" "$object" "$bus_name" Explain | grep -qF "$1"; }
+explain_has() {
+    local report
+    report=$(in_container busctl call "$bus_name" "$object" "$bus_name" Explain)
+    grep -qF "$1" <<<"$report" || { grep -E "check|API" <<<"$report" | sed 's/\\n/\n/g' | grep -E "check|API"; return 1; }
+}
 check "systemd-networkd takes a DHCP lease" take_lease
 check "the route goes over the lease's link (Interface e2ecp0)" eventually 30 property_is Interface e2ecp0
 in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d && printf "[Connectivity]\nCheckURL=http://10.99.0.1:8080/check\nCheckIntervalSec=2\nCaptivePortalAPICAFile=/srv/e2e/ca.pem\n" > /etc/reachabilityd/reachabilityd.conf.d/check.conf && systemctl reload reachabilityd.service'
