@@ -13,7 +13,8 @@ import SystemSupport
 public final class BusConnection: @unchecked Sendable {
     /// The underlying `sd_bus *`.
     package let bus: OpaquePointer
-    private let queue: DispatchQueue
+    /// The serial queue that owns the connection.
+    package let queue: DispatchQueue
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
     private var writeSourceRunning = false

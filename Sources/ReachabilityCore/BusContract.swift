@@ -22,6 +22,8 @@ public enum BusContract {
     public static let explainMethod = "Explain"
     /// The error returned for a malformed address.
     public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
+    /// The error a caller over its share of the daemon's time gets (``CallerBudget``).
+    public static let busyError = "org.reachabilityd.Error.Busy"
 }
 
 /// The properties of interface `org.reachabilityd.Reachability1`; raw values are the D-Bus names.

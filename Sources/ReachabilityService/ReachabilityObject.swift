@@ -42,6 +42,15 @@ public final class ReachabilityObject: @unchecked Sendable {
     public private(set) var generation: UInt64
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
     private var slot: OpaquePointer?
+    /// Each caller's share of the queue's time for method calls.
+    private var budget = CallerBudget()
+    /// Method calls waiting their turn (referenced `sd_bus_message *`), one per caller in turn.
+    private var waiting = FairQueue<OpaquePointer>()
+    private var serviceQueued = false
+    /// The most calls one caller may have waiting; more get `Busy`.
+    public static let waitingCallsPerCaller = 256
+    /// The most waiting calls served per turn of the queue.
+    static let callsPerTurn = 16
 
     /// Exports the object with the static vtable from `CBusShims`.
     ///
@@ -81,6 +90,7 @@ public final class ReachabilityObject: @unchecked Sendable {
     deinit {
         sd_bus_slot_unref(slot)
         handlers.deallocate()
+        while let (_, message) = waiting.next() { sd_bus_message_unref(message) }
     }
 
     /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged` naming
@@ -143,7 +153,75 @@ public final class ReachabilityObject: @unchecked Sendable {
         return Self.append(snapshot.value(of: property, generation: generation), to: reply)
     }
 
+    /// Forgets a caller that left the bus: its budget and its waiting calls (never answered:
+    /// nobody is there to read them).
+    public func forgetCaller(_ name: String) {
+        budget.forget(name)
+        for message in waiting.removeAll(from: name) { sd_bus_message_unref(message) }
+    }
+
+    /// Takes a method call: over its caller's budget (``CallerBudget``) or waiting-call limit,
+    /// `org.reachabilityd.Error.Busy` at once; otherwise it waits its turn (``FairQueue``) and
+    /// is answered from ``serveWaitingCalls()``, so that callers are served in turn and a
+    /// flood from one delays another's call by one call, not by the flood.
     private func callMethod(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+        guard budget.admits(sender, now: Self.clock(CLOCK_MONOTONIC)), waiting.count(of: sender) < Self.waitingCallsPerCaller else {
+            return sd_bus_error_set(
+                error, BusContract.busyError,
+                "\(sender) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
+                    + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
+            )
+        }
+        waiting.append(sd_bus_message_ref(message), from: sender)
+        if !serviceQueued {
+            serviceQueued = true
+            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
+        }
+        return 1  // handled: the reply comes when its turn does
+    }
+
+    /// Answers up to ``callsPerTurn`` waiting calls, one per caller in turn, charging each
+    /// caller's budget with the CPU time its call took; queues another turn for the rest.
+    private func serveWaitingCalls() {
+        serviceQueued = false
+        for _ in 0..<Self.callsPerTurn {
+            guard let (caller, message) = waiting.next() else { break }
+            let started = Self.clock(CLOCK_MONOTONIC)
+            let cpuBefore = Self.clock(CLOCK_THREAD_CPUTIME_ID)
+            answer(message)
+            budget.charge(caller, seconds: Self.clock(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
+            sd_bus_message_unref(message)
+        }
+        connection.rearm()
+        if !waiting.isEmpty, !serviceQueued {
+            serviceQueued = true
+            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
+        }
+    }
+
+    /// Answers one deferred call: its return, or its error.
+    /// The corresponding C functions are `sd_bus_reply_method_error` and `sd_bus_reply_method_errno`.
+    private func answer(_ message: OpaquePointer) {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
+        let result = serve(member, message: message, error: &error)
+        guard result < 0 || sd_bus_error_is_set(&error) != 0 else { return }
+        let replied = sd_bus_error_is_set(&error) != 0 ? sd_bus_reply_method_error(message, &error) : sd_bus_reply_method_errno(message, result, nil)
+        if replied < 0 { Log.debug("Failed to answer \(member): \(SystemError.describe(errno: -replied))") }
+    }
+
+    /// Seconds on `clock`.
+    private static func clock(_ clock: clockid_t) -> Double {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Serves a call: sends its return and gives 0 or more, or fills `error` (or gives a
+    /// negative errno) for the caller to answer with.
+    private func serve(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         switch member {
         case BusContract.checkAddressMethod:
             var text: UnsafePointer<CChar>?

@@ -89,9 +89,10 @@ final class Daemon: @unchecked Sendable {
             try connection.requestName(BusContract.busName)
             departures = try connection.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''"
-            ) { [engine] message in
+            ) { [weak self, engine] message in
                 guard let name = try? message.readString(), name.hasPrefix(":") else { return }
                 engine.forgetWatches(of: name)
+                self?.object?.forgetCaller(name)
             }
             let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
                 engine.setCaptivePortalAPI(fromDHCP: uri, link: link)

@@ -153,6 +153,32 @@ final class BusFaultTests: DaemonTestCase {
         print("FIGURE: CheckAddress burst of distinct addresses: \(answered) calls from 4 clients answered in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); RSS \(residentBefore) -> \(residentAfter) KiB")
     }
 
+    func testACallerOverItsShareGetsBusyAndOthersAreServed() throws {
+        // Given a daemon and a caller keeping 100 calls for new addresses pending for 4 s
+        try startDaemon()
+        try configureIPv4Link()
+        let directory = try XCTUnwrap(directory)
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        let address = try XCTUnwrap(bus).address
+        let flooder = try ChildProcess(FaultInjection.python, [client, "flood", address, "4", "100", "1"],
+                                       standardOutput: directory.file("flood.out"), standardError: directory.file("flood.err"))
+
+        // When another caller asks 400 questions one after another meanwhile
+        Thread.sleep(forTimeInterval: 0.5)
+        let victim = try FaultInjection.json(Command.run(FaultInjection.python, [client, "burst", address, "400", "0"], timeout: .seconds(60)))
+
+        // Then every one of the other caller's answers is right (none Busy)
+        XCTAssertEqual(victim["wrong"] as? Int, 0, "\(victim)")
+        // and the flooder got answers, and Busy for what went over its share
+        XCTAssertEqual(flooder.wait(timeout: .seconds(60)), .exited(0), (try? String(contentsOfFile: directory.file("flood.err"), encoding: .utf8)) ?? "")
+        let printed = try String(contentsOfFile: directory.file("flood.out"), encoding: .utf8)
+        let flood = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
+        XCTAssertEqual(flood["other"] as? Int, 0, "\(flood)")
+        XCTAssertGreaterThan(flood["right"] as? Int ?? 0, 0, "\(flood)")
+        XCTAssertGreaterThan(flood["busy"] as? Int ?? 0, 0, "\(flood)")
+        print("FIGURE: one caller with 100 CheckAddress calls pending for 4 s: \(flood["right"] ?? 0) answered, \(flood["busy"] ?? 0) Busy; another caller's 400 calls meanwhile: all answered right in \(String(format: "%.2f", victim["seconds"] as? Double ?? 0)) s")
+    }
+
     func testNoCallerCanPushOutAnotherCallersWatch() throws {
         // Given a caller that stays connected, watching 10.9.1.1
         try startDaemon()

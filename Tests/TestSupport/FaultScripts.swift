@@ -8,7 +8,8 @@ package enum FaultScripts {
     package static let busClient = #"""
 # Hostile and busy clients of reachabilityd on a private bus (the integration tests' helper).
 # Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE |
-#        hold ADDRESS DESTINATION (asks once, prints the reply, stays connected until killed)
+#        hold ADDRESS DESTINATION (asks once, prints the reply, stays connected until killed) |
+#        flood ADDRESS SECONDS IN_FLIGHT OFFSET (distinct addresses, IN_FLIGHT calls pending at all times)
 # Each prints one JSON object.
 import json, os, socket, struct, sys, time
 import dbus
@@ -157,6 +158,41 @@ def probe(address, stop_path):
                       "max": latencies[-1] if latencies else None,
                       "median": latencies[len(latencies) // 2] if latencies else None}))
 
+def flood(address, seconds, in_flight, offset):
+    # Keeps IN_FLIGHT CheckAddress calls pending (every address new) for SECONDS; counts the
+    # answers: right (not-reachable), busy (org.reachabilityd.Error.Busy), other.
+    from gi.repository import GLib
+    import dbus.mainloop.glib
+    bus = dbus.bus.BusConnection(address, mainloop=dbus.mainloop.glib.DBusGMainLoop())
+    proxy = bus.get_object(NAME, PATH, introspect=False)
+    counts = {"right": 0, "busy": 0, "other": 0, "examples": []}
+    deadline = time.monotonic() + float(seconds)
+    loop = GLib.MainLoop()
+    state = {"next": 0, "pending": 0}
+
+    def send():
+        number = state["next"]
+        state["next"] += 1
+        state["pending"] += 1
+        text = f"10.{200 + int(offset)}.{(number >> 8) & 255}.{number & 255}" if number % 2 == 0 else f"2001:db8:{200 + int(offset):x}::{number:x}"
+        proxy.CheckAddress(text, dbus_interface=IFACE, reply_handler=lambda *reply: done("right" if list(map(str, reply)) == ["not-reachable", ""] else "other", reply),
+                           error_handler=lambda error: done("busy" if error.get_dbus_name() == "org.reachabilityd.Error.Busy" else "other", error), timeout=30)
+
+    def done(kind, detail):
+        state["pending"] -= 1
+        counts[kind] += 1
+        if kind == "other" and len(counts["examples"]) < 3:
+            counts["examples"].append(str(detail)[:200])
+        if time.monotonic() < deadline:
+            send()
+        elif state["pending"] == 0:
+            loop.quit()
+
+    for _ in range(int(in_flight)):
+        send()
+    loop.run()
+    print(json.dumps(counts))
+
 def hold(address, destination):
     # A caller whose watch lasts: the daemon forgets a caller's watches when it disconnects.
     bus = dbus.bus.BusConnection(address)
@@ -165,7 +201,7 @@ def hold(address, destination):
         time.sleep(3600)
 
 if __name__ == "__main__":
-    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold}[sys.argv[1]](*sys.argv[2:])
+    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

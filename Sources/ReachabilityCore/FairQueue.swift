@@ -1,0 +1,47 @@
+/// Work waiting its turn, per caller, served one item per caller in turn: a caller with a
+/// hundred calls waiting delays another caller's one call by one of its own, not by a hundred.
+/// Pure; the daemon keeps its deferred method calls in one.
+public struct FairQueue<Element> {
+    private var waiting: [String: [Element]] = [:]
+    /// The callers with waiting items, the next to be served first.
+    private var turns: [String] = []
+
+    /// An empty queue.
+    public init() {}
+
+    /// Whether nothing waits.
+    public var isEmpty: Bool { turns.isEmpty }
+
+    /// How many of `caller`'s items wait.
+    public func count(of caller: String) -> Int {
+        waiting[caller]?.count ?? 0
+    }
+
+    /// Queues `element` behind `caller`'s other items.
+    public mutating func append(_ element: Element, from caller: String) {
+        if waiting[caller] == nil { turns.append(caller) }
+        waiting[caller, default: []].append(element)
+    }
+
+    /// Takes the next caller's oldest item; that caller, if it has more, goes to the back.
+    public mutating func next() -> (caller: String, element: Element)? {
+        guard !turns.isEmpty else { return nil }
+        let caller = turns.removeFirst()
+        var items = waiting[caller] ?? []
+        let element = items.removeFirst()
+        if items.isEmpty {
+            waiting[caller] = nil
+        } else {
+            waiting[caller] = items
+            turns.append(caller)
+        }
+        return (caller, element)
+    }
+
+    /// Takes every item of `caller` (it left), oldest first.
+    public mutating func removeAll(from caller: String) -> [Element] {
+        guard let items = waiting.removeValue(forKey: caller) else { return [] }
+        turns.removeAll { $0 == caller }
+        return items
+    }
+}
