@@ -84,6 +84,15 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         }
     }
 
+    /// The captive-portal API advertised on `link` changed: the families whose path goes over
+    /// it are checked again at once (with the API, or without it).
+    func captivePortalAPIChanged(on link: InterfaceIndex) {
+        guard isEnabled else { return }
+        for (family, current) in families where current.state.path?.link == link && current.inFlight.isEmpty {
+            schedule(family, after: 0)
+        }
+    }
+
     /// What the checks say of `family`, and the portal's URL ("" when none is known).
     func evidence(_ family: AddressFamily) -> (connectivity: Connectivity?, portalURL: String) {
         guard isEnabled, let state = families[family]?.state else { return (nil, "") }

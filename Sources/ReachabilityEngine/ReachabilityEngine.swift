@@ -268,6 +268,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func setCaptivePortalAPI(fromDHCP uri: String?, link: InterfaceIndex) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard captivePortalAPIs.set(uri, for: link, from: .dhcpv4) else { return }
+        checks.captivePortalAPIChanged(on: link)
         Log.info("DHCPv4 on link \(link.rawValue) advertises " + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
     }
 
@@ -419,7 +420,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if let family = LinkTable.family(neighbour.family), gateways.apply(neighbour, family: family) { gatewayEvidence = true }
             case .routerAdvertisementOption(let option):
                 guard let uri = option.captivePortalAPI else { break }
-                captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement)
+                if captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement) {
+                    checks.captivePortalAPIChanged(on: InterfaceIndex(option.index))
+                }
             default: break
             }
         }

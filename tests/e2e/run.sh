@@ -54,7 +54,7 @@ finish() {
     finishing=1
     if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
         log "the container's journal for reachabilityd and dbus:"
-        in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service -u dbus.service -u dbus-broker.service 2>&1 | tail -40
+        in_container journalctl --no-pager -o short-monotonic 2>&1 | grep -E "reachabilityd|dbus|Activat" | tail -60
     fi
     log "took $(($(date +%s) - started)) s"
     echo "$passed passed, $failed failed"

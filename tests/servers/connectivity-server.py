@@ -32,7 +32,8 @@ state = sys.argv[1]
 
 
 def make_certificates():
-    """A CA and a server certificate for 10.77.0.1 and fd00::1, signed by it."""
+    """A CA and a server certificate for the routers' addresses (the integration tests' 10.77.0.1
+    and fd00::1, the benchmark's 10.88.0.1, the end-to-end test's 10.99.0.1), signed by it."""
     ca_key, ca, key, csr, cert = (os.path.join(state, n) for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
     run = lambda *args: subprocess.run(args, check=True, capture_output=True)
     run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
@@ -40,7 +41,7 @@ def make_certificates():
     run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=10.77.0.1")
     extensions = os.path.join(state, "server.ext")
     with open(extensions, "w") as f:
-        f.write("subjectAltName=IP:10.77.0.1,IP:fd00::1\nbasicConstraints=CA:FALSE\n")
+        f.write("subjectAltName=IP:10.77.0.1,IP:fd00::1,IP:10.88.0.1,IP:10.99.0.1\nbasicConstraints=CA:FALSE\n")
     run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2",
         "-extfile", extensions)
     return cert, key
