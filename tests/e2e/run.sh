@@ -54,7 +54,8 @@ finish() {
     finishing=1
     if [ "$failed" -gt 0 ] && [ -n "$leader" ]; then
         log "the container's journal for reachabilityd and dbus:"
-        in_container journalctl --no-pager -o short-monotonic 2>&1 | grep -E "reachabilityd|dbus|Activat" | tail -60
+        in_container journalctl --no-pager -o short-monotonic 2>&1 | grep -E "Activat|activat" | tail -20
+        in_container journalctl --no-pager -o short-monotonic 2>&1 | grep -E "reachabilityd|dbus" | tail -40
     fi
     log "took $(($(date +%s) - started)) s"
     echo "$passed passed, $failed failed"

@@ -12,7 +12,7 @@ HTTP on [::]:8080 (IPv4 and IPv6):
              reset-once  TCP reset, then the mode becomes STATE/next-mode's (default 204)
   /portal  200 with an HTML page
 HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
-  /captive  {"captive": true, "user-portal-url": "https://10.77.0.1:8443/portal"}
+  /captive  {"captive": true, "user-portal-url": "https://HOST/portal"} (HOST: the request's Host)
   /open     {"captive": false}
 Every request is appended to STATE/requests ("METHOD PATH ACCEPT CLIENT-ADDRESS").
 Usage: connectivity-server.py STATE_DIRECTORY
@@ -98,7 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/portal":
             self.answer(200, b"<html><body>Log in</body></html>")
         elif self.path == "/captive":
-            self.answer(200, json.dumps({"captive": True, "user-portal-url": "https://10.77.0.1:8443/portal"}).encode(), "application/captive+json")
+            portal = f"https://{self.headers.get('Host', '10.77.0.1:8443')}/portal"
+            self.answer(200, json.dumps({"captive": True, "user-portal-url": portal}).encode(), "application/captive+json")
         elif self.path == "/open":
             self.answer(200, json.dumps({"captive": False}).encode(), "application/captive+json")
         else:
