@@ -47,7 +47,8 @@ public final class ReachabilityObject: @unchecked Sendable {
     /// Method calls waiting their turn (referenced `sd_bus_message *`), one per caller in turn.
     private var waiting = FairQueue<OpaquePointer>()
     private var serviceQueued = false
-    /// The most calls one caller may have waiting; more get `Busy`.
+    /// The most calls one caller may have waiting; more get `Busy`. (dbus-daemon's system bus
+    /// lets a connection have 128 calls pending, so this guards other bus configurations.)
     public static let waitingCallsPerCaller = 256
     /// The most waiting calls served per turn of the queue.
     static let callsPerTurn = 16

@@ -153,7 +153,7 @@ final class BusFaultTests: DaemonTestCase {
         print("FIGURE: CheckAddress burst of distinct addresses: \(answered) calls from 4 clients answered in \(String(format: "%.2f", burstSeconds)) s (\(Int(Double(answered) / burstSeconds)) calls/s); RSS \(residentBefore) -> \(residentAfter) KiB")
     }
 
-    func testACallerOverItsShareGetsBusyAndOthersAreServed() throws {
+    func testAFlooderDoesNotHoldBackAnotherCaller() throws {
         // Given a daemon and a caller keeping 100 calls for new addresses pending for 4 s
         try startDaemon()
         try configureIPv4Link()
@@ -169,13 +169,14 @@ final class BusFaultTests: DaemonTestCase {
 
         // Then every one of the other caller's answers is right (none Busy)
         XCTAssertEqual(victim["wrong"] as? Int, 0, "\(victim)")
-        // and the flooder got answers, and Busy for what went over its share
+        // and the flooder got answers, and Busy for whatever went over its share (how much does
+        // depends on how much CPU the daemon gets: none on a loaded machine; CallerBudgetTests
+        // check the arithmetic)
         XCTAssertEqual(flooder.wait(timeout: .seconds(60)), .exited(0), (try? String(contentsOfFile: directory.file("flood.err"), encoding: .utf8)) ?? "")
         let printed = try String(contentsOfFile: directory.file("flood.out"), encoding: .utf8)
         let flood = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
         XCTAssertEqual(flood["other"] as? Int, 0, "\(flood)")
         XCTAssertGreaterThan(flood["right"] as? Int ?? 0, 0, "\(flood)")
-        XCTAssertGreaterThan(flood["busy"] as? Int ?? 0, 0, "\(flood)")
         print("FIGURE: one caller with 100 CheckAddress calls pending for 4 s: \(flood["right"] ?? 0) answered, \(flood["busy"] ?? 0) Busy; another caller's 400 calls meanwhile: all answered right in \(String(format: "%.2f", victim["seconds"] as? Double ?? 0)) s")
     }
 
