@@ -1,14 +1,13 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
 #   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package, then the end-to-end test (make e2e), the
+#               build the Examples/ package, then the end-to-end tests (make e2e-matrix), the
 #               benchmark's smoke run (make bench-smoke) and the 10-minute soak (make soak)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
 #   make e2e    build the package and test it in a booted systemd container (root, 1-3 min)
 #   make e2e-matrix  the same package in Debian 12 and 13 containers, and 13 with dbus-broker
-#               (not yet part of make test: Debian 13's D-Bus activation check fails, see docs/testing.md)
 # and the benchmark (docs/benchmarks.md; root, network namespaces):
 #   make bench        full run: the daemon beside the netlink floor and GLib's GNetworkMonitor
 #   make bench-smoke  the same with small N and short windows (CI, through make test)
@@ -37,7 +36,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
-	$(MAKE) e2e
+	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
