@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CCurlShims
 import Dispatch
 import ReachabilityCore
@@ -148,7 +151,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
                 var text = detail.isEmpty ? String(cString: CReachCurl_strerror(result)) : detail
                 // The system call's own errno says more than "Couldn't connect to server".
                 if response.systemErrno != 0 { text += " (\(SystemError.describe(errno: Int32(response.systemErrno))))" }
-                outcome = .failed(text)
+                outcome = .failed(text, silent: result == CReachCurl_OPERATION_TIMEDOUT || response.systemErrno == Int(EPERM))
             }
             let seconds = Double(response.totalMicroseconds) / 1_000_000
             CReachCurl_transfer_free(multi, transfer)

@@ -73,15 +73,17 @@ public struct HTTPCheckRequest: Sendable, Hashable {
 public enum HTTPCheckOutcome: Sendable, Hashable {
     /// A response: its status, the absolute `Location` of a redirection, the body's first bytes.
     case response(status: Int, redirect: String?, body: [UInt8])
-    /// No response: timeout, refusal, reset, name not resolvable, TLS failure... (the text says which).
-    case failed(String)
+    /// No response: timeout, refusal, reset, name not resolvable, TLS failure... (the text says
+    /// which). `silent`: nothing answered at all — a timeout, or `EPERM` (a local firewall, or the
+    /// unit's `IPAddressDeny=`, dropped the packet) — rather than a refusal or another answer.
+    case failed(String, silent: Bool = false)
 
     /// "HTTP 204", "HTTP 302 to http://portal/", "failed: Timeout was reached".
     public var summary: String {
         switch self {
         case .response(let status, let redirect?, _): "HTTP \(status) to \(redirect)"
         case .response(let status, nil, _): "HTTP \(status)"
-        case .failed(let why): "failed: \(why)"
+        case .failed(let why, _): "failed: \(why)"
         }
     }
 }

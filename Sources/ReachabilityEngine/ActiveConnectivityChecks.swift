@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import ReachabilityCore
 import SystemSupport
@@ -68,11 +65,10 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         families = [:]
     }
 
-    /// Follows each family's path (nil: no route); a changed path forgets the old evidence and
+    /// Follows each family's path (nil: no route), with checks on; a changed path forgets the old evidence and
     /// starts a check at once (after the current turn of the queue, so that a burst of events
     /// starts one).
     func follow(_ paths: [AddressFamily: CheckPath]) {
-        guard isEnabled else { return }
         for family in AddressFamily.allCases {
             let path = settings.checks(family) ? paths[family] : nil
             guard families[family, default: Family()].state.follow(path) else {
@@ -111,7 +107,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 lines.append("  captive-portal API \(api.uri): \(api.outcome.summary)" + (answer.map { " -> \($0)" } ?? " (no usable answer: ignored)"))
             }
             lines.append("  check GET \(last.url) over \(last.linkName), \(Self.format(ago)) s ago: \(last.outcome.summary) in \(Int((last.seconds * 1000).rounded())) ms")
-            if case .failed(let why) = last.outcome, Self.mayBeDropped(why) {
+            if case .failed(_, silent: true) = last.outcome {
                 lines.append("  (no answer: a local firewall, or the packaged unit's IPAddressDeny=any without a drop-in setting IPAddressAllow=, may drop the check's packets; see reachabilityd(8))")
             }
         }
@@ -125,12 +121,6 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         }
         lines.append(summary)
         return lines
-    }
-
-    /// Whether a failure looks like dropped packets (a timeout, or `EPERM` from a netfilter
-    /// drop) rather than an answer (refused, reset, unresolvable...).
-    private static func mayBeDropped(_ failure: String) -> Bool {
-        failure.contains("timed out") || failure.hasSuffix("(\(SystemError.describe(errno: EPERM)))")
     }
 
     private static func format(_ seconds: Double) -> String {

@@ -491,7 +491,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let ipv6 = answers(for: Self.ipv6Probe)
         followGateways()
         var next = StatusReducer.snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: settings)
-        checks.follow(checkPaths(of: next))
+        if checks.isEnabled { checks.follow(checkPaths(of: next)) }
         // A failed gateway says more than a check done before it failed.
         let checked = (ipv4: checks.evidence(.ipv4), ipv6: checks.evidence(.ipv6))
         next.ipv4Evidence = gateways.current(.ipv4)?.evidence ?? checked.ipv4.connectivity
