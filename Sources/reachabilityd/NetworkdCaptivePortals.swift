@@ -30,7 +30,7 @@ final class NetworkdCaptivePortals {
         self.record = record
     }
 
-    /// Subscribes to networkd's link and name changes and asks about every link once.
+    /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
     func start() throws(SystemError) {
         slots.append(try connection.addMatch(
             "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
@@ -41,10 +41,20 @@ final class NetworkdCaptivePortals {
         })
         slots.append(try connection.addMatch(
             "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.busName)'"
-        ) { [weak self] _ in
+        ) { [weak self] message in
+            // NameOwnerChanged(name, old owner, new owner): only a new owner has links to tell.
+            guard (try? message.readString()) != nil, (try? message.readString()) != nil,
+                  let owner = try? message.readString(), !owner.isEmpty
+            else { return }
             self?.askAboutEveryLink()
         })
-        askAboutEveryLink()
+        try connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner",
+            arguments: [Self.busName]
+        ) { [weak self] reply in
+            guard reply.error == nil else { return Log.debug("systemd-networkd is not running: no DHCPv4 captive-portal APIs from it.") }
+            self?.askAboutEveryLink()
+        }
     }
 
     private func askAboutEveryLink() {
