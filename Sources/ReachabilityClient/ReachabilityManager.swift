@@ -184,7 +184,8 @@ public final class ReachabilityManager: Sendable {
 
     /// Whether traffic gets out beyond the route (the better family's): `.none` without a
     /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
-    /// packets do not get out (the gateway failed address resolution), `.portal`, `.full`.
+    /// packets do not get out (the gateway failed address resolution, or the daemon's opt-in
+    /// check got no answer), `.portal` (a captive portal), `.full` (the check's expected answer).
     public var connectivity: Connectivity { snapshot.connectivity }
 
     /// The captive portal's user-facing URL, when one is known.
