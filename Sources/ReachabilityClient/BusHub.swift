@@ -138,22 +138,74 @@ final class BusHub: @unchecked Sendable {
 
     // MARK: - Calls
 
+    /// The most calls to the daemon this process has in flight; more wait here, in order.
+    /// dbus-daemon's system bus refuses a connection more than 128 pending replies
+    /// (`max_replies_per_connection`, `LimitsExceeded`), and the daemon more than
+    /// `ReachabilityObject.waitingCallsPerCaller` waiting calls (`Busy`).
+    static let callsInFlightLimit = 64
+
+    /// A call waiting for a place among the calls in flight.
+    private struct WaitingCall {
+        var member: String
+        var arguments: [String]
+        var timeoutMicroseconds: UInt64
+        var reply: (BusMessage?) -> Void
+    }
+
+    private var callsInFlight = 0
+    private var waitingCalls: [WaitingCall] = []
+    private var nextWaitingCall = 0
+
     /// Calls a method of the daemon's object with string arguments; `reply` gets nil when the
-    /// connection goes (or went) away before the answer.
+    /// connection goes (or went) away before the answer. Beyond ``callsInFlightLimit`` calls in
+    /// flight the call waits its turn.
     func callDaemon(member: String, arguments: [String], timeoutMicroseconds: UInt64, reply: @escaping (BusMessage?) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let connection else { return reply(nil) }
+        guard connection != nil else { return reply(nil) }
+        let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds, reply: reply)
+        guard callsInFlight < Self.callsInFlightLimit else { return waitingCalls.append(call) }
+        send(call)
+    }
+
+    private func send(_ call: WaitingCall) {
+        guard let connection else { return call.reply(nil) }
         let current = epoch
+        callsInFlight += 1
         do throws(SystemError) {
             try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
-                member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds
+                member: call.member, arguments: call.arguments, timeoutMicroseconds: call.timeoutMicroseconds
             ) { [weak self] message in
-                reply(self?.epoch == current ? message : nil)
+                guard let self, epoch == current else { return call.reply(nil) }
+                callFinished()
+                call.reply(message)
             }
         } catch {
-            reply(nil)
+            callFinished()
+            call.reply(nil)
         }
+    }
+
+    /// Frees a place in flight and sends the next waiting call.
+    private func callFinished() {
+        callsInFlight -= 1
+        guard nextWaitingCall < waitingCalls.count else { return }
+        let next = waitingCalls[nextWaitingCall]
+        nextWaitingCall += 1
+        if nextWaitingCall == waitingCalls.count {
+            waitingCalls = []
+            nextWaitingCall = 0
+        }
+        send(next)
+    }
+
+    /// Answers every waiting call with nil (the connection went) and forgets those in flight.
+    private func abandonCalls() {
+        let abandoned = waitingCalls[nextWaitingCall...]
+        waitingCalls = []
+        nextWaitingCall = 0
+        callsInFlight = 0
+        for call in abandoned { call.reply(nil) }
     }
 
     // MARK: - Connection
@@ -223,6 +275,7 @@ final class BusHub: @unchecked Sendable {
     /// Forgets the connection and everything learnt through it; starts a new epoch.
     private func tearDown() {
         epoch += 1
+        abandonCalls()
         state = nil
         routesMatch = nil
         matches = []  // removes the matches while the connection can still send RemoveMatch

@@ -34,6 +34,16 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     private var running = false
     private var daemonRunning = false
+    /// Each address's last answer from the daemon, kept while the daemon does not answer.
+    private var lastAnswers: [String: AddressAnswer] = [:]
+    /// The delay before asking again after an unanswered check: from ``retryInitialSeconds``,
+    /// doubling up to ``retryMaximumSeconds``; nil after a check answered in full.
+    private var retryDelay: Double?
+    private var retryScheduled = false
+    /// The first wait after an unanswered check, in seconds.
+    static let retryInitialSeconds = 0.25
+    /// The longest wait after an unanswered check, in seconds.
+    static let retryMaximumSeconds = 8.0
     /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
@@ -107,34 +117,68 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         checker.check()
     }
 
-    /// The daemon (or the bus) went away: checks in flight are void.
+    /// The daemon (or the bus) went away: checks in flight are void, and so are its answers.
     private func daemonGone() {
         daemonRunning = false
         checker.cancel()
+        lastAnswers = [:]
     }
 
     // MARK: - Addresses and domains
 
     /// Asks the daemon's `CheckAddress` for each address at once; `answered` gets them in order
-    /// when the last reply (or timeout) is in.
+    /// when the last reply (or timeout) is in. An address the daemon did not answer — too busy
+    /// (`org.reachabilityd.Error.Busy`, the bus's `LimitsExceeded`) or too slow (`NoReply`) —
+    /// keeps its last answer, and the check runs again later.
     private func askDaemon(_ addresses: [String], answered: @escaping ([AddressAnswer]) -> Void) {
         var answers: [AddressAnswer?] = Array(repeating: nil, count: addresses.count)
         var outstanding = addresses.count
+        var unanswered = false
         for (index, address) in addresses.enumerated() {
             hub.callDaemon(
                 member: BusContract.checkAddressMethod, arguments: [address], timeoutMicroseconds: Self.checkTimeoutMicroseconds
-            ) { reply in
-                answers[index] = Self.answer(reply, address: address)
+            ) { [weak self] reply in
+                guard let self else { return }
+                if let answer = Self.answer(reply, address: address) {
+                    answers[index] = answer
+                } else {
+                    unanswered = true
+                    answers[index] = lastAnswers[address] ?? AddressAnswer(address: address, status: .unknown, interface: "")
+                }
                 outstanding -= 1
-                if outstanding == 0 { answered(answers.compactMap { $0 }) }
+                guard outstanding == 0 else { return }
+                let complete = answers.compactMap { $0 }
+                lastAnswers = Dictionary(complete.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
+                unanswered ? retryUnanswered() : (retryDelay = nil)
+                answered(complete)
             }
         }
     }
 
-    private static func answer(_ reply: BusMessage?, address: String) -> AddressAnswer {
-        guard let reply else { return AddressAnswer(address: address, status: .unknown, interface: "") }
+    /// Checks again after the current back-off; one retry is due at a time.
+    private func retryUnanswered() {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        let delay = retryDelay ?? Self.retryInitialSeconds
+        retryDelay = min(delay * 2, Self.retryMaximumSeconds)
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
+            retryScheduled = false
+            if running, daemonRunning { checker.check() }
+        }
+    }
+
+    /// Errors that mean the daemon did not get to answer (busy, or the bus refused the call).
+    private static let unansweredErrors: Set<String> = [
+        BusContract.busyError, "org.freedesktop.DBus.Error.LimitsExceeded", "org.freedesktop.DBus.Error.NoReply",
+    ]
+
+    /// The daemon's answer for `address`; nil when it gave none (no reply, busy, timed out).
+    private static func answer(_ reply: BusMessage?, address: String) -> AddressAnswer? {
+        guard let reply else { return nil }
         if let error = reply.error {
-            // A rejected address is not reachable; a daemon that did not answer leaves it unknown.
+            if unansweredErrors.contains(error.name) { return nil }
+            // A rejected address is not reachable; any other error leaves it unknown.
             let status: ReachabilityStatus = error.name == BusContract.invalidAddressError ? .notReachable : .unknown
             return AddressAnswer(address: address, status: status, interface: "")
         }

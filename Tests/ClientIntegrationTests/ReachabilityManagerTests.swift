@@ -284,4 +284,38 @@ final class ReachabilityManagerTests: DaemonTestCase {
         try waitForManager(unresolvable, status: .notReachable)
         XCTAssertTrue(unresolvable.snapshot.reason.contains("cannot resolve"), unresolvable.snapshot.reason)
     }
+    func testSixHundredAddressManagersOfOneProcessAreAllAnsweredWithoutUnknown() throws {
+        // Given 600 address managers in one process (one bus connection, one caller to the
+        // daemon), all reachable: a route change makes every one ask at once, more than the
+        // bus lets a connection have pending (128 on dbus-daemon's system bus) and more than the
+        // daemon lets one caller have waiting; the process keeps 64 in flight and queues the rest
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let count = 600
+        let delivered = (0..<count).map { _ in Collected<ReachabilityStatus>() }
+        let managers = try (0..<count).map { try makeManager(.address("10.9.\($0 / 200).\($0 % 200 + 1)")) }
+        for (manager, collected) in zip(managers, delivered) {
+            manager.setStatusChangeHandler(queue: deliveryQueue) { collected.append($0) }
+            manager.startMonitoring()
+        }
+        try Poll.until("every manager reachable", timeout: .seconds(30), observe: {
+            delivered.filter { $0.all.last != .reachableViaEthernet }.count
+        }) { $0 == 0 }
+
+        // When the default route goes
+        let start = ContinuousClock.now
+        try netns.ip("route", "del", "default")
+
+        // Then every manager goes from reachable straight to not-reachable, never unknown
+        try Poll.until("every manager not-reachable", timeout: .seconds(30), observe: {
+            delivered.filter { $0.all.last != .notReachable }.count
+        }) { $0 == 0 }
+        print("FIGURE: 600 address managers in one process: all told not-reachable \(start.duration(to: .now)) after the route went")
+        for (index, collected) in delivered.enumerated() {
+            let afterFirstAnswer = collected.all.drop { $0 != .reachableViaEthernet }
+            XCTAssertEqual(Array(afterFirstAnswer), [.reachableViaEthernet, .notReachable], "manager \(index)")
+        }
+        managers.forEach { $0.stopMonitoring() }
+    }
 }
