@@ -180,6 +180,84 @@ final class BusFaultTests: DaemonTestCase {
         print("FIGURE: one caller with 100 CheckAddress calls pending for 4 s: \(flood["right"] ?? 0) answered, \(flood["busy"] ?? 0) Busy; another caller's 400 calls meanwhile: all answered right in \(String(format: "%.2f", victim["seconds"] as? Double ?? 0)) s")
     }
 
+    func testAFloodAsNobodyDelaysNoStatusChangeAndNoWatchdogPing() throws {
+        // Given a daemon under a watchdog (WATCHDOG_USEC=1 s: a ping every 0.5 s), a subscriber
+        // timing StatusChanged, and four processes as nobody (through the bus policy) keeping
+        // 100 CheckAddress calls for new addresses pending each
+        let watchdogSeconds = 1.0
+        try startDaemon(environment: ["WATCHDOG_USEC": String(Int(watchdogSeconds * 1_000_000))])
+        let daemon = try XCTUnwrap(daemon)
+        daemon.drainNotificationsInBackground()
+        try configureIPv4Link()
+        let directory = try XCTUnwrap(directory)
+        XCTAssertEqual(chmod(directory.path, 0o755), 0, "nobody must reach the bus socket")
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        let address = try XCTUnwrap(bus).address
+        let subscriberOutput = directory.file("subscriber.out")
+        let subscriber = try ChildProcess(FaultInjection.python, [client, "subscribe", address],
+                                          standardOutput: subscriberOutput, standardError: directory.file("subscriber.err"))
+        defer { _ = subscriber.terminate() }
+        func arrivals() -> [[String: Any]] {
+            ((try? String(contentsOfFile: subscriberOutput, encoding: .utf8)) ?? "").split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        try Poll.until("the subscriber's match", observe: arrivals) { $0.first?["ready"] as? Bool == true }
+        let floodSeconds = 12
+        let flooders = try (0..<4).map { index in
+            try ChildProcess("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                         FaultInjection.python, client, "flood", address, String(floodSeconds), "100", String(index)],
+                             standardOutput: directory.file("flood\(index).out"), standardError: directory.file("flood\(index).err"))
+        }
+        Thread.sleep(forTimeInterval: 1)  // the flood under way
+
+        // When the default route comes and goes 20 times, each change awaited at the subscriber
+        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid))
+        let windowStart = Monotonic.seconds()
+        var latencies: [Double] = []
+        for change in 0..<20 {
+            let before = Monotonic.seconds()
+            if change % 2 == 0 { try addIPv4DefaultRoute() } else { try netns.ip("route", "del", "default") }
+            let seen = try Poll.until("StatusChanged \(change + 1) at the subscriber", timeout: .seconds(10), observe: arrivals) {
+                $0.count >= change + 2
+            }
+            latencies.append(try XCTUnwrap(seen[change + 1]["seconds"] as? Double) - before)
+        }
+        let windowEnd = Monotonic.seconds()
+        let cpu = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid)) - cpuBefore
+
+        // Then every change arrived (in order), the watchdog was pinged within every interval,
+        // and the daemon used at most one core
+        let statuses = arrivals().dropFirst().compactMap { $0["status"] as? String }
+        XCTAssertEqual(statuses, (0..<20).map { $0 % 2 == 0 ? "reachable-via-ethernet" : "not-reachable" })
+        let pings = daemon.notificationArrivals(of: "WATCHDOG=1").filter { $0 >= windowStart - watchdogSeconds && $0 <= windowEnd }
+        let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
+        let longestGap = gaps.max() ?? .infinity
+        XCTAssertLessThan(longestGap, watchdogSeconds, "WATCHDOG=1 arrivals: \(pings)")
+        let cpuShare = cpu.timeInterval / (windowEnd - windowStart)
+        XCTAssertLessThanOrEqual(cpuShare, 1.0)
+        // and the flooders, as nobody, were answered (Busy beyond their share)
+        var answered = 0, busy = 0
+        for index in 0..<4 {
+            XCTAssertEqual(flooders[index].wait(timeout: .seconds(60)), .exited(0),
+                           (try? String(contentsOfFile: directory.file("flood\(index).err"), encoding: .utf8)) ?? "")
+            let printed = try String(contentsOfFile: directory.file("flood\(index).out"), encoding: .utf8)
+            let counts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
+            XCTAssertEqual(counts["other"] as? Int, 0, "\(counts)")
+            answered += counts["right"] as? Int ?? 0
+            busy += counts["busy"] as? Int ?? 0
+        }
+        XCTAssertGreaterThan(answered, 0)
+        let sorted = latencies.sorted()
+        print("FIGURE: 4 callers as nobody with 100 CheckAddress pending each (\(answered) answered, \(busy) Busy): "
+            + "20 route changes reached a subscriber in p50 \(milliseconds(sorted[sorted.count / 2])), max \(milliseconds(sorted.last!)); "
+            + "longest WATCHDOG=1 gap \(milliseconds(longestGap)) (pinged every \(milliseconds(watchdogSeconds / 2))); "
+            + "daemon CPU \(String(format: "%.2f", cpuShare)) core")
+    }
+
+    private func milliseconds(_ seconds: Double) -> String {
+        String(format: "%.1f ms", seconds * 1000)
+    }
+
     func testNoCallerCanPushOutAnotherCallersWatch() throws {
         // Given a caller that stays connected, watching 10.9.1.1
         try startDaemon()

@@ -8,12 +8,12 @@ final class AdvertisedCaptivePortalAPIsTests: XCTestCase {
         // Given / When / Then, row by row on link 2
         typealias Source = AdvertisedCaptivePortalAPIs.Source
         let rows: [(uri: String?, source: Source, changed: Bool, asked: String?, line: UInt)] = [
-            ("https://dhcp/api", .dhcpv4, true, "https://dhcp/api", #line),
-            ("https://dhcp/api", .dhcpv4, false, "https://dhcp/api", #line),
+            ("https://dhcp/api", .networkdDHCPv4, true, "https://dhcp/api", #line),
+            ("https://dhcp/api", .networkdDHCPv4, false, "https://dhcp/api", #line),
             ("https://ra/api", .routerAdvertisement, true, "https://ra/api", #line),
             (AdvertisedCaptivePortalAPIs.unrestricted, .routerAdvertisement, true, "https://dhcp/api", #line),
-            ("", .dhcpv4, true, nil, #line),
-            (nil, .dhcpv4, false, nil, #line),
+            ("", .networkdDHCPv4, true, nil, #line),
+            (nil, .networkdDHCPv4, false, nil, #line),
         ]
         var apis = AdvertisedCaptivePortalAPIs()
         for row in rows {
@@ -22,7 +22,7 @@ final class AdvertisedCaptivePortalAPIsTests: XCTestCase {
         }
         XCTAssertEqual(apis, AdvertisedCaptivePortalAPIs(), "nothing left")
 
-        apis.set("https://a/", for: 3, from: .dhcpv4)
+        apis.set("https://a/", for: 3, from: .networkdDHCPv4)
         apis.set("https://b/", for: 3, from: .routerAdvertisement)
         XCTAssertEqual(apis.advertised(on: 3).map(\.uri), ["https://b/", "https://a/"])
         apis.forget(3)

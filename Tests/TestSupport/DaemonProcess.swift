@@ -23,6 +23,7 @@ package final class DaemonProcess {
     ///   - directory: where the log and the notification socket go.
     ///   - sysfsRoot: passed as `--sysfs-root` when not nil.
     ///   - arguments: further arguments, e.g. `["--config", PATH]`.
+    ///   - environment: further environment variables, e.g. `WATCHDOG_USEC`.
     /// - Throws: `HarnessError` when it cannot be started.
     package init(
         binary: String,
@@ -30,7 +31,8 @@ package final class DaemonProcess {
         busAddress: String,
         directory: TemporaryDirectory,
         sysfsRoot: String? = nil,
-        arguments extraArguments: [String] = []
+        arguments extraArguments: [String] = [],
+        environment extraEnvironment: [String: String] = [:]
     ) throws {
         logPath = directory.file("reachabilityd.log")
         notifySocket = try NotifySocket(path: directory.file("notify"))
@@ -42,7 +44,8 @@ package final class DaemonProcess {
         arguments += extraArguments
         process = try ChildProcess(
             "ip", arguments,
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path, "RUNTIME_DIRECTORY": runtimeDirectory],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress, "NOTIFY_SOCKET": notifySocket.path, "RUNTIME_DIRECTORY": runtimeDirectory]
+                .merging(extraEnvironment) { _, extra in extra },
             standardOutput: logPath, standardError: logPath
         )
     }
@@ -117,5 +120,11 @@ package final class DaemonProcess {
     /// The notification messages received so far, e.g. `READY=1`, `STATUS=…`, `STOPPING=1`.
     package var notifications: [String] {
         notifySocket.receive()
+    }
+
+    /// When each notification holding `line` (e.g. `WATCHDOG=1`) arrived, in `CLOCK_MONOTONIC`
+    /// seconds (arrival times while draining in the background).
+    package func notificationArrivals(of line: String) -> [Double] {
+        notifySocket.arrivals(of: line)
     }
 }

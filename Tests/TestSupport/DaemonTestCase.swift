@@ -83,10 +83,10 @@ open class DaemonTestCase: XCTestCase {
     ///   - sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
     ///   - arguments: further daemon arguments, e.g. `["--config", PATH]`.
     /// - Throws: `HarnessError` when the daemon does not become ready.
-    package func startDaemon(sysfsRoot: String? = nil, arguments: [String] = []) throws {
+    package func startDaemon(sysfsRoot: String? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
         let daemon = try DaemonProcess(
             binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try unwrap(bus).address,
-            directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments
+            directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments, environment: environment
         )
         self.daemon = daemon
         try daemon.waitUntilReady()

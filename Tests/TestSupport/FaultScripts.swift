@@ -17,6 +17,7 @@ import dbus
 NAME = "org.reachabilityd.Reachability1"
 PATH = "/org/reachabilityd/Reachability1"
 IFACE = NAME
+STATUSES = {"unknown", "not-reachable", "reachable-via-ethernet", "reachable-via-wifi", "reachable-via-wwan", "reachable-via-other"}
 PROPERTIES = "org.freedesktop.DBus.Properties"
 
 def call(bus, interface, member, signature, args, timeout=5.0):
@@ -160,7 +161,7 @@ def probe(address, stop_path):
 
 def flood(address, seconds, in_flight, offset):
     # Keeps IN_FLIGHT CheckAddress calls pending (every address new) for SECONDS; counts the
-    # answers: right (not-reachable), busy (org.reachabilityd.Error.Busy), other.
+    # answers: right (a status and an interface), busy (org.reachabilityd.Error.Busy), other.
     from gi.repository import GLib
     import dbus.mainloop.glib
     bus = dbus.bus.BusConnection(address, mainloop=dbus.mainloop.glib.DBusGMainLoop())
@@ -175,7 +176,7 @@ def flood(address, seconds, in_flight, offset):
         state["next"] += 1
         state["pending"] += 1
         text = f"10.{200 + int(offset)}.{(number >> 8) & 255}.{number & 255}" if number % 2 == 0 else f"2001:db8:{200 + int(offset):x}::{number:x}"
-        proxy.CheckAddress(text, dbus_interface=IFACE, reply_handler=lambda *reply: done("right" if list(map(str, reply)) == ["not-reachable", ""] else "other", reply),
+        proxy.CheckAddress(text, dbus_interface=IFACE, reply_handler=lambda *reply: done("right" if len(reply) == 2 and str(reply[0]) in STATUSES else "other", reply),
                            error_handler=lambda error: done("busy" if error.get_dbus_name() == "org.reachabilityd.Error.Busy" else "other", error), timeout=30)
 
     def done(kind, detail):
@@ -193,6 +194,18 @@ def flood(address, seconds, in_flight, offset):
     loop.run()
     print(json.dumps(counts))
 
+def subscribe(address):
+    # Prints one JSON line per StatusChanged: {"status": S, "seconds": CLOCK_MONOTONIC at arrival};
+    # first {"ready": true} once the match is in place (a call to the bus after AddMatch).
+    from gi.repository import GLib
+    import dbus.mainloop.glib
+    bus = dbus.bus.BusConnection(address, mainloop=dbus.mainloop.glib.DBusGMainLoop())
+    bus.add_signal_receiver(lambda status: print(json.dumps({"status": str(status), "seconds": time.monotonic()}), flush=True),
+                            signal_name="StatusChanged", dbus_interface=IFACE, path=PATH)
+    bus.get_name_owner(NAME)
+    print(json.dumps({"ready": True}), flush=True)
+    GLib.MainLoop().run()
+
 def hold(address, destination):
     # A caller whose watch lasts: the daemon forgets a caller's watches when it disconnects.
     bus = dbus.bus.BusConnection(address)
@@ -201,7 +214,7 @@ def hold(address, destination):
         time.sleep(3600)
 
 if __name__ == "__main__":
-    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood}[sys.argv[1]](*sys.argv[2:])
+    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood, "subscribe": subscribe}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

@@ -10,6 +10,9 @@ package final class NotifySocket {
     package let path: String
     /// Every datagram received so far, in order.
     package private(set) var messages: [String] = []
+    /// When each of `messages` was read, in `CLOCK_MONOTONIC` seconds: its arrival while
+    /// ``startDraining()`` runs.
+    package private(set) var arrivals: [Double] = []
     private var descriptor: Int32
     /// Guards `messages` and `descriptor` once `startDraining()` reads on another thread.
     private let lock = NSLock()
@@ -69,6 +72,7 @@ package final class NotifySocket {
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { break }
             messages.append(String(decoding: buffer[..<count], as: UTF8.self))
+            arrivals.append(Monotonic.seconds())
         }
         return messages
     }
@@ -86,6 +90,15 @@ package final class NotifySocket {
         source.setEventHandler { [weak self] in self?.receive() }
         source.activate()
         drainSource = source
+    }
+
+    /// When each datagram holding the line `line` (e.g. `WATCHDOG=1`) arrived, in
+    /// `CLOCK_MONOTONIC` seconds.
+    package func arrivals(of line: String) -> [Double] {
+        let messages = receive()
+        lock.lock()
+        defer { lock.unlock() }
+        return zip(messages, arrivals).filter { $0.0.split(separator: "\n").contains(Substring(line)) }.map(\.1)
     }
 
     /// Whether any datagram so far holds the line `READY=1`.

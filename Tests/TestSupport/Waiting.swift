@@ -68,3 +68,14 @@ extension Thread {
         if remaining > .zero { sleep(forTimeInterval: remaining.timeInterval) }
     }
 }
+
+/// `CLOCK_MONOTONIC`, the clock Python's `time.monotonic()` reads too: times taken by the test
+/// and by its helper processes compare.
+package enum Monotonic {
+    /// Now, in seconds.
+    package static func seconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
