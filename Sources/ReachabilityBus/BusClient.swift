@@ -93,8 +93,32 @@ public struct BusMessage {
         return String(cString: text)
     }
 
-    /// Reads a dictionary of properties (`a{sv}`) whose values are strings, booleans or unsigned
-    /// 64-bit integers; values of other types are skipped.
+    /// Reads an array of strings (`as`, or `ao`/`ag` given their type character).
+    /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
+    public func readStringArray(type: Character = "s") throws(SystemError) -> [String] {
+        let action = "read an array of strings from a bus message"
+        try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), String(type)) }
+        var strings: [String] = []
+        while true {
+            var text: UnsafePointer<CChar>?
+            guard try sdCall(action, { sd_bus_message_read_basic(message, Self.character(type), &text) }) > 0, let text else { break }
+            strings.append(String(cString: text))
+        }
+        try sdCall(action) { sd_bus_message_exit_container(message) }
+        return strings
+    }
+
+    /// Enters a variant (`v`) holding `signature`, so the next reads read its contents; fails
+    /// with `ENXIO` when the variant holds another type.
+    /// The corresponding C function is `sd_bus_message_enter_container`.
+    public func enterVariant(holding signature: String) throws(SystemError) {
+        try sdCall("enter a variant of type \(signature) in a bus message") {
+            sd_bus_message_enter_container(message, Self.character("v"), signature)
+        }
+    }
+
+    /// Reads a dictionary of properties (`a{sv}`) whose values are strings (`s`, or object paths
+    /// `o` as their text), booleans or unsigned 64-bit integers; values of other types are skipped.
     /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
     public func readPropertyDictionary() throws(SystemError) -> [String: PropertyValue] {
         let action = "read a property dictionary from a bus message"
@@ -109,8 +133,8 @@ public struct BusMessage {
             let signature = String(cString: contents)
             try sdCall(action) { sd_bus_message_enter_container(message, Self.character("v"), contents) }
             switch signature {
-            case "s":
-                values[name] = .string(try readString())
+            case "s", "o":
+                values[name] = .string(try readString(type: Character(signature)))
             case "b":
                 var flag: Int32 = 0
                 try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }

@@ -1,18 +1,24 @@
 import ReachabilityCore
 
-/// The captive-portal API URIs networks advertise (RFC 8910), per link and per way they came:
-/// an IPv6 router advertisement's option 37, or DHCPv4's option 114 as systemd-networkd
-/// recorded it. Pure state; the engine feeds it and the active check asks it.
-struct AdvertisedCaptivePortalAPIs: Equatable {
-    /// How a URI came.
-    enum Source: String, CaseIterable, Comparable {
-        case routerAdvertisement = "router advertisement"
-        case dhcpv4 = "DHCPv4, from systemd-networkd"
+/// How a network's captive-portal API URI (RFC 8910) reached the daemon.
+public enum CaptivePortalAPISource: String, CaseIterable, Comparable, Sendable {
+    /// An IPv6 router advertisement's option 37, read from the kernel.
+    case routerAdvertisement = "router advertisement"
+    /// DHCPv4's option 114, as systemd-networkd recorded it.
+    case networkdDHCPv4 = "DHCPv4, from systemd-networkd"
+    /// DHCPv4's option 114, as NetworkManager recorded it.
+    case networkManagerDHCPv4 = "DHCPv4, from NetworkManager"
 
-        static func < (left: Source, right: Source) -> Bool {
-            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
-        }
+    /// Source order: the first is asked.
+    public static func < (left: Self, right: Self) -> Bool {
+        allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
     }
+}
+
+/// The captive-portal API URIs networks advertise (RFC 8910), per link and per way they came.
+/// Pure state; the engine feeds it and the active check asks it.
+struct AdvertisedCaptivePortalAPIs: Equatable {
+    typealias Source = CaptivePortalAPISource
 
     /// RFC 8910's "there is no captive portal" URN, which clears what a source said.
     static let unrestricted = "urn:ietf:params:capport:unrestricted"

@@ -95,9 +95,14 @@ struct LinkTable: Equatable {
             .min { ($0.facts.isUsableGlobal ? 0 : 1, $0.link.index) < ($1.facts.isUsableGlobal ? 0 : 1, $1.link.index) }
     }
 
+    /// The link named `name`, if any.
+    func index(named name: String) -> InterfaceIndex? {
+        links.first { $0.value.name == name }?.key
+    }
+
     /// The link an IPv6 zone names: by name ("eth1"), else by index ("2"); nil when none does.
     func index(ofZone zone: String) -> InterfaceIndex? {
-        if let named = links.first(where: { $0.value.name == zone }) { return named.key }
+        if let named = index(named: zone) { return named }
         guard let number = Int32(zone), links[InterfaceIndex(number)] != nil else { return nil }
         return InterfaceIndex(number)
     }

@@ -263,13 +263,21 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// Records the captive-portal API URI (RFC 8910) that DHCPv4 gave `link`, as the network
-    /// manager (systemd-networkd) reports it; nil, "" or the unrestricted URN: none. The active
-    /// check asks it when the probe route goes over that link.
-    public func setCaptivePortalAPI(fromDHCP uri: String?, link: InterfaceIndex) {
+    /// manager that holds the lease (`source`: systemd-networkd or NetworkManager) reports it;
+    /// nil, "" or the unrestricted URN: none. The active check asks it when the probe route goes
+    /// over that link.
+    public func setCaptivePortalAPI(_ uri: String?, link: InterfaceIndex, from source: CaptivePortalAPISource) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard captivePortalAPIs.set(uri, for: link, from: .dhcpv4) else { return }
+        guard captivePortalAPIs.set(uri, for: link, from: source) else { return }
         checks.captivePortalAPIChanged(on: link)
-        Log.info("DHCPv4 on link \(link.rawValue) advertises " + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
+        Log.info("\(source.rawValue.prefix(1).uppercased() + source.rawValue.dropFirst()) on link \(link.rawValue): "
+            + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
+    }
+
+    /// The index of the link named `name`, if the engine knows one.
+    public func linkIndex(named name: String) -> InterfaceIndex? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return table.index(named: name)
     }
 
     /// Decides reachability of one literal address with the kernel's route lookup for it, and

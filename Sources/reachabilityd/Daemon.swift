@@ -22,6 +22,7 @@ final class Daemon: @unchecked Sendable {
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
+    private var networkManager: NetworkManagerCaptivePortals?
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: BusSlot?
     private let configurationFiles: ConfigurationFiles
@@ -94,15 +95,7 @@ final class Daemon: @unchecked Sendable {
                 engine.forgetWatches(of: name)
                 self?.object?.forgetCaller(name)
             }
-            let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
-                engine.setCaptivePortalAPI(fromDHCP: uri, link: link)
-            }
-            do {
-                try networkd.start()
-                self.networkd = networkd
-            } catch {
-                Log.warning("\(error); captive-portal APIs from DHCPv4 (systemd-networkd) will not be known.")
-            }
+            startDHCPCaptivePortalReaders(connection: connection)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)
@@ -113,6 +106,26 @@ final class Daemon: @unchecked Sendable {
         } catch {
             Log.error("\(error)")
             exit(EXIT_FAILURE)
+        }
+    }
+
+    /// Starts reading the captive-portal APIs (DHCPv4 option 114) that systemd-networkd and
+    /// NetworkManager record, whichever runs; a reader that cannot subscribe is only warned about.
+    private func startDHCPCaptivePortalReaders(connection: BusConnection) {
+        let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
+            engine.setCaptivePortalAPI(uri, link: link, from: .networkdDHCPv4)
+        }
+        let networkManager = NetworkManagerCaptivePortals(connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) }) {
+            [engine] uri, link in
+            engine.setCaptivePortalAPI(uri, link: link, from: .networkManagerDHCPv4)
+        }
+        do {
+            try networkd.start()
+            self.networkd = networkd
+            try networkManager.start()
+            self.networkManager = networkManager
+        } catch {
+            Log.warning("\(error); captive-portal APIs from DHCPv4 (systemd-networkd, NetworkManager) will not all be known.")
         }
     }
 

@@ -18,7 +18,8 @@ final class NetworkdCaptivePortals {
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
     private let record: (String?, InterfaceIndex) -> Void
-    private var slots: [BusSlot] = []
+    private var linkChanges: BusSlot?
+    private var appearance: BusServiceAppearance?
 
     /// - Parameters:
     ///   - connection: the daemon's system bus connection.
@@ -32,27 +33,14 @@ final class NetworkdCaptivePortals {
 
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
     func start() throws(SystemError) {
-        slots.append(try connection.addMatch(
+        linkChanges = try connection.addMatch(
             "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
                 + "path_namespace='/org/freedesktop/network1/link'"
         ) { [weak self] message in
             guard let self, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)
-        })
-        slots.append(try connection.addMatch(
-            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.busName)'"
-        ) { [weak self] message in
-            // NameOwnerChanged(name, old owner, new owner): only a new owner has links to tell.
-            guard (try? message.readString()) != nil, (try? message.readString()) != nil,
-                  let owner = try? message.readString(), !owner.isEmpty
-            else { return }
-            self?.askAboutEveryLink()
-        })
-        try connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner",
-            arguments: [Self.busName]
-        ) { [weak self] reply in
-            guard reply.error == nil else { return Log.debug("systemd-networkd is not running: no DHCPv4 captive-portal APIs from it.") }
+        }
+        appearance = try BusServiceAppearance(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in
             self?.askAboutEveryLink()
         }
     }

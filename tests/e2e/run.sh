@@ -26,17 +26,20 @@ bus_implementation=${E2E_BUS:-dbus-daemon}
 # dependencies (the container has no network, so apt can install the .deb only when they are
 # present). man-db: `systemd-analyze verify` checks Documentation=man:reachabilityd(8) with man.
 # procps: kill. libcurl4 (libcurl4t64 since trixie): the package's Recommends (loaded only for
-# the opt-in connectivity check).
+# the opt-in connectivity check). network-manager and its DHCP client: the other network
+# manager whose DHCPv4 option 114 the daemon reads (disabled until its section).
+# NetworkManager's DHCP client that keeps option 114: dhclient in Debian 12 (NetworkManager 1.42
+# has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support).
 case $suite in
-    bookworm) curl_package=libcurl4 ;;
-    trixie) curl_package=libcurl4t64 ;;
+    bookworm) curl_package=libcurl4 dhcp_client=dhclient dhcp_package=isc-dhcp-client ;;
+    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd dhcp_package=dhcpcd-base ;;
     *) echo "E2E_SUITE must be bookworm or trixie, not $suite" >&2; exit 2 ;;
 esac
 case $bus_implementation in
     dbus-daemon | dbus-broker) ;;
     *) echo "E2E_BUS must be dbus-daemon or dbus-broker, not $bus_implementation" >&2; exit 2 ;;
 esac
-include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package
+include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package,network-manager,$dhcp_package
 tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
 bus_name=org.reachabilityd.Reachability1
 object=/org/reachabilityd/Reachability1
@@ -159,6 +162,8 @@ unpack_rootfs() {
     else
         systemctl --root="$rootfs" --quiet disable dbus-broker.service 2>/dev/null
     fi
+    # NetworkManager would take the test's links at boot; it is started in its own section.
+    systemctl --root="$rootfs" --quiet disable NetworkManager.service NetworkManager-wait-online.service 2>/dev/null
     return 0
 }
 require "root filesystem unpacked" unpack_rootfs
@@ -406,6 +411,32 @@ else
         eventually 20 property_is Connectivity full
 fi
 check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
+
+# The same lease taken by NetworkManager instead: its own DHCP client drops option 114; dhclient
+# and dhcpcd keep it when configured to ask for it.
+take_lease_with_networkmanager() {
+    local ask_for_option
+    case $dhcp_client in
+        dhclient) ask_for_option='echo "also request default-url;" >> /etc/dhcp/dhclient.conf' ;;
+        dhcpcd) ask_for_option='echo "option captive_portal_uri" >> /etc/dhcpcd.conf' ;;
+    esac
+    in_container sh -c "systemctl stop systemd-networkd.service systemd-networkd.socket && ip addr flush dev e2ecp0 &&
+        mkdir -p /etc/NetworkManager/conf.d &&
+        printf '[main]\\ndhcp=$dhcp_client\\nno-auto-default=*\\n\\n[keyfile]\\nunmanaged-devices=except:interface-name:e2ecp0\\n' > /etc/NetworkManager/conf.d/e2e.conf &&
+        $ask_for_option && systemctl start NetworkManager.service" || return 1
+    eventually 20 in_container nmcli general status || return 1
+    in_container nmcli connection add type ethernet ifname e2ecp0 con-name e2e autoconnect no ipv4.method auto ipv6.method disabled > "$work/nmcli.log" 2>&1 &&
+        in_container nmcli --wait 30 connection up e2e >> "$work/nmcli.log" 2>&1 || { cat "$work/nmcli.log"; return 1; }
+}
+networkmanager_has_option() {
+    in_container nmcli -f DHCP4 device show e2ecp0 | grep -qE "(default_url|captive_portal_uri) += https://10.99.0.1:8443/captive" ||
+        { in_container nmcli -f DHCP4 device show e2ecp0; return 1; }
+}
+check "NetworkManager (dhcp=$dhcp_client) takes the DHCP lease" take_lease_with_networkmanager
+check "NetworkManager records option 114 from $dhcp_client" eventually 10 networkmanager_has_option
+networkmanager_has_option > /dev/null || in_container nmcli -f DHCP4 device show e2ecp0 | sed 's/^/    /'
+check "Explain shows the API from DHCPv4 (NetworkManager)" eventually 10 explain_has "(RFC 8910, DHCPv4, from NetworkManager)"
+check "with the lease from NetworkManager: Connectivity portal" eventually 20 property_is Connectivity portal
 in_container sh -c 'rm -r /etc/reachabilityd/reachabilityd.conf.d /etc/systemd/system/reachabilityd.service.d && systemctl daemon-reload'
 
 # --- Purge ---------------------------------------------------------------------------------------

@@ -1,0 +1,114 @@
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+
+/// The captive-portal API that DHCPv4 (option 114, RFC 8910) gave each link, as NetworkManager
+/// records it: an entry of the `Options` of the device's `org.freedesktop.NetworkManager.DHCP4Config`,
+/// named by the DHCP client that took the lease. NetworkManager's internal client (up to 1.52
+/// at least) drops the option; dhclient (`dhcp=dhclient`, `also request default-url;`) names it
+/// `default_url`, dhcpcd (`dhcp=dhcpcd`, `option captive_portal_uri`) `captive_portal_uri`.
+///
+/// Every device is asked at start-up and whenever NetworkManager (re)starts; a device again
+/// when its `Dhcp4Config` or `IpInterface` changes, or its DHCP4Config's options change (a new
+/// lease). Without NetworkManager nothing happens: the calls never start it and their errors
+/// are only debug-logged. Confined to the daemon's queue.
+final class NetworkManagerCaptivePortals {
+    /// NetworkManager's bus name.
+    static let busName = "org.freedesktop.NetworkManager"
+    /// The keys of DHCPv4 option 114 in a DHCP4Config's `Options`: dhclient's name, dhcpcd's.
+    static let captivePortalOptions = ["default_url", "captive_portal_uri"]
+    private static let deviceInterface = "org.freedesktop.NetworkManager.Device"
+    private static let dhcp4ConfigInterface = "org.freedesktop.NetworkManager.DHCP4Config"
+    private static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    private let connection: BusConnection
+    private let linkIndex: (String) -> InterfaceIndex?
+    private let record: (String?, InterfaceIndex) -> Void
+    private var changes: [BusSlot] = []
+    private var appearance: BusServiceAppearance?
+    /// The device each DHCP4Config object belongs to, as last asked.
+    private var deviceOfConfiguration: [String: String] = [:]
+
+    /// - Parameters:
+    ///   - connection: the daemon's system bus connection.
+    ///   - linkIndex: the index of the link with a name, if the daemon knows it.
+    ///   - record: takes a link's URI (nil: none) on the queue.
+    init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
+        self.connection = connection
+        self.linkIndex = linkIndex
+        self.record = record
+    }
+
+    /// Subscribes to NetworkManager's device, DHCP and name changes, and asks about every
+    /// device if it runs.
+    func start() throws(SystemError) {
+        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
+            guard let device = message.path, (try? message.readString()) != nil,
+                  let changed = try? message.readPropertyDictionary(),
+                  changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil
+            else { return }
+            self?.ask(aboutDevice: device)
+        })
+        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.dhcp4ConfigInterface)) { [weak self] message in
+            guard let self, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
+            ask(aboutDevice: device)
+        })
+        appearance = try BusServiceAppearance(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
+            self?.askAboutEveryDevice()
+        }
+    }
+
+    private func propertiesChangedRule(interface: String) -> String {
+        "type='signal',sender='\(Self.busName)',interface='\(Self.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
+    }
+
+    private func askAboutEveryDevice() {
+        call(path: "/org/freedesktop/NetworkManager", interface: Self.busName, member: "GetDevices") { [weak self] reply in
+            guard let devices = try? reply.readStringArray(type: "o") else { return Log.debug("NetworkManager's device list is not an array of paths") }
+            for device in devices { self?.ask(aboutDevice: device) }
+        }
+    }
+
+    /// Asks which link a device is and which DHCP4Config it has, then that configuration's options.
+    private func ask(aboutDevice device: String) {
+        call(path: device, interface: Self.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
+            guard let self, let properties = try? reply.readPropertyDictionary(),
+                  case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
+                  case .string(let configuration)? = properties["Dhcp4Config"]
+            else { return }
+            deviceOfConfiguration = deviceOfConfiguration.filter { $0.value != device }
+            guard configuration != "/" else { return record(nil, index) }  // no DHCPv4 lease
+            deviceOfConfiguration[configuration] = device
+            askForOptions(of: configuration, link: index)
+        }
+    }
+
+    private func askForOptions(of configuration: String, link index: InterfaceIndex) {
+        call(path: configuration, interface: Self.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
+            [weak self] reply in
+            guard (try? reply.enterVariant(holding: "a{sv}")) != nil, let options = try? reply.readPropertyDictionary() else {
+                return Log.debug("NetworkManager's options of \(configuration) are not a dictionary")
+            }
+            let uri = Self.captivePortalOptions.lazy.compactMap { key -> String? in
+                guard case .string(let text)? = options[key] else { return nil }
+                return text
+            }.first
+            self?.record(uri, index)
+        }
+    }
+
+    /// Calls NetworkManager without starting it; an error reply is only debug-logged.
+    private func call(path: String, interface: String, member: String, arguments: [String] = [], reply: @escaping (BusMessage) -> Void) {
+        do {
+            try connection.call(
+                destination: Self.busName, path: path, interface: interface, member: member, arguments: arguments,
+                timeoutMicroseconds: 5_000_000, startsService: false
+            ) { message in
+                if let error = message.error { return Log.debug("NetworkManager did not answer \(member) on \(path): \(error)") }
+                reply(message)
+            }
+        } catch {
+            Log.debug("\(error)")
+        }
+    }
+}
