@@ -44,7 +44,7 @@ OBJECT_PATH = "/org/reachabilityd/Reachability1"
 REACHABLE = "reachable-via-ethernet"
 NOT_REACHABLE = "not-reachable"
 GATEWAY = "10.88.0.1"
-WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle", "connectivity")
+WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle", "connectivity", "explain")
 LOCAL = "10.88.0.2/24"
 
 
@@ -283,7 +283,7 @@ class Bench:
         self.options = options
         self.netns = options.netns
         self.work = tempfile.mkdtemp(prefix="rbench-")
-        self.results = {"parameters": {}, "startup": {}, "latency": {}, "churn": [], "idle": {}, "connectivity": {}}
+        self.results = {"parameters": {}, "startup": {}, "latency": {}, "churn": [], "idle": {}, "connectivity": {}, "explain": {}}
         self.bus = None
         self.daemon = None
         self.floor = None
@@ -568,6 +568,8 @@ class Bench:
         if "churn" in wanted:
             for count in options.routes:
                 self.churn(count)
+        if "explain" in wanted:
+            self.explain(options.explain_pairs, options.explain_calls)
         if "idle" in wanted:
             self.idle("after all workloads", options.idle_seconds)
         self.results["memory_after_workloads"] = {name: memory(c.pid) for name, c in self.watchers().items() if c.alive()}
@@ -674,6 +676,25 @@ class Bench:
             f"round-trip floor p50 {c['round_trip_floor_ms']['p50']:.3f}; CPU/cycle {c['cpu_ms_per_cycle_off']:.3f} → "
             f"{c['cpu_ms_per_cycle_on']:.3f} ms; RSS {rss_off['rss_kib']} → {rss_warm['rss_kib']} → {rss_after['rss_kib']} KiB")
 
+    def explain(self, pairs, calls):
+        """Explain() on a host with PAIRS more veth pairs: the daemon's CPU per call and the size."""
+        batch = f"{self.work}/explain-links.batch"
+        with open(batch, "w") as out:
+            out.write("".join(f"link add xm{n} type veth peer name xn{n}\n" for n in range(pairs)))
+        self.ip("-batch", batch)
+        self.settle()
+        links = len(self.ip("-o", "link", "show").stdout.splitlines())
+        argv = ["busctl", f"--address={self.address}", "call", BUS_NAME, OBJECT_PATH, BUS_NAME, "Explain"]
+        before = cpu_seconds(self.daemon.pid)
+        sizes = [len(subprocess.run(argv, check=True, capture_output=True).stdout) for _ in range(calls)]
+        cpu_ms = (cpu_seconds(self.daemon.pid) - before) * 1000 / calls
+        with open(batch, "w") as out:
+            out.write("".join(f"link del xm{n}\n" for n in range(pairs)))
+        self.ip("-batch", batch)
+        self.settle()
+        self.results["explain"] = {"links": links, "calls": calls, "cpu_ms_per_call": round(cpu_ms, 3), "bytes": max(sizes)}
+        log(f"explain: {links} links, {calls} calls: {cpu_ms:.2f} ms of the daemon's CPU per call, at most {max(sizes)} bytes")
+
     def startup_with_routes(self, count, family, runs, glib_runs=None):
         log(f"adding {count} IPv{family} routes for the start-up measurement")
         self.churn_table(count, family, "add")
@@ -757,6 +778,10 @@ def table(results):
             before, warm, after = c["memory_checks_off"][key], c["memory_after_warm_up"][key], c["memory_after_checks"][key]
             lines.append(f"| daemon {label} KiB (checks on: after 20 warm-up checks → after {n} more) | {before} | {warm} → {after} | "
                          f"{(after - warm) / n:.2f} |")
+    e = results.get("explain")
+    if e:
+        lines += ["", f"| Explain() on a host with {e['links']:,} links ({e['calls']} calls) | daemon CPU ms per call (10 ms ticks) | reply bytes |",
+                  "|---|---|---|", f"| bounded report (64 links in full, the rest counted) | {e['cpu_ms_per_call']:.3f} | {e['bytes']:,} |"]
     lines += ["", "| idle | watcher | RSS MiB | private MiB | of which anonymous MiB | wakeups/min | CPU-s |", "|---|---|---|---|---|---|---|"]
     for label, block in results["idle"].items():
         for name, f in block["watchers"].items():
@@ -859,6 +884,7 @@ def main():
     options.ipv6_routes = 1000 if options.smoke else 10000
     options.ipv6_startup_routes = 5000 if options.smoke else 300000
     options.checks = options.checks or (20 if options.smoke else 1000)
+    options.explain_pairs, options.explain_calls = (100, 10) if options.smoke else (1000, 100)
 
     own, wanted = os.stat("/proc/self/ns/net"), os.stat(f"/run/netns/{options.netns}")
     if (own.st_dev, own.st_ino) != (wanted.st_dev, wanted.st_ino):

@@ -3,7 +3,7 @@
 #   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 60 s idle windows
 #   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 3 s windows
 #   Benchmarks/run.sh [--smoke] --workloads latency,ipv6   only some workloads (startup, latency,
-#                              churn, ipv6, idle, connectivity; see bench.py)
+#                              churn, ipv6, idle, connectivity, explain; see bench.py)
 # Installs what it needs (apt), builds the release daemon (static stdlib, scratch path
 # .build-bench) and the C floor reader, creates a namespace rbench-<pid> with a veth pair
 # rb0/rb1, runs Benchmarks/bench.py inside it, and deletes the namespace on exit. Never touches

@@ -231,11 +231,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
             )
         }
         // The probes' output links in full, then the first links by index up to the limit; the
-        // rest only counted, so that a host with thousands of links gets a bounded report.
-        let indices = table.links.keys.sorted()
-        let shown = Set(indices.prefix(ExplainReport.linkLimit)).union(families.compactMap { $0.facts.outputLink?.index })
+        // rest only counted (in one pass), so that a host with thousands of links gets a
+        // bounded report at a small cost.
+        let shown = Set(table.links.keys.sorted().prefix(ExplainReport.linkLimit)).union(families.compactMap { $0.facts.outputLink?.index })
         let addressesByLink = Dictionary(grouping: table.addresses.filter { shown.contains($0.key.index) }, by: \.key.index)
-        let links = indices.filter(shown.contains).compactMap { index -> ExplainReport.Link? in
+        let links = shown.sorted().compactMap { index -> ExplainReport.Link? in
             guard let facts = table.facts(forLink: index, configuration: settings) else { return nil }
             let addresses = (addressesByLink[index] ?? [])
                 .map { ExplainReport.Address(text: "\(IPAddress.text(of: $0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
@@ -244,14 +244,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 facts: facts, addresses: addresses, captivePortalAPIs: captivePortalAPIs.advertised(on: index).map { "\($0.uri) (RFC 8910, \($0.source.rawValue))" }
             )
         }
-        let omitted = indices.filter { !shown.contains($0) }.compactMap { table.links[$0] }
+        var omitted = ExplainReport.OmittedLinks(count: 0, up: 0, withCarrier: 0)
+        for (index, link) in table.links where !shown.contains(index) {
+            omitted.count += 1
+            if link.isUp { omitted.up += 1 }
+            if link.isUp, link.hasCarrier { omitted.withCarrier += 1 }
+        }
         return ExplainReport(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
             routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: filterRebuildScheduled,
             families: families, links: links,
-            omittedLinks: omitted.isEmpty ? nil : ExplainReport.OmittedLinks(
-                count: omitted.count, up: omitted.filter(\.isUp).count, withCarrier: omitted.filter { $0.isUp && $0.hasCarrier }.count
-            ),
+            omittedLinks: omitted.count == 0 ? nil : omitted,
             configuration: settings
         )
     }

@@ -41,29 +41,36 @@ final class ExplainTests: DaemonTestCase {
     }
 
     func testExplainOfAHostWithManyLinksIsBoundedAndKeepsTheRoutesLink() throws {
-        // Given 300 veth pairs (600 links) and the default route over the last one made
+        // Given 1,000 veth pairs (2,003 links with lo, ra0 and ra1) and the default route over
+        // the last one made
         try startDaemon()
         let batch = try XCTUnwrap(directory).file("links.batch")
-        try (0..<300).map { "link add m\($0) type veth peer name n\($0)" }.joined(separator: "\n")
+        try (0..<1000).map { "link add m\($0) type veth peer name n\($0)" }.joined(separator: "\n")
             .write(toFile: batch, atomically: true, encoding: .utf8)
         try netns.ip("-batch", batch)
-        for link in ["m299", "n299"] { try netns.ip("link", "set", link, "up") }
-        try netns.ip("addr", "add", "10.77.9.2/24", "dev", "m299")
-        try netns.ip("route", "add", "default", "via", "10.77.9.1", "dev", "m299")
-        try waitForProperties("Interface m299") { $0.string(.interface) == "m299" }
+        for link in ["m999", "n999"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("addr", "add", "10.77.9.2/24", "dev", "m999")
+        try netns.ip("route", "add", "default", "via", "10.77.9.1", "dev", "m999")
+        try waitForProperties("Interface m999") { $0.string(.interface) == "m999" }
 
-        // When
+        // When it is asked 20 times
+        let daemonPID = try XCTUnwrap(daemon).pid
+        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: daemonPID))
         let started = ContinuousClock.now
-        let explain = try busctl.explain()
-        let took = ContinuousClock.now - started
+        let reports = try (0..<20).map { _ in try busctl.explain() }
+        let took = (ContinuousClock.now - started) / 20
+        let cpuPerCall = (try XCTUnwrap(FaultInjection.cpuTime(of: daemonPID)) - cpuBefore) / 20
+        let explain = try XCTUnwrap(reports.last)
 
-        // Then: the first links and the route's link in full, the rest counted
+        // Then: the first links and the route's link in full, the rest counted, in at most
+        // 64 KiB (the CPU per call is printed; the benchmark's explain workload measures the
+        // release build against the 5 ms target)
         let shown = explain.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains("(index ") }
         XCTAssertLessThanOrEqual(shown.count, 65, "at most 64 links and the route's")
-        XCTAssertTrue(shown.contains { $0.hasPrefix("  m299 (index") }, "the route's link is shown in full")
+        XCTAssertTrue(shown.contains { $0.hasPrefix("  m999 (index") }, "the route's link is shown in full")
         XCTAssertTrue(explain.contains("more link(s) not shown"), explain)
         XCTAssertLessThan(explain.utf8.count, 64 * 1024)
-        print("FIGURE: Explain() with \(shown.count) of 603 links shown: \(explain.utf8.count) bytes, \(took) through busctl")
+        print("FIGURE: Explain() with \(shown.count) of 2,003 links shown: \(explain.utf8.count) bytes, \(cpuPerCall) of the daemon's CPU and \(took) through busctl per call (mean of 20)")
     }
 
     func testExplainSaysWhyNothingIsReachable() throws {
