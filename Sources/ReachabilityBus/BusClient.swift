@@ -93,6 +93,17 @@ public struct BusMessage {
         return String(cString: text)
     }
 
+    /// Reads one unsigned 32-bit integer (`u`).
+    /// The corresponding C function is `sd_bus_message_read_basic`.
+    public func readUInt32() throws(SystemError) -> UInt32 {
+        var number: UInt32 = 0
+        let read = try sdCall("read an unsigned integer from a bus message") {
+            sd_bus_message_read_basic(message, Self.character("u"), &number)
+        }
+        guard read > 0 else { throw SystemError(action: "read an unsigned integer from a bus message", errno: EBADMSG) }
+        return number
+    }
+
     /// Reads an array of strings (`as`, or `ao`/`ag` given their type character).
     /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
     public func readStringArray(type: Character = "s") throws(SystemError) -> [String] {

@@ -38,10 +38,14 @@ public struct FairQueue<Element> {
         return (caller, element)
     }
 
-    /// Takes every item of `caller` (it left), oldest first.
-    public mutating func removeAll(from caller: String) -> [Element] {
-        guard let items = waiting.removeValue(forKey: caller) else { return [] }
-        turns.removeAll { $0 == caller }
-        return items
+    /// Takes the items of `caller` that `shouldBeRemoved` picks (all by default: the caller
+    /// left), oldest first; the others keep their places.
+    public mutating func removeAll(from caller: String, where shouldBeRemoved: (Element) -> Bool = { _ in true }) -> [Element] {
+        guard let items = waiting[caller] else { return [] }
+        let removed = items.filter(shouldBeRemoved)
+        let kept = items.filter { !shouldBeRemoved($0) }
+        waiting[caller] = kept.isEmpty ? nil : kept
+        if kept.isEmpty { turns.removeAll { $0 == caller } }
+        return removed
     }
 }

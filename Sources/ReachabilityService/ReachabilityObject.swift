@@ -42,10 +42,16 @@ public final class ReachabilityObject: @unchecked Sendable {
     public private(set) var generation: UInt64
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
     private var slot: OpaquePointer?
-    /// Each caller's share of the queue's time for method calls.
+    /// Each share's part of the queue's time for method calls.
     private var budget = CallerBudget()
-    /// Method calls waiting their turn (referenced `sd_bus_message *`), one per caller in turn.
+    /// Method calls waiting their turn (referenced `sd_bus_message *`), one per share in turn.
     private var waiting = FairQueue<OpaquePointer>()
+    /// Whose share each caller (unique name) draws on, once the bus told its user: all the
+    /// connections of an unprivileged user share one ("uid 65534"), so that opening more of
+    /// them buys no more of the daemon; root's connections (system services) have one each.
+    private var shareOfCaller: [String: String] = [:]
+    /// The calls of callers whose user the bus is being asked (`GetConnectionUnixUser`), in order.
+    private var awaitingUser: [String: [OpaquePointer]] = [:]
     private var serviceQueued = false
     /// The most calls one caller may have waiting; more get `Busy`. (dbus-daemon's system bus
     /// lets a connection have 128 calls pending, so this guards other bus configurations.)
@@ -92,6 +98,7 @@ public final class ReachabilityObject: @unchecked Sendable {
         sd_bus_slot_unref(slot)
         handlers.deallocate()
         while let (_, message) = waiting.next() { sd_bus_message_unref(message) }
+        for message in awaitingUser.values.joined() { sd_bus_message_unref(message) }
     }
 
     /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged` naming
@@ -154,32 +161,89 @@ public final class ReachabilityObject: @unchecked Sendable {
         return Self.append(snapshot.value(of: property, generation: generation), to: reply)
     }
 
-    /// Forgets a caller that left the bus: its budget and its waiting calls (never answered:
-    /// nobody is there to read them).
+    /// Forgets a caller that left the bus and the calls it left waiting (never answered: nobody
+    /// is there to read them); a root caller's budget goes with it, a user's stays with the user.
     public func forgetCaller(_ name: String) {
-        budget.forget(name)
-        for message in waiting.removeAll(from: name) { sd_bus_message_unref(message) }
+        for message in awaitingUser.removeValue(forKey: name) ?? [] { sd_bus_message_unref(message) }
+        let share = shareOfCaller.removeValue(forKey: name)
+        if share == name { budget.forget(name) }
+        for message in waiting.removeAll(from: share ?? name, where: { Self.sender(of: $0) == name }) { sd_bus_message_unref(message) }
     }
 
-    /// Takes a method call: over its caller's budget (``CallerBudget``) or waiting-call limit,
-    /// `org.reachabilityd.Error.Busy` at once; otherwise it waits its turn (``FairQueue``) and
-    /// is answered from ``serveWaitingCalls()``, so that callers are served in turn and a
-    /// flood from one delays another's call by one call, not by the flood.
+    /// Takes a method call. A caller's first calls wait until the bus says whose share they
+    /// draw on; then, over that share's budget (``CallerBudget``) or waiting-call limit,
+    /// `org.reachabilityd.Error.Busy` at once; otherwise the call waits its turn
+    /// (``FairQueue``) and is answered from ``serveWaitingCalls()``, so that callers are served
+    /// in turn and a flood from one delays another's call by one call, not by the flood.
     private func callMethod(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
-        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
-        guard budget.admits(sender, now: Self.clock(CLOCK_MONOTONIC)), waiting.count(of: sender) < Self.waitingCallsPerCaller else {
-            return sd_bus_error_set(
-                error, BusContract.busyError,
-                "\(sender) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
-                    + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
-            )
+        let sender = Self.sender(of: message)
+        if let share = shareOfCaller[sender] {
+            guard admit(message, share: share) else { return sd_bus_error_set(error, BusContract.busyError, busyMessage(share)) }
+            return 1  // handled: the reply comes when its turn does
         }
-        waiting.append(sd_bus_message_ref(message), from: sender)
+        let parked = awaitingUser[sender, default: []]
+        guard parked.count < Self.waitingCallsPerCaller else { return sd_bus_error_set(error, BusContract.busyError, busyMessage(sender)) }
+        awaitingUser[sender] = parked + [sd_bus_message_ref(message)]
+        if parked.isEmpty { askUser(of: sender) }
+        return 1
+    }
+
+    /// Asks the bus which user `caller` runs as, then admits its parked calls under its share
+    /// (its own unique name when it is root or the bus cannot tell).
+    /// The bus method is `org.freedesktop.DBus.GetConnectionUnixUser`.
+    private func askUser(of caller: String) {
+        let admitParked: (String) -> Void = { [weak self] share in
+            guard let self, let parked = awaitingUser.removeValue(forKey: caller) else { return }
+            shareOfCaller[caller] = share
+            for message in parked {
+                if !admit(message, share: share) {
+                    var busy = sd_bus_error()
+                    sd_bus_error_set(&busy, BusContract.busyError, busyMessage(share))
+                    let replied = sd_bus_reply_method_error(message, &busy)
+                    sd_bus_error_free(&busy)
+                    if replied < 0 { Log.debug("Failed to answer Busy: \(SystemError.describe(errno: -replied))") }
+                }
+                sd_bus_message_unref(message)
+            }
+            connection.rearm()
+        }
+        do throws(SystemError) {
+            try connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetConnectionUnixUser", arguments: [caller]
+            ) { reply in
+                let user = reply.error == nil ? try? reply.readUInt32() : nil
+                admitParked(user.map { $0 == 0 ? caller : "uid \($0)" } ?? caller)
+            }
+        } catch {
+            Log.debug("\(error); \(caller) gets a share of its own.")
+            admitParked(caller)
+        }
+    }
+
+    /// Queues a call under `share` unless the share is over its budget or waiting-call limit.
+    ///
+    /// - Returns: whether it was queued (it holds a reference of its own then).
+    private func admit(_ message: OpaquePointer, share: String) -> Bool {
+        guard budget.admits(share, now: Self.clock(CLOCK_MONOTONIC)), waiting.count(of: share) < Self.waitingCallsPerCaller else {
+            return false
+        }
+        waiting.append(sd_bus_message_ref(message), from: share)
         if !serviceQueued {
             serviceQueued = true
             connection.queue.async { [weak self] in self?.serveWaitingCalls() }
         }
-        return 1  // handled: the reply comes when its turn does
+        return true
+    }
+
+    private func busyMessage(_ share: String) -> String {
+        "\(share) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
+            + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
+    }
+
+    /// The unique name of a message's sender ("" when it has none).
+    private static func sender(of message: OpaquePointer) -> String {
+        sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
     }
 
     /// Answers up to ``callsPerTurn`` waiting calls, one per caller in turn, charging each

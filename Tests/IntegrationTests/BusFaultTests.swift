@@ -243,6 +243,8 @@ final class BusFaultTests: DaemonTestCase {
             let printed = try String(contentsOfFile: directory.file("flood\(index).out"), encoding: .utf8)
             let counts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
             XCTAssertEqual(counts["other"] as? Int, 0, "\(counts)")
+            // (one share for all of nobody's connections: the Busy answer names the user)
+            if let message = counts["busy_message"] as? String { XCTAssertTrue(message.hasPrefix("uid 65534 used its share"), message) }
             answered += counts["right"] as? Int ?? 0
             busy += counts["busy"] as? Int ?? 0
         }

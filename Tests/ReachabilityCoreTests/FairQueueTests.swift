@@ -28,4 +28,23 @@ final class FairQueueTests: XCTestCase {
         XCTAssertNil(queue.next())
         XCTAssertEqual(queue.removeAll(from: "x"), [])
     }
+
+    func testThatOneConnectionOfASharedTurnCanLeaveAlone() {
+        // Given a user's turn holding the calls of two of its connections (odd and even here)
+        var queue = FairQueue<Int>()
+        for element in 1...4 { queue.append(element, from: "uid 1000") }
+        queue.append(100, from: "root")
+
+        // When one connection leaves, only its calls go
+        XCTAssertEqual(queue.removeAll(from: "uid 1000") { $0 % 2 == 1 }, [1, 3])
+        XCTAssertEqual(queue.count(of: "uid 1000"), 2)
+        var served: [String] = []
+        while let (caller, element) = queue.next() { served.append("\(caller):\(element)") }
+        XCTAssertEqual(served, ["uid 1000:2", "root:100", "uid 1000:4"])
+
+        // and a turn whose calls all go leaves the rotation
+        queue.append(5, from: "uid 1000")
+        XCTAssertEqual(queue.removeAll(from: "uid 1000") { _ in true }, [5])
+        XCTAssertTrue(queue.isEmpty)
+    }
 }

@@ -184,6 +184,8 @@ def flood(address, seconds, in_flight, offset):
         counts[kind] += 1
         if kind == "other" and len(counts["examples"]) < 3:
             counts["examples"].append(str(detail)[:200])
+        if kind == "busy" and "busy_message" not in counts:
+            counts["busy_message"] = detail.get_dbus_message()
         if time.monotonic() < deadline:
             send()
         elif state["pending"] == 0:

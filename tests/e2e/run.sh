@@ -29,17 +29,18 @@ bus_implementation=${E2E_BUS:-dbus-daemon}
 # the opt-in connectivity check). network-manager and its DHCP client: the other network
 # manager whose DHCPv4 option 114 the daemon reads (disabled until its section).
 # NetworkManager's DHCP client that keeps option 114: dhclient in Debian 12 (NetworkManager 1.42
-# has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support).
+# has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support). Debian 12's polkitd
+# needs a logind, which debootstrap does not choose by itself: libpam-systemd.
 case $suite in
-    bookworm) curl_package=libcurl4 dhcp_client=dhclient dhcp_package=isc-dhcp-client ;;
-    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd dhcp_package=dhcpcd-base ;;
+    bookworm) curl_package=libcurl4 dhcp_client=dhclient network_manager_packages=network-manager,isc-dhcp-client,libpam-systemd ;;
+    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd network_manager_packages=network-manager,dhcpcd-base ;;
     *) echo "E2E_SUITE must be bookworm or trixie, not $suite" >&2; exit 2 ;;
 esac
 case $bus_implementation in
     dbus-daemon | dbus-broker) ;;
     *) echo "E2E_BUS must be dbus-daemon or dbus-broker, not $bus_implementation" >&2; exit 2 ;;
 esac
-include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package,network-manager,$dhcp_package
+include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package,$network_manager_packages
 tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
 bus_name=org.reachabilityd.Reachability1
 object=/org/reachabilityd/Reachability1
