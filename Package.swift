@@ -83,7 +83,7 @@ let package = Package(
         // The bus core against a private dbus-daemon.
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport"]),
         // The daemon's command line (the executable's own types, through @testable import).
-        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "SystemSupport"]),
+        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore", "TestSupport"]),

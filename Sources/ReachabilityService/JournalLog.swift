@@ -12,6 +12,8 @@ import SystemSupport
 public enum JournalLog {
     /// `MESSAGE_ID` of "status changed" entries (the catalog explains it).
     public static let statusChangedMessageID = "4afbbecd892743e583b58432607723ed"
+    /// `MESSAGE_ID` of "connectivity changed" entries: `Connectivity` changed, `Status` did not.
+    public static let connectivityChangedMessageID = "199e5802915c48d9b0b8fd390df39f19"
     /// `SYSLOG_IDENTIFIER` of the entries.
     static let identifier = "reachabilityd"
 
@@ -26,15 +28,24 @@ public enum JournalLog {
         return true
     }
 
-    /// The fields of a "status changed" entry for `snapshot`.
-    public static func statusChangedFields(_ snapshot: ReachabilitySnapshot) -> [(name: String, value: String)] {
-        [
-            ("MESSAGE_ID", statusChangedMessageID),
+    /// The fields of the entry for publishing `snapshot` after `previous` (nil: the first):
+    /// a "status changed" `MESSAGE_ID` when `Status` changed, a "connectivity changed" one when
+    /// only `Connectivity` did, none for a change of the other properties alone.
+    public static func publishedFields(_ snapshot: ReachabilitySnapshot, previous: ReachabilitySnapshot?) -> [(name: String, value: String)] {
+        let messageID: String? = if previous?.status != snapshot.status {
+            statusChangedMessageID
+        } else if previous?.connectivity != snapshot.connectivity {
+            connectivityChangedMessageID
+        } else {
+            nil
+        }
+        return (messageID.map { [("MESSAGE_ID", $0)] } ?? []) + [
             ("REACHABILITY_STATUS", snapshot.status.rawValue),
             ("REACHABILITY_INTERFACE", snapshot.interface),
             ("REACHABILITY_TRANSPORT", snapshot.transport?.rawValue ?? ""),
             ("REACHABILITY_REASON", snapshot.reason),
             ("REACHABILITY_CONNECTIVITY", snapshot.connectivity.rawValue),
+            ("REACHABILITY_CAPTIVE_PORTAL", snapshot.captivePortal),
         ]
     }
 

@@ -23,6 +23,8 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
     private var networkManager: NetworkManagerCaptivePortals?
+    /// The last snapshot published, for the journal entry's kind of change.
+    private var lastPublished: ReachabilitySnapshot?
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: BusSlot?
     private let configurationFiles: ConfigurationFiles
@@ -137,7 +139,11 @@ final class Daemon: @unchecked Sendable {
         // StatusChanged (measured from the netlink wake-up to sd_bus_send: ~270 µs before).
         object?.publish(snapshot)
         let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
-        Log.write(.info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).", fields: JournalLog.statusChangedFields(snapshot))
+        Log.write(
+            .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).",
+            fields: JournalLog.publishedFields(snapshot, previous: lastPublished)
+        )
+        lastPublished = snapshot
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
 

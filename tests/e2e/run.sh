@@ -412,6 +412,16 @@ else
         eventually 20 property_is Connectivity full
 fi
 check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
+connectivity_now=$(property Connectivity | sed 's/^s "\(.*\)"$/\1/')
+journal_has_connectivity_entry() {
+    in_container journalctl --no-pager -o json MESSAGE_ID=199e5802915c48d9b0b8fd390df39f19 |
+        grep "\"REACHABILITY_CONNECTIVITY\":\"$connectivity_now\"" | grep -q '"REACHABILITY_INTERFACE":"e2ecp0"'
+}
+journal_explains_connectivity() {
+    in_container journalctl --no-pager -x MESSAGE_ID=199e5802915c48d9b0b8fd390df39f19 | grep -q "Internet connectivity changed to $connectivity_now"
+}
+check "the journal has a connectivity-changed entry (REACHABILITY_CONNECTIVITY=$connectivity_now)" eventually 5 journal_has_connectivity_entry
+check "journalctl -x explains it from the catalog" journal_explains_connectivity
 
 # The same lease taken by NetworkManager instead: its own DHCP client drops option 114; dhclient
 # and dhcpcd keep it when configured to ask for it.
