@@ -13,6 +13,8 @@ packages=(
   iproute2                    # ip netns / veth for the integration tests
   libcurl4-openssl-dev        # libcurl's headers (the connectivity check loads libcurl.so.4 when configured)
   python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
+  python3-dbus python3-gi gir1.2-glib-2.0  # the tests' D-Bus clients and the Python example
+  gcc libc6-dev               # the C example, built by the tests
 )
 [ $# -gt 0 ] && packages=("$@")
 

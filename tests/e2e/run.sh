@@ -288,6 +288,12 @@ ctl_status_json() { in_container reachabilityctl status --json | grep -q '"reach
 check "reachabilityctl status (unprivileged) says reachable-via-ethernet" ctl_status
 check "reachabilityctl status --json has the status" ctl_status_json
 check "reachabilityctl wait --timeout 5 returns 0" in_container reachabilityctl wait --timeout 5
+example_unit_runs() {
+    cp "$repo/Examples/shell/reachability-example.service" "$rootfs/etc/systemd/system/" &&
+        in_container systemctl daemon-reload && in_container systemctl start reachability-example.service &&
+        eventually 5 in_container sh -c 'journalctl -u reachability-example.service | grep -q "The network is reachable."'
+}
+check "Examples/shell/reachability-example.service (ExecStartPre=reachabilityctl wait) runs" example_unit_runs
 check "reachabilityctl(1) and reachabilityd(8) are installed" \
     test -f "$rootfs/usr/share/man/man1/reachabilityctl.1.gz" -a -f "$rootfs/usr/share/man/man8/reachabilityd.8.gz"
 
