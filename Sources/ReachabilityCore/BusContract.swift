@@ -20,6 +20,8 @@ public enum BusContract {
     public static let checkAddressMethod = "CheckAddress"
     /// The method returning the multi-line explanation report.
     public static let explainMethod = "Explain"
+    /// The method returning the metrics in Prometheus' text format.
+    public static let metricsMethod = "Metrics"
     /// The error returned for a malformed address.
     public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
     /// The error a caller over its share of the daemon's time gets (``CallerBudget``).

@@ -29,6 +29,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var downDelaySeconds: Double = 0
     /// `[Connectivity]`: the active check, off by default.
     public var connectivity = ConnectivityCheckSettings()
+    /// `[Metrics] TextfileDirectory=`: where the daemon keeps `reachabilityd.prom` for
+    /// node_exporter's textfile collector; "" (the default): nowhere.
+    public var metricsTextfileDirectory = ""
 
     /// No settings: built-in behaviour.
     public static let `default` = DaemonConfiguration()
@@ -85,6 +88,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         } else {
             lines.append("[Connectivity] CheckURL= (no active check: the daemon sends nothing)")
         }
+        lines.append("[Metrics] TextfileDirectory=\(metricsTextfileDirectory)" + (metricsTextfileDirectory.isEmpty ? " (no metrics file)" : ""))
         return lines.joined(separator: "\n")
     }
 
@@ -113,7 +117,7 @@ public struct InvalidConfiguration: Error, Sendable, Hashable {
     public var diagnostics: [ConfigurationDiagnostic]
 }
 
-/// Parses systemd-style INI configuration: sections `[Reachability]` and `[Connectivity]`,
+/// Parses systemd-style INI configuration: sections `[Reachability]`, `[Connectivity]` and `[Metrics]`,
 /// `Key=value` lines, `#` and `;` comments. List settings accumulate across lines and files; an
 /// empty assignment resets them. Files are applied in order: later files win.
 public enum ConfigurationParser {
@@ -121,6 +125,8 @@ public enum ConfigurationParser {
     public static let section = "Reachability"
     /// The active connectivity check's section.
     public static let connectivitySection = "Connectivity"
+    /// The metrics file's section.
+    public static let metricsSection = "Metrics"
 
     /// Parses `files` (path and text, in application order).
     ///
@@ -143,8 +149,8 @@ public enum ConfigurationParser {
                 if line.hasPrefix("[") {
                     guard line.hasSuffix("]") else { fail("malformed section header \"\(line)\""); continue }
                     let name = String(line.dropFirst().dropLast())
-                    if name != section && name != connectivitySection {
-                        fail("unknown section [\(name)], expected [\(section)] or [\(connectivitySection)]")
+                    if ![section, connectivitySection, metricsSection].contains(name) {
+                        fail("unknown section [\(name)], expected [\(section)], [\(connectivitySection)] or [\(metricsSection)]")
                     }
                     currentSection = name
                     continue
@@ -155,6 +161,7 @@ public enum ConfigurationParser {
                 switch currentSection {
                 case section?: if let problem = apply(key: key, value: value, to: &configuration) { fail(problem) }
                 case connectivitySection?: if let problem = apply(key: key, value: value, to: &configuration.connectivity) { fail(problem) }
+                case metricsSection?: if let problem = applyMetrics(key: key, value: value, to: &configuration) { fail(problem) }
                 default: fail("assignment outside section [\(section)]")
                 }
             }
@@ -237,6 +244,16 @@ public enum ConfigurationParser {
         default:
             return "unknown setting \"\(key)\" in [\(connectivitySection)]"
         }
+        return nil
+    }
+
+    /// Applies one `[Metrics]` assignment; returns a problem description or nil.
+    private static func applyMetrics(key: String, value: String, to configuration: inout DaemonConfiguration) -> String? {
+        guard key == "TextfileDirectory" else { return "unknown setting \"\(key)\" in [\(metricsSection)]" }
+        guard value.isEmpty || value.hasPrefix("/") && !value.contains("\n") else {
+            return "TextfileDirectory= expects an absolute path (or nothing, for no metrics file); got \"\(value)\""
+        }
+        configuration.metricsTextfileDirectory = value
         return nil
     }
 

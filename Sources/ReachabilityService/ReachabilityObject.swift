@@ -22,11 +22,14 @@ public struct ReachabilityMethods {
     public var checkAddress: (String, String) -> AddressCheckAnswer
     /// Answers `Explain()`.
     public var explain: () -> String
+    /// Answers `Metrics()`.
+    public var metrics: () -> String
 
     /// Creates the method table.
-    public init(checkAddress: @escaping (String, String) -> AddressCheckAnswer, explain: @escaping () -> String) {
+    public init(checkAddress: @escaping (String, String) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String) {
         self.checkAddress = checkAddress
         self.explain = explain
+        self.metrics = metrics
     }
 }
 
@@ -301,6 +304,8 @@ public final class ReachabilityObject: @unchecked Sendable {
             }
         case BusContract.explainMethod:
             return reply(to: message, with: [.string(methods.explain())])
+        case BusContract.metricsMethod:
+            return reply(to: message, with: [.string(methods.metrics())])
         default:
             return -EOPNOTSUPP
         }

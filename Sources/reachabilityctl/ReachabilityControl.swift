@@ -41,7 +41,7 @@ struct ReachabilityControl: AsyncParsableCommand {
             \(ExitStatus.help)
             """,
         version: "0.1.0",
-        subcommands: [Status.self, Monitor.self, Wait.self, Check.self, Explain.self],
+        subcommands: [Status.self, Monitor.self, Wait.self, Check.self, Explain.self, Metrics.self],
         defaultSubcommand: Status.self
     )
 

@@ -23,8 +23,14 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
     private var networkManager: NetworkManagerCaptivePortals?
-    /// The last snapshot published, for the journal entry's kind of change.
+    /// The last snapshot published (the first evaluation at start-up), for the journal entry's
+    /// kind of change and the metrics.
     private var lastPublished: ReachabilitySnapshot?
+    /// What the metrics count beside the snapshot.
+    private var counters = MetricsCounters()
+    /// `[Metrics] TextfileDirectory=` in force.
+    private var metricsDirectory = ""
+    private let metricsFile = MetricsTextfile()
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: BusSlot?
     private let configurationFiles: ConfigurationFiles
@@ -70,6 +76,7 @@ final class Daemon: @unchecked Sendable {
             engine.onRoutingEvents = { [weak self] in self?.object?.emitRoutesChanged() }
             if let configuration = configurationFiles.load() {
                 engine.apply(configuration)
+                metricsDirectory = configuration.metricsTextfileDirectory
             } else {
                 Log.warning("Using the built-in defaults until the configuration is fixed (SIGHUP reloads it).")
             }
@@ -86,9 +93,13 @@ final class Daemon: @unchecked Sendable {
                         return .invalidAddress(message: error.description)
                     }
                 },
-                explain: { [engine] in engine.report().text }
+                explain: { [engine] in engine.report().text },
+                metrics: { [weak self] in self?.metricsText() ?? "" }
             ), generation: generationFile.load() + 1)
             storeGeneration()
+            counters.count(first, after: nil, now: Self.unixTime())
+            lastPublished = first
+            writeMetrics()
             try connection.requestName(BusContract.busName)
             departures = try connection.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''"
@@ -143,8 +154,28 @@ final class Daemon: @unchecked Sendable {
             .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).",
             fields: JournalLog.publishedFields(snapshot, previous: lastPublished)
         )
+        counters.count(snapshot, after: lastPublished, now: Self.unixTime())
         lastPublished = snapshot
+        writeMetrics()
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
+    }
+
+    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
+    private func metricsText() -> String {
+        guard let lastPublished, let object else { return "" }
+        return PrometheusMetrics.render(lastPublished, generation: object.generation, counters: counters)
+    }
+
+    /// Replaces the metrics file, when `[Metrics] TextfileDirectory=` names a directory.
+    private func writeMetrics() {
+        metricsFile.write(metricsText(), into: metricsDirectory)
+    }
+
+    /// Now, in seconds since the Unix epoch.
+    private static func unixTime() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Stores the object's `Generation` for a restarted daemon to go on from.
@@ -163,6 +194,8 @@ final class Daemon: @unchecked Sendable {
         ServiceManager.notify("RELOADING=1")
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
+            metricsDirectory = configuration.metricsTextfileDirectory
+            writeMetrics()
             Log.info("Reloaded the configuration.")
         } else {
             Log.warning("Keeping the previous configuration.")
@@ -202,6 +235,7 @@ final class Daemon: @unchecked Sendable {
         Log.info("Received \(number == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down.")
         ServiceManager.notify("STOPPING=1")
         engine.stop()
+        metricsFile.remove()
         if let connection {
             connection.releaseName(BusContract.busName)
             connection.close()

@@ -28,15 +28,9 @@ struct GenerationFile {
         return UInt64(String(decoding: buffer[..<count].filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)) ?? 0
     }
 
-    /// Stores `value`, replacing the file atomically (write a temporary file, rename it over).
+    /// Stores `value`, replacing the file atomically.
     func store(_ value: UInt64) throws(SystemError) {
         guard let path else { return }
-        let temporary = path + ".new"
-        let descriptor = try valueOrErrno("create \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        let bytes = Array("\(value)\n".utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        guard written == bytes.count else { throw SystemError(action: "write \(temporary)", errno: written < 0 ? errno : EIO) }
-        try valueOrErrno("rename \(temporary) to \(path)") { rename(temporary, path) }
+        try replaceFileAtomically(path, with: "\(value)\n")
     }
 }

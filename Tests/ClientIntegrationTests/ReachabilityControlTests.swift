@@ -73,6 +73,24 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(result.standardError.components(separatedBy: "not running").count, 2, result.standardError)
         XCTAssertEqual(try reachabilityctl(["status"]).termination, .exited(Exit.daemonAbsent))
         XCTAssertEqual(try reachabilityctl(["explain"]).termination, .exited(Exit.daemonAbsent))
+        XCTAssertEqual(try reachabilityctl(["metrics"]).termination, .exited(Exit.daemonAbsent))
+    }
+
+    func testMetricsPrintsTheDaemonsMetrics() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When
+        let result = try reachabilityctl(["metrics"])
+
+        // Then the daemon's Metrics(), in Prometheus' text format
+        XCTAssertEqual(result.termination, .exited(0), result.standardError)
+        XCTAssertTrue(result.standardOutput.contains(#"reachabilityd_status_info{status="reachable-via-ethernet",interface="ra0",transport="ethernet"} 1"#),
+                      result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("# TYPE reachabilityd_status_changes_total counter"), result.standardOutput)
     }
 
     func testExplainPrintsTheDaemonsReport() throws {
@@ -219,7 +237,7 @@ final class ReachabilityControlTests: DaemonTestCase {
     }
 
     func testEverySubcommandHasHelp() throws {
-        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"]] {
+        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"], ["metrics", "--help"]] {
             let result = try Command.run(try ClientTestPaths.controlBinary(), arguments)
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
@@ -228,7 +246,7 @@ final class ReachabilityControlTests: DaemonTestCase {
             (["wait", "--ipv4", "--ipv6"], "at most one of --ipv4 and --ipv6", #line),
             (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
             (["check", ""], "Give a host name or an address", #line),
-            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain.", #line),
+            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics.", #line),
         ]
         for row in rows {
             let usage = try Command.run(try ClientTestPaths.controlBinary(), row.arguments)

@@ -35,7 +35,7 @@ final class BusFaultTests: DaemonTestCase {
         }
 
         // Then each gets a D-Bus error: from the daemon (sd-bus checks signatures) or from the
-        // bus's policy (which lets only CheckAddress, Explain, Get, GetAll, Introspect, Peer through)
+        // bus's policy (which lets only CheckAddress, Explain, Metrics, Get, GetAll, Introspect, Peer through)
         func outcome(_ name: String) -> [String: Any] { results[name] as? [String: Any] ?? [:] }
         func error(_ name: String) -> String? { outcome(name)["error"] as? String }
         for name in ["wrong-type", "missing-argument", "extra-argument", "explain-with-argument", "getall-wrong-type"] {

@@ -80,6 +80,8 @@ final class ConfigurationParserTests: XCTestCase {
             ("[Reachability]\nIgnoreInterface=eth0\n", "f.conf:2: unknown setting \"IgnoreInterface\""),
             ("IgnoreInterfaces=eth0\n", "f.conf:1: assignment outside section"),
             ("[Network]\n", "f.conf:1: unknown section [Network]"),
+            ("[Metrics]\nTextfileDirectory=relative/dir\n", "f.conf:2: TextfileDirectory= expects an absolute path"),
+            ("[Metrics]\nDirectory=/x\n", "f.conf:2: unknown setting \"Directory\" in [Metrics]"),
             ("[Reachability\n", "f.conf:1: malformed section header"),
             ("[Reachability]\njust words\n", "f.conf:2: expected Key=value"),
         ]
@@ -229,5 +231,12 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
 
         // Then
         XCTAssertTrue(snapshot.isMetered)
+    }
+
+    func testTheMetricsSectionNamesTheTextfileDirectory() throws {
+        XCTAssertEqual(try ConfigurationParser.parse([("f.conf", "")]).metricsTextfileDirectory, "")
+        let configured = try ConfigurationParser.parse([("f.conf", "[Metrics]\nTextfileDirectory=/var/lib/prometheus/node-exporter\n")])
+        XCTAssertEqual(configured.metricsTextfileDirectory, "/var/lib/prometheus/node-exporter")
+        XCTAssertTrue(configured.summary.contains("[Metrics] TextfileDirectory=/var/lib/prometheus/node-exporter"))
     }
 }

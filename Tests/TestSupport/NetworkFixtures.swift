@@ -162,17 +162,26 @@ extension Busctl {
     ///
     /// - Throws: `HarnessError` when the call fails or the reply is not one string.
     package func explain() throws -> String {
+        try callReturningText(BusContract.explainMethod)
+    }
+
+    /// Calls `Metrics()` and returns the text.
+    ///
+    /// - Throws: `HarnessError` when the call fails or the reply is not one string.
+    package func metrics() throws -> String {
+        try callReturningText(BusContract.metricsMethod)
+    }
+
+    private func callReturningText(_ member: String) throws -> String {
         struct Reply: Decodable {
             package var type: String
             package var data: [String]
         }
-        let output = try run([
-            "--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface,
-            BusContract.explainMethod,
-        ]).check().standardOutput
+        let output = try run(["--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface, member])
+            .check().standardOutput
         let reply = try JSONDecoder().decode(Reply.self, from: Data(output.utf8))
         guard reply.type == "s", reply.data.count == 1 else {
-            throw HarnessError("Explain returned \(reply.type) \(reply.data), expected one string")
+            throw HarnessError("\(member) returned \(reply.type) \(reply.data), expected one string")
         }
         return reply.data[0]
     }

@@ -28,3 +28,24 @@ struct Explain: AsyncParsableCommand {
         }
     }
 }
+
+/// `reachabilityctl metrics`: the daemon's state as Prometheus metrics.
+struct Metrics: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the daemon's metrics in Prometheus' text format (what it keeps for node_exporter).",
+        discussion: "Calls the daemon's Metrics method; [Metrics] TextfileDirectory= makes the daemon keep the same text "
+            + "in node_exporter's textfile-collector directory. \(ExitStatus.help(conditionNotMet: nil))"
+    )
+
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
+    var answerTimeout: Double = 10
+
+    func run() async throws {
+        do throws(DaemonReportError) {
+            let metrics = try await ReachabilityManager.daemonMetrics(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
+            Output.line(metrics.hasSuffix("\n") ? String(metrics.dropLast()) : metrics)
+        } catch {
+            throw failure(error.description, code: ExitStatus.daemonUnavailable)
+        }
+    }
+}
