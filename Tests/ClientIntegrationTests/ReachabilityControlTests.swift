@@ -76,24 +76,7 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(try reachabilityctl(["metrics"]).termination, .exited(Exit.daemonAbsent))
     }
 
-    func testMetricsPrintsTheDaemonsMetrics() throws {
-        // Given
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
-
-        // When
-        let result = try reachabilityctl(["metrics"])
-
-        // Then the daemon's Metrics(), in Prometheus' text format
-        XCTAssertEqual(result.termination, .exited(0), result.standardError)
-        XCTAssertTrue(result.standardOutput.contains(#"reachabilityd_status_info{status="reachable-via-ethernet",interface="ra0",transport="ethernet"} 1"#),
-                      result.standardOutput)
-        XCTAssertTrue(result.standardOutput.contains("# TYPE reachabilityd_status_changes_total counter"), result.standardOutput)
-    }
-
-    func testExplainPrintsTheDaemonsReport() throws {
+    func testExplainAndMetricsPrintTheDaemonsTexts() throws {
         // Given
         try startDaemon()
         try configureIPv4Link()
@@ -111,6 +94,12 @@ final class ReachabilityControlTests: DaemonTestCase {
         let json = try reachabilityctl(["explain", "--json"])
         XCTAssertEqual(json.termination, .exited(0), json.standardError)
         XCTAssertTrue((try jsonObject(json.standardOutput)["report"] as? String)?.contains("10.77.0.1") == true, json.standardOutput)
+        // and the daemon's Metrics(), in Prometheus' text format
+        let metrics = try reachabilityctl(["metrics"])
+        XCTAssertEqual(metrics.termination, .exited(0), metrics.standardError)
+        XCTAssertTrue(metrics.standardOutput.contains(#"reachabilityd_status_info{status="reachable-via-ethernet",interface="ra0",transport="ethernet"} 1"#),
+                      metrics.standardOutput)
+        XCTAssertTrue(metrics.standardOutput.contains("# TYPE reachabilityd_status_changes_total counter"), metrics.standardOutput)
     }
 
     func testStatusJSONParsesAndMatchesTheDaemon() throws {
