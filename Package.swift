@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "reachabilityd", targets: ["reachabilityd"]),
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
         .library(name: "ReachabilityClient", targets: ["ReachabilityClient"]),
+        .library(name: "ReachabilityNotifications", targets: ["ReachabilityNotifications"]),
         .executable(name: "reachabilityctl", targets: ["reachabilityctl"]),
     ],
     dependencies: [
@@ -62,8 +63,14 @@ let package = Package(
         .target(
             name: "ReachabilityClient",
             dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "CurlTransport", "SystemSupport"],
-            resources: [.process("Resources")]
+            // The translations are compiled in (a test compares them with these files); the
+            // package installs the files for languages added later. Not SwiftPM resources: their
+            // accessor would import Foundation, and with it ICU, into every service.
+            exclude: ["Resources"]
         ),
+        // The AFNetworking-style NotificationCenter delivery: the one part of the client that
+        // needs Foundation, in a module of its own.
+        .target(name: "ReachabilityNotifications", dependencies: ["ReachabilityClient"]),
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",
@@ -86,7 +93,7 @@ let package = Package(
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.
-        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityCore", "TestSupport"]),
+        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

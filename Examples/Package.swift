@@ -13,7 +13,7 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "ReachabilityExample", dependencies: [
-            .product(name: "ReachabilityClient", package: repository),
+            .product(name: "ReachabilityNotifications", package: repository),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import ReachabilityCore
 import Synchronization
 
@@ -23,23 +22,19 @@ import Synchronization
 /// Every observer (the handler, each ``statusUpdates`` sequence) gets the current status first,
 /// then only real changes, never the same status twice in a row. All members are thread-safe.
 public final class ReachabilityManager: Sendable {
-    /// Posted (on a private queue, with the manager as object) each time the status of a
-    /// monitoring manager changes. The new status is under ``statusUserInfoKey``.
-    public static let didChangeNotification = Notification.Name("org.reachabilityd.ReachabilityManager.didChange")
+    /// A process-wide observer of every manager's changes: the manager, the previous snapshot
+    /// and the new one.
+    public typealias ChangeObserver = @Sendable (_ manager: ReachabilityManager, _ previous: ReachabilitySnapshot, _ next: ReachabilitySnapshot) -> Void
 
-    /// The key of the new ``ReachabilityStatus`` in ``didChangeNotification``'s `userInfo`.
-    public static let statusUserInfoKey = "org.reachabilityd.ReachabilityManager.status"
+    private static let changeObservers = Mutex<[ChangeObserver]>([])
 
-    /// Posted (on a private queue, with the manager as object) each time the connectivity of a
-    /// monitoring manager changes. The new ``Connectivity`` is under ``connectivityUserInfoKey``,
-    /// the captive portal's URL (a `String`, when one is known) under ``captivePortalUserInfoKey``.
-    public static let connectivityDidChangeNotification = Notification.Name("org.reachabilityd.ReachabilityManager.connectivityDidChange")
-
-    /// The key of the new ``Connectivity`` in ``connectivityDidChangeNotification``'s `userInfo`.
-    public static let connectivityUserInfoKey = "org.reachabilityd.ReachabilityManager.connectivity"
-
-    /// The key of the captive portal's URL in ``connectivityDidChangeNotification``'s `userInfo`.
-    public static let captivePortalUserInfoKey = "org.reachabilityd.ReachabilityManager.captivePortal"
+    /// Calls `observer` with every change any monitoring manager of the process publishes
+    /// (after its first answer), on that manager's private queue, for as long as the process
+    /// runs. The hook of overlays such as `ReachabilityNotifications`, which posts the
+    /// AFNetworking-style notifications; most code wants a handler or a stream instead.
+    public static func observeAllChanges(_ observer: @escaping ChangeObserver) {
+        changeObservers.withLock { $0.append(observer) }
+    }
 
     /// The manager for the machine's reachability, shared by the whole process.
     public static let shared = ReachabilityManager()
@@ -316,17 +311,8 @@ public final class ReachabilityManager: Sendable {
             for id in state.subscribers.keys { state.subscribers[id]!.offer(snapshot) }
             return previous
         }
-        guard let previous else { return }
-        if previous.status != snapshot.status {
-            NotificationCenter.default.post(
-                name: Self.didChangeNotification, object: self, userInfo: [Self.statusUserInfoKey: snapshot.status]
-            )
-        }
-        if previous.connectivity != snapshot.connectivity || previous.captivePortal != snapshot.captivePortal {
-            var userInfo: [String: any Sendable] = [Self.connectivityUserInfoKey: snapshot.connectivity]
-            if !snapshot.captivePortal.isEmpty { userInfo[Self.captivePortalUserInfoKey] = snapshot.captivePortal }
-            NotificationCenter.default.post(name: Self.connectivityDidChangeNotification, object: self, userInfo: userInfo)
-        }
+        guard let previous, previous != snapshot else { return }
+        for observer in Self.changeObservers.withLock({ $0 }) { observer(self, previous, snapshot) }
     }
 }
 

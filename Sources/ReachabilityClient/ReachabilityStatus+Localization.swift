@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import ReachabilityCore
 import Synchronization
 
@@ -148,32 +147,60 @@ enum StatusLanguage: Equatable {
     }
 }
 
-/// The translation tables of the resource bundle, loaded once per language on first use.
-/// Never traps: without the bundle (a binary installed on its own) every lookup is nil.
+/// The translation tables installed beside the compiled-in ones (the package's
+/// `/usr/share/reachabilityd/reachabilityd_ReachabilityClient.resources/<language>.lproj/`),
+/// loaded once per language on first use. Read with plain system calls (no Foundation, so
+/// that a service linking the client library links no ICU). Never traps: without the
+/// directory every lookup is nil and the compiled-in languages answer.
 enum LocalizationTables {
-    /// The bundle's name, `<package>_<target>.resources`, as SwiftPM names it.
+    /// The directory's name, as SwiftPM would name the target's resource bundle.
     static let bundleName = "reachabilityd_ReachabilityClient.resources"
 
     private static let cache = Mutex<[String: [String: String]]>([:])
 
-    /// The bundle directory: beside the executable, else in `/usr/share/reachabilityd/`.
+    /// The directory: beside the executable, else in `/usr/share/reachabilityd/`.
     static let bundlePath: String? = {
         var candidates: [String] = []
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(bundleName).path)
+        if let executable = executablePath(), let slash = executable.lastIndex(of: "/") {
+            candidates.append("\(executable[..<slash])/\(bundleName)")
         }
         candidates.append("/usr/share/reachabilityd/\(bundleName)")
-        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+        return candidates.first { access($0, F_OK) == 0 }
     }()
 
     /// The table of `<directory>.lproj/Localizable.strings`, or nil when there is none.
     static func table(_ directory: String) -> [String: String]? {
         guard let bundlePath else { return nil }
         if let cached = cache.withLock({ $0[directory] }) { return cached.isEmpty ? nil : cached }
-        let path = "\(bundlePath)/\(directory).lproj/Localizable.strings"
-        let table = (try? String(contentsOfFile: path, encoding: .utf8)).map(StringsFile.parse) ?? [:]
+        let table = contents(of: "\(bundlePath)/\(directory).lproj/Localizable.strings").map(StringsFile.parse) ?? [:]
         cache.withLock { $0[directory] = table }
         return table.isEmpty ? nil : table
+    }
+
+    /// The running executable's path (`/proc/self/exe`).
+    /// The corresponding C function is `readlink`.
+    private static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A small file's text (at most 1 MiB), or nil when it cannot be read.
+    /// The corresponding C functions are `open` and `read`.
+    static func contents(of path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

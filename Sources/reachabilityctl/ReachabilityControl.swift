@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+// FoundationEssentials (JSON, dates), not Foundation: no ICU in the binary.
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import ReachabilityClient
 
 /// The exit codes of `reachabilityctl`, documented in `--help` and README.
@@ -320,7 +324,7 @@ struct Check: AsyncParsableCommand {
     @OptionGroup var sourceOptions: SourceOptions
 
     func validate() throws {
-        guard !host.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("Give a host name or an address to check.") }
+        guard !host.allSatisfy(\.isWhitespace) else { throw ValidationError("Give a host name or an address to check.") }
     }
 
     func run() async throws {
@@ -387,7 +391,7 @@ func firstAnswer(of manager: ReachabilityManager, within seconds: Double) async 
 
 /// Prints `message` to stderr and returns the exit code to throw.
 func failure(_ message: String, code: Int32) -> ExitCode {
-    FileHandle.standardError.write(Data("reachabilityctl: \(message)\n".utf8))
+    Output.write("reachabilityctl: \(message)\n", to: STDERR_FILENO)
     return ExitCode(code)
 }
 
@@ -434,7 +438,21 @@ struct StatusRecord: Codable {
 enum Output {
     /// Writes `text` and a newline to stdout at once.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(text + "\n", to: STDOUT_FILENO)
+    }
+
+    /// Writes all of `text` to `descriptor` (a closed pipe ends the writing: EPIPE, SIGPIPE
+    /// being the default action, ends the process as for any command-line tool).
+    /// The corresponding C function is `write`.
+    static func write(_ text: String, to descriptor: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 
     /// Compact JSON with sorted keys.

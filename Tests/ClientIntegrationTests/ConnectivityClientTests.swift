@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilityNotifications
 @testable import ReachabilityClient
 import TestSupport
 import XCTest

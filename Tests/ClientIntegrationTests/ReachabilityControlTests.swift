@@ -225,6 +225,18 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertTrue(objects.allSatisfy { $0["time"] is String })
     }
 
+    func testTheCLIAndTheClientLibraryLinkNoICU() throws {
+        // reachabilityctl links ReachabilityClient: had the library (or the CLI) imported
+        // Foundation, the binary would need libFoundation and its ICU. FoundationEssentials
+        // (JSON, dates; swift-argument-parser's too) has no ICU.
+        let dynamic = try Command.run("readelf", ["-d", try ClientTestPaths.controlBinary()]).check().standardOutput
+        let needed = dynamic.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        XCTAssertFalse(needed.isEmpty, dynamic)
+        for library in ["[libFoundation.so]", "libFoundationInternationalization", "ICU"] {
+            XCTAssertFalse(needed.contains { $0.contains(library) }, "reachabilityctl needs \(library):\n\(needed.joined(separator: "\n"))")
+        }
+    }
+
     func testEverySubcommandHasHelp() throws {
         for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"], ["metrics", "--help"]] {
             let result = try Command.run(try ClientTestPaths.controlBinary(), arguments)

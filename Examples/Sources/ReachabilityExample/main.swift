@@ -2,7 +2,7 @@
 // Run it on a machine with reachabilityd (or with DBUS_SYSTEM_BUS_ADDRESS pointing at a bus with
 // the daemon) and unplug a cable.
 import Foundation
-import ReachabilityClient
+import ReachabilityNotifications  // ReachabilityClient and the notifications (Foundation)
 
 let manager = ReachabilityManager.shared          // or ReachabilityManager(domain: "example.org")
 manager.setStatusChangeHandler(queue: .main) { status in
