@@ -89,12 +89,16 @@ final class NetworkManagerCaptivePortals {
             guard (try? reply.enterVariant(holding: "a{sv}")) != nil, let options = try? reply.readPropertyDictionary() else {
                 return Log.debug("NetworkManager's options of \(configuration) are not a dictionary")
             }
-            let uri = Self.captivePortalOptions.lazy.compactMap { key -> String? in
-                guard case .string(let text)? = options[key] else { return nil }
-                return text
-            }.first
-            self?.record(uri, index)
+            self?.record(Self.captivePortalURI(in: options), index)
         }
+    }
+
+    /// The captive-portal API URI in a DHCP4Config's `Options`: dhclient's key, else dhcpcd's.
+    static func captivePortalURI(in options: [String: PropertyValue]) -> String? {
+        for key in captivePortalOptions {
+            if case .string(let text)? = options[key] { return text }
+        }
+        return nil
     }
 
     /// Calls NetworkManager without starting it; an error reply is only debug-logged.
