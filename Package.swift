@@ -11,9 +11,6 @@ let package = Package(
         .library(name: "ReachabilityNotifications", targets: ["ReachabilityNotifications"]),
         .executable(name: "reachabilityctl", targets: ["reachabilityctl"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    ],
     targets: [
         // libsystemd (sd-bus, sd-daemon) through pkg-config.
         .systemLibrary(
@@ -74,10 +71,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: [
-                "ReachabilityClient",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["ReachabilityClient", "ReachabilityCore"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.

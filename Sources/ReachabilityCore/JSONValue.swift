@@ -151,3 +151,37 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 }
+
+extension JSONValue {
+    /// The value as compact JSON text: object members sorted by name, `/` not escaped, control
+    /// characters as `\u00XX`; whole numbers without a fraction ("3", not "3.0").
+    public var text: String {
+        switch self {
+        case .null: "null"
+        case .boolean(let flag): flag ? "true" : "false"
+        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .string(let string): Self.quoted(string)
+        case .array(let elements): "[" + elements.map(\.text).joined(separator: ",") + "]"
+        case .object(let members):
+            "{" + members.sorted { $0.key < $1.key }.map { Self.quoted($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
+        }
+    }
+
+    private static func quoted(_ string: String) -> String {
+        var result = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,10 +1,8 @@
-import ArgumentParser
-// FoundationEssentials (JSON, dates), not Foundation: no ICU in the binary.
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 import ReachabilityClient
+import ReachabilityCore
 
 /// The exit codes of `reachabilityctl`, documented in `--help` and README.
 enum ExitStatus {
@@ -12,7 +10,7 @@ enum ExitStatus {
     static let success: Int32 = 0
     /// `wait` timed out; `check` found the destination not reachable.
     static let conditionNotMet: Int32 = 1
-    /// Bad usage (swift-argument-parser's validation failure code).
+    /// Bad usage.
     static let usage: Int32 = 64
     /// reachabilityd is not running (its bus name has no owner) or the system bus is unreachable.
     static let daemonUnavailable: Int32 = 69
@@ -33,55 +31,125 @@ enum ExitStatus {
     }
 }
 
+/// A subcommand: its grammar, how it reads its arguments, and what it does.
+protocol Subcommand {
+    /// The grammar and help.
+    static var spec: CommandSpec { get }
+    /// Reads the parsed arguments; a wrong value is a usage error.
+    init(_ arguments: ParsedArguments) throws(UsageError)
+    /// Runs and returns the exit status.
+    func run() async -> Int32
+}
+
 /// `reachabilityctl`: query and wait for the reachability that reachabilityd publishes.
 @main
-struct ReachabilityControl: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reachabilityctl",
-        abstract: "Query, watch and wait for network reachability as reachabilityd publishes it.",
-        discussion: """
-            Talks to reachabilityd on the D-Bus system bus ($DBUS_SYSTEM_BUS_ADDRESS when set).
+enum ReachabilityControl {
+    static let version = "0.1.0"
+    /// The subcommands' grammars, the default (status) first.
+    static let specs = [Status.spec, Monitor.spec, Wait.spec, Check.spec, Explain.spec, Metrics.spec]
 
-            \(ExitStatus.help)
-            """,
-        version: "0.1.0",
-        subcommands: [Status.self, Monitor.self, Wait.self, Check.self, Explain.self, Metrics.self],
-        defaultSubcommand: Status.self
-    )
-
-    /// Parses and runs; a first argument that is neither an option nor a subcommand is a usage
-    /// error naming the subcommands (the parser would otherwise report it as an argument of the
-    /// default subcommand, `status`, and show only its usage).
-    static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        let names = configuration.subcommands.map { $0._commandName }
-        if let first = arguments.first, !first.hasPrefix("-"), !names.contains(first) {
-            Self.exit(withError: ValidationError("Unknown subcommand '\(first)'; the subcommands are \(names.joined(separator: ", "))."))
+    static var help: String {
+        var lines = [
+            "OVERVIEW: Query, watch and wait for network reachability as reachabilityd publishes it.", "",
+            "Talks to reachabilityd on the D-Bus system bus ($DBUS_SYSTEM_BUS_ADDRESS when set).", "",
+            ExitStatus.help, "",
+            "USAGE: reachabilityctl <subcommand>", "",
+            "OPTIONS:", CommandSpec.row("--version", "Show the version."), CommandSpec.row("-h, --help", "Show help information."), "",
+            "SUBCOMMANDS:",
+        ]
+        for (index, spec) in specs.enumerated() {
+            lines.append(CommandSpec.row(spec.name + (index == 0 ? " (default)" : ""), spec.abstract))
         }
-        await main(arguments)
+        lines += ["", "  See 'reachabilityctl <subcommand> --help' for detailed help."]
+        return lines.joined(separator: "\n")
+    }
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "--help", "-h":
+            Output.line(help)
+            exit(ExitStatus.success)
+        case "help":
+            // "help SUBCOMMAND" as "SUBCOMMAND --help"; "help" alone as "--help".
+            arguments.removeFirst()
+            guard !arguments.isEmpty else {
+                Output.line(help)
+                exit(ExitStatus.success)
+            }
+            arguments = [arguments[0], "--help"]
+        case "--version":
+            Output.line(version)
+            exit(ExitStatus.success)
+        default:
+            break
+        }
+        // The first argument names the subcommand; without one (or with an option first), status.
+        var name = Status.spec.name
+        if let first = arguments.first, !first.hasPrefix("-") {
+            guard specs.contains(where: { $0.name == first }) else {
+                let names = specs.map(\.name).joined(separator: ", ")
+                Output.write("reachabilityctl: Unknown subcommand '\(first)'; the subcommands are \(names).\n", to: STDERR_FILENO)
+                exit(ExitStatus.usage)
+            }
+            name = first
+            arguments.removeFirst()
+        }
+        let status: Int32 = switch name {
+        case Monitor.spec.name: await run(Monitor.self, arguments)
+        case Wait.spec.name: await run(Wait.self, arguments)
+        case Check.spec.name: await run(Check.self, arguments)
+        case Explain.spec.name: await run(Explain.self, arguments)
+        case Metrics.spec.name: await run(Metrics.self, arguments)
+        default: await run(Status.self, arguments)
+        }
+        exit(status)
+    }
+
+    /// Parses `arguments` for `Command` and runs it; prints help or a usage error instead when asked or wrong.
+    private static func run<Command: Subcommand>(_: Command.Type, _ arguments: [String]) async -> Int32 {
+        let spec = Command.spec
+        let command: Command
+        do throws(UsageError) {
+            guard let parsed = try spec.parse(arguments) else {
+                Output.line(spec.help)
+                return ExitStatus.success
+            }
+            command = try Command(parsed)
+        } catch {
+            Output.write("reachabilityctl: \(error.message)\nUsage: \(spec.usage)\n  See 'reachabilityctl \(spec.name) --help' for more.\n",
+                         to: STDERR_FILENO)
+            return ExitStatus.usage
+        }
+        return await command.run()
     }
 }
 
-// MARK: - Where answers come from
+// MARK: - Shared options
 
-/// `--source daemon|in-process|automatic`, shared by every subcommand.
-struct SourceOptions: ParsableArguments {
+/// `--source daemon|in-process|automatic`, shared by every subcommand that follows the status.
+struct SourceOption {
     /// The choices, as typed.
-    enum Choice: String, ExpressibleByArgument, CaseIterable {
+    enum Choice: String, CaseIterable {
         case daemon
         case inProcess = "in-process"
         case automatic
     }
 
-    @Option(name: .long, help: ArgumentHelp("""
+    static let spec = OptionSpec.value("source", "source", """
         Where answers come from: daemon (reachabilityd on the system bus), in-process (the same \
         engine run in reachabilityctl), or automatic (the daemon when running, else in-process).
-        """, valueName: "source"))
-    var source: Choice = .daemon
+        """, default: "daemon")
+
+    let choice: Choice
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        choice = try arguments.choice("source", Choice.self) ?? .daemon
+    }
 
     /// The library's source.
     var managerSource: ReachabilityManager.Source {
-        switch source {
+        switch choice {
         case .daemon: .daemon
         case .inProcess: .inProcess
         case .automatic: .automatic
@@ -91,83 +159,94 @@ struct SourceOptions: ParsableArguments {
     /// Whether an answer means "no one could answer": the daemon is absent (daemon source), or
     /// the status is unknown (the engine could not start, for the other sources).
     func isUnavailable(_ answer: FirstAnswer) -> Bool {
-        source == .daemon ? !answer.daemonAvailable : answer.snapshot.status == .unknown
+        choice == .daemon ? !answer.daemonAvailable : answer.snapshot.status == .unknown
     }
+}
+
+/// `--answer-timeout SECONDS`, with the subcommand's default.
+func answerTimeoutSpec(default seconds: Int) -> OptionSpec {
+    .value("answer-timeout", "seconds", "How long to wait for the daemon's answer.", default: String(seconds))
 }
 
 // MARK: - status
 
 /// `reachabilityctl status [--json]`.
-struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+struct Status: Subcommand {
+    static let spec = CommandSpec(
+        name: "status",
         abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason.",
-        discussion: ExitStatus.help(conditionNotMet: nil)
+        discussion: ExitStatus.help(conditionNotMet: nil),
+        options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 5), SourceOption.spec]
     )
 
-    @Flag(name: .long, help: "Print one JSON object instead of text.")
-    var json = false
+    let json: Bool
+    let answerTimeout: Double
+    let source: SourceOption
 
-    @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
-    var answerTimeout: Double = 5
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        json = arguments.flag("json")
+        answerTimeout = try arguments.seconds("answer-timeout", default: 5)
+        source = try SourceOption(arguments)
+    }
 
-    @OptionGroup var sourceOptions: SourceOptions
-
-    func run() async throws {
-        let manager = ReachabilityManager(source: sourceOptions.managerSource)
+    func run() async -> Int32 {
+        let manager = ReachabilityManager(source: source.managerSource)
         guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
-            throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
+            return failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
         }
         let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
-        if json {
-            Output.line(Output.json(StatusRecord(snapshot, daemonAvailable: available)))
-        } else {
-            Output.line(Output.text(snapshot))
-        }
-        if sourceOptions.isUnavailable(answer) { throw ExitCode(ExitStatus.daemonUnavailable) }
+        Output.line(json ? StatusRecord(snapshot, daemonAvailable: available).json : Output.text(snapshot))
+        return source.isUnavailable(answer) ? ExitStatus.daemonUnavailable : ExitStatus.success
     }
 }
 
 // MARK: - monitor
 
 /// `reachabilityctl monitor [--json]`.
-struct Monitor: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+struct Monitor: Subcommand {
+    static let spec = CommandSpec(
+        name: "monitor",
         abstract: "Print the current state, then one line per change, until interrupted.",
         discussion: """
             A line is printed whenever any published value changes (status, interface, transport, \
             per-family reachability, metered, reason, connectivity, captive portal), and when the \
             daemon stops or starts (status unknown): time, status, interface, connectivity (with \
             the portal's URL when known) and reason. \(ExitStatus.help(conditionNotMet: nil))
-            """
+            """,
+        options: [.flag("json", "Print one JSON object per line instead of text."), SourceOption.spec]
     )
 
-    @Flag(name: .long, help: "Print one JSON object per line instead of text.")
-    var json = false
+    let json: Bool
+    let source: SourceOption
 
-    @OptionGroup var sourceOptions: SourceOptions
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        json = arguments.flag("json")
+        source = try SourceOption(arguments)
+    }
 
-    func run() async throws {
-        let manager = ReachabilityManager(source: sourceOptions.managerSource)
+    func run() async -> Int32 {
+        let manager = ReachabilityManager(source: source.managerSource)
         manager.startMonitoring()
         for await snapshot in manager.snapshotUpdates {
-            let time = Date().formatted(.iso8601)
+            let time = Output.now()
             if json {
                 var record = StatusRecord(snapshot, daemonAvailable: manager.isDaemonAvailable)
                 record.time = time
-                Output.line(Output.json(record))
+                Output.line(record.json)
             } else {
                 let interface = snapshot.interface.isEmpty ? "-" : snapshot.interface
                 let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
                 Output.line("\(time) \(snapshot.status.rawValue) \(interface) connectivity=\(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason))")
             }
         }
+        return ExitStatus.success
     }
 }
 
 // MARK: - wait
 
 /// The transports `wait --transport` accepts.
-enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
+enum TransportChoice: String, CaseIterable {
     case wifi, ethernet, wwan
 
     /// The status that means reachable over this transport.
@@ -180,28 +259,21 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// The connectivity `wait --connectivity` can require, by its wire string (any but `none`): at
-/// least this one (full > portal > limited > unknown).
-struct ConnectivityChoice: ExpressibleByArgument {
-    /// The connectivity asked for.
-    let required: Connectivity
-
-    init?(argument: String) {
-        guard let connectivity = Connectivity(rawValue: argument), connectivity != .none else { return nil }
-        required = connectivity
-    }
-
-    static var allValueStrings: [String] { Connectivity.allCases.filter { $0 != .none }.map(\.rawValue) }
+/// The connectivity `wait --connectivity` can require (any but `none`): at least this one
+/// (full > portal > limited > unknown).
+enum ConnectivityChoice: String, CaseIterable {
+    case unknown, limited, portal, full
 
     /// Whether `connectivity` is at least this.
     func isMet(by connectivity: Connectivity) -> Bool {
-        connectivity.rank >= required.rank
+        connectivity.rank >= (Connectivity(rawValue: rawValue) ?? .full).rank
     }
 }
 
 /// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--host NAME|ADDRESS]`.
-struct Wait: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+struct Wait: Subcommand {
+    static let spec = CommandSpec(
+        name: "wait",
         abstract: "Block until the network is reachable (for ExecStartPre=, like nm-online).",
         discussion: """
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
@@ -209,36 +281,39 @@ struct Wait: AsyncParsableCommand {
             --connectivity when given (full > portal > limited > unknown). Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
             during the wait only delays the answer. \(ExitStatus.help(conditionNotMet: "the wait timed out"))
-            """
+            """,
+        options: [
+            .value("timeout", "seconds", "Give up after this many seconds (0: wait forever).", default: "30"),
+            .value("transport", "transport", "Require this transport: wifi, ethernet or wwan."),
+            .flag("ipv4", "Require IPv4 reachability."),
+            .flag("ipv6", "Require IPv6 reachability."),
+            .value("connectivity", "connectivity", "Require at least this connectivity: unknown, limited, portal or full."),
+            .value("host", "host", "Wait for this host name or address instead of the machine."),
+            .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\")."),
+            SourceOption.spec,
+        ]
     )
 
-    // Unconditional: "--timeout -1" is a negative number, to be refused as such, not a missing value.
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds (0: wait forever).", valueName: "seconds"))
-    var timeout: Double = 30
+    let timeout: Double
+    let transport: TransportChoice?
+    let ipv4: Bool
+    let ipv6: Bool
+    let connectivity: ConnectivityChoice?
+    let host: String?
+    let json: Bool
+    let source: SourceOption
 
-    @Option(name: .long, help: ArgumentHelp("Require this transport: wifi, ethernet or wwan.", valueName: "transport"))
-    var transport: TransportChoice?
-
-    @Flag(name: .customLong("ipv4"), help: "Require IPv4 reachability.")
-    var ipv4 = false
-
-    @Flag(name: .customLong("ipv6"), help: "Require IPv6 reachability.")
-    var ipv6 = false
-
-    @Option(name: .long, help: ArgumentHelp("Require at least this connectivity: unknown, limited, portal or full.", valueName: "connectivity"))
-    var connectivity: ConnectivityChoice?
-
-    @Option(name: .long, help: ArgumentHelp("Wait for this host name or address instead of the machine.", valueName: "host"))
-    var host: String?
-
-    @Flag(name: .long, help: "When the wait ends, print the last state as one JSON object (with \"satisfied\").")
-    var json = false
-
-    @OptionGroup var sourceOptions: SourceOptions
-
-    func validate() throws {
-        guard timeout >= 0 else { throw ValidationError("--timeout must not be negative.") }
-        guard !(ipv4 && ipv6) else { throw ValidationError("Give at most one of --ipv4 and --ipv6.") }
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        timeout = try arguments.seconds("timeout", default: 30)
+        transport = try arguments.choice("transport", TransportChoice.self)
+        ipv4 = arguments.flag("ipv4")
+        ipv6 = arguments.flag("ipv6")
+        connectivity = try arguments.choice("connectivity", ConnectivityChoice.self)
+        host = arguments.values["host"]
+        json = arguments.flag("json")
+        source = try SourceOption(arguments)
+        guard timeout >= 0 else { throw UsageError(message: "--timeout must not be negative.") }
+        guard !(ipv4 && ipv6) else { throw UsageError(message: "Give at most one of --ipv4 and --ipv6.") }
     }
 
     /// Whether `snapshot` satisfies the options.
@@ -251,17 +326,17 @@ struct Wait: AsyncParsableCommand {
         return true
     }
 
-    func run() async throws {
-        let source = sourceOptions.managerSource
-        let manager = host.map { ReachabilityManager(host: $0, source: source) } ?? ReachabilityManager(source: source)
-        let options = sourceOptions
+    func run() async -> Int32 {
+        let managerSource = source.managerSource
+        let manager = host.map { ReachabilityManager(host: $0, source: managerSource) } ?? ReachabilityManager(source: managerSource)
+        let source = source
         manager.startMonitoring()
         let outcome = await withTaskGroup(of: Int32.self) { group in
             group.addTask {
                 var first = true
                 for await snapshot in manager.snapshotUpdates {
                     let answer = FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable)
-                    if first && options.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
+                    if first && source.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
                     first = false
                     if isSatisfied(by: snapshot) { return ExitStatus.success }
                 }
@@ -284,17 +359,17 @@ struct Wait: AsyncParsableCommand {
             var record = StatusRecord(last, daemonAvailable: available)
             record.host = host
             record.satisfied = outcome == ExitStatus.success
-            Output.line(Output.json(record))
+            Output.line(record.json)
         }
         switch outcome {
         case ExitStatus.success:
-            return
+            return outcome
         case ExitStatus.daemonUnavailable:
             // The reason already says it when the daemon is absent; a bus problem needs the prefix.
             let reason = last.reason.hasPrefix("reachabilityd") ? last.reason : "reachabilityd is not running: \(last.reason)"
-            throw failure("\(reason).", code: outcome)
+            return failure("\(reason).", code: outcome)
         default:
-            throw failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
+            return failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
         }
     }
 }
@@ -302,49 +377,50 @@ struct Wait: AsyncParsableCommand {
 // MARK: - check
 
 /// `reachabilityctl check HOST|ADDRESS [--json]`.
-struct Check: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+struct Check: Subcommand {
+    static let spec = CommandSpec(
+        name: "check",
         abstract: "Show whether one host name or address is reachable, and through which interface.",
         discussion: """
             A literal address is checked with the daemon's CheckAddress; a host name is resolved \
             here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
             not. \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
-            """
+            """,
+        options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 10), SourceOption.spec],
+        positional: ("host", "A host name or a literal IPv4/IPv6 address.")
     )
 
-    @Argument(help: ArgumentHelp("A host name or a literal IPv4/IPv6 address.", valueName: "host"))
-    var host: String
+    let host: String
+    let json: Bool
+    let answerTimeout: Double
+    let source: SourceOption
 
-    @Flag(name: .long, help: "Print one JSON object instead of text.")
-    var json = false
-
-    @Option(name: .long, help: ArgumentHelp("How long to wait for the daemon's answer.", valueName: "seconds"))
-    var answerTimeout: Double = 10
-
-    @OptionGroup var sourceOptions: SourceOptions
-
-    func validate() throws {
-        guard !host.allSatisfy(\.isWhitespace) else { throw ValidationError("Give a host name or an address to check.") }
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        host = arguments.positional ?? ""
+        json = arguments.flag("json")
+        answerTimeout = try arguments.seconds("answer-timeout", default: 10)
+        source = try SourceOption(arguments)
+        guard !host.allSatisfy(\.isWhitespace) else { throw UsageError(message: "Give a host name or an address to check.") }
     }
 
-    func run() async throws {
-        let manager = ReachabilityManager(host: host, source: sourceOptions.managerSource)
+    func run() async -> Int32 {
+        let manager = ReachabilityManager(host: host, source: source.managerSource)
         guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
-            throw failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
+            return failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
         }
         let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
         if json {
             var record = StatusRecord(snapshot, daemonAvailable: available)
             record.host = host
-            Output.line(Output.json(record))
+            Output.line(record.json)
         } else {
             // Not reachable: say why (no route, or the name does not resolve).
             Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
                 + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)")
                 + (snapshot.status.isReachable ? "" : ": \(snapshot.reason)"))
         }
-        if sourceOptions.isUnavailable(answer) { throw ExitCode(ExitStatus.daemonUnavailable) }
-        if !snapshot.status.isReachable { throw ExitCode(ExitStatus.conditionNotMet) }
+        if source.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
+        return snapshot.status.isReachable ? ExitStatus.success : ExitStatus.conditionNotMet
     }
 }
 
@@ -389,48 +465,48 @@ func firstAnswer(of manager: ReachabilityManager, within seconds: Double) async 
     }
 }
 
-/// Prints `message` to stderr and returns the exit code to throw.
-func failure(_ message: String, code: Int32) -> ExitCode {
+/// Prints `message` to stderr and returns `code`.
+func failure(_ message: String, code: Int32) -> Int32 {
     Output.write("reachabilityctl: \(message)\n", to: STDERR_FILENO)
-    return ExitCode(code)
+    return code
 }
 
 /// The JSON form of a snapshot, shared by every `--json`.
-struct StatusRecord: Codable {
+struct StatusRecord {
     var time: String?
     var host: String?
-    var status: String
-    var description: String
-    var reachable: Bool
-    var ipv4Reachable: Bool
-    var ipv6Reachable: Bool
-    var interface: String
-    var transport: String
-    var metered: Bool
-    var reason: String
-    var connectivity: String
-    var ipv4Connectivity: String
-    var ipv6Connectivity: String
-    var captivePortal: String
-    var daemonAvailable: Bool
     /// `wait --json`: whether the condition held.
     var satisfied: Bool?
+    let snapshot: ReachabilitySnapshot
+    let daemonAvailable: Bool
 
     init(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool) {
-        status = snapshot.status.rawValue
-        description = snapshot.status.localizedDescription(language: "en")
-        reachable = snapshot.isReachable
-        ipv4Reachable = snapshot.isIPv4Reachable
-        ipv6Reachable = snapshot.isIPv6Reachable
-        interface = snapshot.interface
-        transport = snapshot.transport?.rawValue ?? ""
-        metered = snapshot.isMetered
-        reason = snapshot.reason
-        connectivity = snapshot.connectivity.rawValue
-        ipv4Connectivity = snapshot.ipv4Connectivity.rawValue
-        ipv6Connectivity = snapshot.ipv6Connectivity.rawValue
-        captivePortal = snapshot.captivePortal
+        self.snapshot = snapshot
         self.daemonAvailable = daemonAvailable
+    }
+
+    /// One compact JSON object, members sorted by name; absent optional members are left out.
+    var json: String {
+        var members: [String: JSONValue] = [
+            "status": .string(snapshot.status.rawValue),
+            "description": .string(snapshot.status.localizedDescription(language: "en")),
+            "reachable": .boolean(snapshot.isReachable),
+            "ipv4Reachable": .boolean(snapshot.isIPv4Reachable),
+            "ipv6Reachable": .boolean(snapshot.isIPv6Reachable),
+            "interface": .string(snapshot.interface),
+            "transport": .string(snapshot.transport?.rawValue ?? ""),
+            "metered": .boolean(snapshot.isMetered),
+            "reason": .string(snapshot.reason),
+            "connectivity": .string(snapshot.connectivity.rawValue),
+            "ipv4Connectivity": .string(snapshot.ipv4Connectivity.rawValue),
+            "ipv6Connectivity": .string(snapshot.ipv6Connectivity.rawValue),
+            "captivePortal": .string(snapshot.captivePortal),
+            "daemonAvailable": .boolean(daemonAvailable),
+        ]
+        if let time { members["time"] = .string(time) }
+        if let host { members["host"] = .string(host) }
+        if let satisfied { members["satisfied"] = .boolean(satisfied) }
+        return JSONValue.object(members).text
     }
 }
 
@@ -455,11 +531,17 @@ enum Output {
         }
     }
 
-    /// Compact JSON with sorted keys.
-    static func json(_ record: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)
+    /// Now in UTC, ISO 8601 to the second: "2026-11-24T17:20:01Z".
+    /// The corresponding C functions are `clock_gettime`, `gmtime_r` and `strftime`.
+    static func now() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var fields = tm()
+        gmtime_r(&seconds, &fields)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &fields)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The human form of `status`, in the style of `networkctl status`.

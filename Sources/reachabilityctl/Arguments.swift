@@ -1,0 +1,146 @@
+// The command line's grammar: a small parser of our own instead of swift-argument-parser, whose
+// FoundationEssentials (and our JSON and dates through it) made up a quarter of the binary.
+
+/// A usage error: the message is printed with the subcommand's usage, and the exit status is 64.
+struct UsageError: Error {
+    /// One sentence, e.g. "Unknown option '--jsn'."
+    let message: String
+}
+
+/// One option of a subcommand: a flag (`--json`) or an option with a value (`--timeout 5`).
+struct OptionSpec {
+    /// The name without dashes: "json", "timeout".
+    let name: String
+    /// The value's name in help ("seconds"); nil for a flag.
+    let valueName: String?
+    /// One line of help.
+    let help: String
+    /// The default, shown in help.
+    var defaultValue: String?
+
+    /// A flag.
+    static func flag(_ name: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help)
+    }
+
+    /// An option with a value.
+    static func value(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultValue)
+    }
+
+    /// "--timeout <seconds>" or "--json".
+    var synopsis: String {
+        valueName.map { "--\(name) <\($0)>" } ?? "--\(name)"
+    }
+}
+
+/// A subcommand's grammar and help.
+struct CommandSpec {
+    /// "status".
+    let name: String
+    /// One line for the subcommand list and OVERVIEW.
+    let abstract: String
+    /// More text for `--help`, ending with the exit statuses.
+    let discussion: String
+    /// The options it takes.
+    let options: [OptionSpec]
+    /// Its one positional argument (name and help), if it takes one.
+    var positional: (name: String, help: String)?
+
+    /// The usage line: "reachabilityctl check <host> [--json] …".
+    var usage: String {
+        (["reachabilityctl", name] + (positional.map { ["<\($0.name)>"] } ?? []) + options.map { "[\($0.synopsis)]" })
+            .joined(separator: " ")
+    }
+
+    /// The text of `--help`.
+    var help: String {
+        var lines = ["OVERVIEW: \(abstract)", "", discussion, "", "USAGE: \(usage)", ""]
+        if let positional {
+            lines += ["ARGUMENTS:", Self.row("<\(positional.name)>", positional.help), ""]
+        }
+        lines.append("OPTIONS:")
+        for option in options {
+            lines.append(Self.row(option.synopsis, option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")))
+        }
+        lines.append(Self.row("-h, --help", "Show help information."))
+        return lines.joined(separator: "\n")
+    }
+
+    /// "  --json                  Print …": the name column 24 wide, longer names on a line of their own.
+    static func row(_ name: String, _ help: String) -> String {
+        let column = 24
+        let indented = "  " + name
+        return indented.count < column
+            ? indented + String(repeating: " ", count: column - indented.count) + help
+            : indented + "\n" + String(repeating: " ", count: column) + help
+    }
+
+    /// Parses `arguments` (after the subcommand's name).
+    ///
+    /// - Returns: what was given, or nil when help was asked for.
+    /// - Throws: ``UsageError`` for an unknown option, a missing value or a misplaced argument.
+    func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
+        var parsed = ParsedArguments()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            if argument == "--help" || argument == "-h" { return nil }
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                guard positional != nil, parsed.positional == nil, !argument.hasPrefix("-") || argument == "-" else {
+                    throw UsageError(message: argument.hasPrefix("-") ? "Unknown option '\(argument)'." : "Unexpected argument '\(argument)'.")
+                }
+                parsed.positional = argument
+                continue
+            }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            guard let option = options.first(where: { $0.name == name }) else { throw UsageError(message: "Unknown option '--\(name)'.") }
+            if option.valueName == nil {
+                guard !body.contains("=") else { throw UsageError(message: "'--\(name)' takes no value.") }
+                parsed.flags.insert(name)
+            } else if let equals = body.firstIndex(of: "=") {
+                parsed.values[name] = String(body[body.index(after: equals)...])
+            } else {
+                // The next argument is the value, whatever it looks like: "--timeout -1" is a
+                // negative number, to be refused as such, not a missing value.
+                guard let value = remaining.popFirst() else { throw UsageError(message: "Missing value for '\(option.synopsis)'.") }
+                parsed.values[name] = value
+            }
+        }
+        if let positional, parsed.positional == nil { throw UsageError(message: "Missing expected argument '<\(positional.name)>'.") }
+        return parsed
+    }
+}
+
+/// What a command line gave: flags, option values (the last of repeated ones) and the positional argument.
+struct ParsedArguments {
+    /// The flags given.
+    var flags: Set<String> = []
+    /// Option values by name.
+    var values: [String: String] = [:]
+    /// The positional argument.
+    var positional: String?
+
+    /// Whether flag `name` was given.
+    func flag(_ name: String) -> Bool {
+        flags.contains(name)
+    }
+
+    /// Option `name` as seconds (a number, `default` when absent).
+    func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
+        guard let text = values[name] else { return defaultValue }
+        guard let seconds = Double(text), seconds.isFinite else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--\(name) <seconds>': give a number of seconds.")
+        }
+        return seconds
+    }
+
+    /// Option `name` as one of `choices` (nil when absent).
+    func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, _ type: Choice.Type) throws(UsageError) -> Choice? where Choice.RawValue == String {
+        guard let text = values[name] else { return nil }
+        guard let choice = Choice(rawValue: text) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give one of \(Choice.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        return choice
+    }
+}
