@@ -135,11 +135,11 @@ struct ParsedArguments {
         return seconds
     }
 
-    /// Option `name` as one of `choices` (nil when absent).
-    func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, _ type: Choice.Type) throws(UsageError) -> Choice? where Choice.RawValue == String {
+    /// Option `name` as one of `allowed`, by its wire string (nil when absent).
+    func choice<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) throws(UsageError) -> Choice? where Choice.RawValue == String {
         guard let text = values[name] else { return nil }
-        guard let choice = Choice(rawValue: text) else {
-            throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give one of \(Choice.allCases.map(\.rawValue).joined(separator: ", ")).")
+        guard let choice = allowed.first(where: { $0.rawValue == text }) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give one of \(allowed.map(\.rawValue).joined(separator: ", ")).")
         }
         return choice
     }

@@ -144,7 +144,7 @@ struct SourceOption {
     let choice: Choice
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        choice = try arguments.choice("source", Choice.self) ?? .daemon
+        choice = try arguments.choice("source", among: Choice.allCases) ?? .daemon
     }
 
     /// The library's source.
@@ -245,31 +245,6 @@ struct Monitor: Subcommand {
 
 // MARK: - wait
 
-/// The transports `wait --transport` accepts.
-enum TransportChoice: String, CaseIterable {
-    case wifi, ethernet, wwan
-
-    /// The status that means reachable over this transport.
-    var status: ReachabilityStatus {
-        switch self {
-        case .wifi: .reachableViaWiFi
-        case .ethernet: .reachableViaEthernet
-        case .wwan: .reachableViaWWAN
-        }
-    }
-}
-
-/// The connectivity `wait --connectivity` can require (any but `none`): at least this one
-/// (full > portal > limited > unknown).
-enum ConnectivityChoice: String, CaseIterable {
-    case unknown, limited, portal, full
-
-    /// Whether `connectivity` is at least this.
-    func isMet(by connectivity: Connectivity) -> Bool {
-        connectivity.rank >= (Connectivity(rawValue: rawValue) ?? .full).rank
-    }
-}
-
 /// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--host NAME|ADDRESS]`.
 struct Wait: Subcommand {
     static let spec = CommandSpec(
@@ -284,10 +259,10 @@ struct Wait: Subcommand {
             """,
         options: [
             .value("timeout", "seconds", "Give up after this many seconds (0: wait forever).", default: "30"),
-            .value("transport", "transport", "Require this transport: wifi, ethernet or wwan."),
+            .value("transport", "transport", "Require this transport: \(transports.map(\.rawValue).joined(separator: ", "))."),
             .flag("ipv4", "Require IPv4 reachability."),
             .flag("ipv6", "Require IPv6 reachability."),
-            .value("connectivity", "connectivity", "Require at least this connectivity: unknown, limited, portal or full."),
+            .value("connectivity", "connectivity", "Require at least this connectivity: \(connectivities.map(\.rawValue).joined(separator: ", "))."),
             .value("host", "host", "Wait for this host name or address instead of the machine."),
             .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\")."),
             SourceOption.spec,
@@ -295,20 +270,25 @@ struct Wait: Subcommand {
     )
 
     let timeout: Double
-    let transport: TransportChoice?
+    /// wifi, ethernet or wwan (the statuses with a transport of their own).
+    static let transports: [Transport] = [.wifi, .ethernet, .wwan]
+    /// Any connectivity but none: at least this one (full > portal > limited > unknown).
+    static let connectivities = Connectivity.allCases.filter { $0 != .none }
+
+    let transport: Transport?
     let ipv4: Bool
     let ipv6: Bool
-    let connectivity: ConnectivityChoice?
+    let connectivity: Connectivity?
     let host: String?
     let json: Bool
     let source: SourceOption
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         timeout = try arguments.seconds("timeout", default: 30)
-        transport = try arguments.choice("transport", TransportChoice.self)
+        transport = try arguments.choice("transport", among: Self.transports)
         ipv4 = arguments.flag("ipv4")
         ipv6 = arguments.flag("ipv6")
-        connectivity = try arguments.choice("connectivity", ConnectivityChoice.self)
+        connectivity = try arguments.choice("connectivity", among: Self.connectivities)
         host = arguments.values["host"]
         json = arguments.flag("json")
         source = try SourceOption(arguments)
@@ -319,10 +299,10 @@ struct Wait: Subcommand {
     /// Whether `snapshot` satisfies the options.
     func isSatisfied(by snapshot: ReachabilitySnapshot) -> Bool {
         guard snapshot.status.isReachable else { return false }
-        if let transport, snapshot.status != transport.status { return false }
+        if let transport, snapshot.status != ReachabilityStatus(reachableVia: transport) { return false }
         if ipv4 && !snapshot.isIPv4Reachable { return false }
         if ipv6 && !snapshot.isIPv6Reachable { return false }
-        if let connectivity, !connectivity.isMet(by: snapshot.connectivity) { return false }
+        if let connectivity, snapshot.connectivity.rank < connectivity.rank { return false }
         return true
     }
 
