@@ -40,7 +40,8 @@ public struct ReachabilityMethods {
 public final class ReachabilityObject: @unchecked Sendable {
     private let connection: BusConnection
     private let methods: ReachabilityMethods
-    private var snapshot: ReachabilitySnapshot
+    /// The published state: what the properties answer.
+    public private(set) var snapshot: ReachabilitySnapshot
     /// `Generation`: one more at every published change.
     public private(set) var generation: UInt64
     private let handlers: UnsafeMutablePointer<CReach_BusHandlers>

@@ -23,13 +23,8 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
     private var networkManager: NetworkManagerCaptivePortals?
-    /// The last snapshot published (the first evaluation at start-up), for the journal entry's
-    /// kind of change and the metrics.
-    private var lastPublished: ReachabilitySnapshot?
-    /// What the metrics count beside the snapshot.
+    /// What the metrics count beside the published snapshot.
     private var counters = MetricsCounters()
-    /// `[Metrics] TextfileDirectory=` in force.
-    private var metricsDirectory = ""
     private let metricsFile = MetricsTextfile()
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: BusSlot?
@@ -76,7 +71,7 @@ final class Daemon: @unchecked Sendable {
             engine.onRoutingEvents = { [weak self] in self?.object?.emitRoutesChanged() }
             if let configuration = configurationFiles.load() {
                 engine.apply(configuration)
-                metricsDirectory = configuration.metricsTextfileDirectory
+                metricsFile.directory = configuration.metricsTextfileDirectory
             } else {
                 Log.warning("Using the built-in defaults until the configuration is fixed (SIGHUP reloads it).")
             }
@@ -98,7 +93,6 @@ final class Daemon: @unchecked Sendable {
             ), generation: generationFile.load() + 1)
             storeGeneration()
             counters.count(first, after: nil, now: Self.unixTime())
-            lastPublished = first
             writeMetrics()
             try connection.requestName(BusContract.busName)
             departures = try connection.addMatch(
@@ -146,29 +140,30 @@ final class Daemon: @unchecked Sendable {
     /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
         defer { storeGeneration() }
+        guard let object else { return }
+        let previous = object.snapshot
         // The signals first: formatting and writing the log line took about 30 µs, in front of
         // StatusChanged (measured from the netlink wake-up to sd_bus_send: ~270 µs before).
-        object?.publish(snapshot)
+        object.publish(snapshot)
         let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
         Log.write(
             .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).",
-            fields: JournalLog.publishedFields(snapshot, previous: lastPublished)
+            fields: JournalLog.publishedFields(snapshot, previous: previous)
         )
-        counters.count(snapshot, after: lastPublished, now: Self.unixTime())
-        lastPublished = snapshot
+        counters.count(snapshot, after: previous, now: Self.unixTime())
         writeMetrics()
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
 
     /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
     private func metricsText() -> String {
-        guard let lastPublished, let object else { return "" }
-        return PrometheusMetrics.render(lastPublished, generation: object.generation, counters: counters)
+        guard let object else { return "" }
+        return PrometheusMetrics.render(object.snapshot, generation: object.generation, counters: counters)
     }
 
     /// Replaces the metrics file, when `[Metrics] TextfileDirectory=` names a directory.
     private func writeMetrics() {
-        metricsFile.write(metricsText(), into: metricsDirectory)
+        metricsFile.write(metricsText())
     }
 
     /// Now, in seconds since the Unix epoch.
@@ -194,7 +189,7 @@ final class Daemon: @unchecked Sendable {
         ServiceManager.notify("RELOADING=1")
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
-            metricsDirectory = configuration.metricsTextfileDirectory
+            metricsFile.directory = configuration.metricsTextfileDirectory
             writeMetrics()
             Log.info("Reloaded the configuration.")
         } else {

@@ -10,17 +10,19 @@ import SystemSupport
 /// leaves no stale figures behind; the collector then reports none). A failure is logged once
 /// per directory and error, and the next change tries again. Confined to the daemon's queue.
 final class MetricsTextfile {
-    /// The directory written to; "" when off.
-    private(set) var directory = ""
-    private var lastFailure: String?
-
-    /// Writes `text` into `directory` ("" = off), removing the file from a previous directory.
-    func write(_ text: String, into directory: String) {
-        if directory != self.directory {
-            remove()
-            self.directory = directory
+    /// `[Metrics] TextfileDirectory=`: where the file goes; "" when off. Changing it removes
+    /// the file from the previous directory; the next ``write(_:)`` puts it in the new one.
+    var directory = "" {
+        didSet {
+            guard directory != oldValue else { return }
+            remove(from: oldValue)
             lastFailure = nil
         }
+    }
+    private var lastFailure: String?
+
+    /// Replaces the file with `text`, when a directory is set.
+    func write(_ text: String) {
         guard !directory.isEmpty else { return }
         do throws(SystemError) {
             try replaceFileAtomically(path(in: directory), with: text)
@@ -35,6 +37,10 @@ final class MetricsTextfile {
 
     /// Removes the file, if one was written.
     func remove() {
+        remove(from: directory)
+    }
+
+    private func remove(from directory: String) {
         guard !directory.isEmpty else { return }
         if unlink(path(in: directory)) != 0, errno != ENOENT {
             Log.warning("\(SystemError(action: "remove \(path(in: directory))", errno: errno)), ignoring.")
