@@ -164,7 +164,7 @@ final class BusFaultTests: DaemonTestCase {
                                        standardOutput: directory.file("flood.out"), standardError: directory.file("flood.err"))
 
         // When another caller asks 400 questions one after another meanwhile
-        Thread.sleep(forTimeInterval: 0.5)
+        try waitUntilTheDaemonWorksOnAFlood()
         let victim = try FaultInjection.json(Command.run(FaultInjection.python, [client, "burst", address, "400", "0"], timeout: .seconds(60)))
 
         // Then every one of the other caller's answers is right (none Busy)
@@ -208,7 +208,7 @@ final class BusFaultTests: DaemonTestCase {
                                          FaultInjection.python, client, "flood", address, String(floodSeconds), "100", String(index)],
                              standardOutput: directory.file("flood\(index).out"), standardError: directory.file("flood\(index).err"))
         }
-        Thread.sleep(forTimeInterval: 1)  // the flood under way
+        try waitUntilTheDaemonWorksOnAFlood()
 
         // When the default route comes and goes 20 times, each change awaited at the subscriber
         let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid))
@@ -254,6 +254,16 @@ final class BusFaultTests: DaemonTestCase {
             + "20 route changes reached a subscriber in p50 \(milliseconds(sorted[sorted.count / 2])), max \(milliseconds(sorted.last!)); "
             + "longest WATCHDOG=1 gap \(milliseconds(longestGap)) (pinged every \(milliseconds(watchdogSeconds / 2))); "
             + "daemon CPU \(String(format: "%.2f", cpuShare)) core")
+    }
+
+    /// Waits until a flood just started is under way: the daemon has spent 100 ms of CPU more
+    /// than when this was called (on a loaded machine that takes longer, as it should).
+    private func waitUntilTheDaemonWorksOnAFlood() throws {
+        let pid = try XCTUnwrap(daemon).pid
+        let before = try XCTUnwrap(FaultInjection.cpuTime(of: pid))
+        try Poll.until("the daemon busy with the flood", timeout: .seconds(20), observe: { FaultInjection.cpuTime(of: pid) ?? before }) {
+            $0 - before >= .milliseconds(100)
+        }
     }
 
     private func milliseconds(_ seconds: Double) -> String {
