@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ReachabilityCore
 import Synchronization
+import SystemSupport
 
 extension ReachabilityStatus: DescribedInLanguages {
     /// "Reachable via WiFi": the English description, also the key of the translation tables.
@@ -172,7 +173,7 @@ enum LocalizationTables {
     static func table(_ directory: String) -> [String: String]? {
         guard let bundlePath else { return nil }
         if let cached = cache.withLock({ $0[directory] }) { return cached.isEmpty ? nil : cached }
-        let table = contents(of: "\(bundlePath)/\(directory).lproj/Localizable.strings").map(StringsFile.parse) ?? [:]
+        let table = readSmallFile("\(bundlePath)/\(directory).lproj/Localizable.strings").map(StringsFile.parse) ?? [:]
         cache.withLock { $0[directory] = table }
         return table.isEmpty ? nil : table
     }
@@ -184,23 +185,6 @@ enum LocalizationTables {
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A small file's text (at most 1 MiB), or nil when it cannot be read.
-    /// The corresponding C functions are `open` and `read`.
-    static func contents(of path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -229,7 +229,7 @@ public final class ReachabilityObject: @unchecked Sendable {
     ///
     /// - Returns: whether it was queued (it holds a reference of its own then).
     private func admit(_ message: OpaquePointer, share: String) -> Bool {
-        guard budget.admits(share, now: Self.clock(CLOCK_MONOTONIC)), waiting.count(of: share) < Self.waitingCallsPerCaller else {
+        guard budget.admits(share, now: clockSeconds(CLOCK_MONOTONIC)), waiting.count(of: share) < Self.waitingCallsPerCaller else {
             return false
         }
         waiting.append(sd_bus_message_ref(message), from: share)
@@ -256,10 +256,10 @@ public final class ReachabilityObject: @unchecked Sendable {
         serviceQueued = false
         for _ in 0..<Self.callsPerTurn {
             guard let (caller, message) = waiting.next() else { break }
-            let started = Self.clock(CLOCK_MONOTONIC)
-            let cpuBefore = Self.clock(CLOCK_THREAD_CPUTIME_ID)
+            let started = clockSeconds(CLOCK_MONOTONIC)
+            let cpuBefore = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
             answer(message)
-            budget.charge(caller, seconds: Self.clock(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
+            budget.charge(caller, seconds: clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
             sd_bus_message_unref(message)
         }
         connection.rearm()
@@ -279,13 +279,6 @@ public final class ReachabilityObject: @unchecked Sendable {
         guard result < 0 || sd_bus_error_is_set(&error) != 0 else { return }
         let replied = sd_bus_error_is_set(&error) != 0 ? sd_bus_reply_method_error(message, &error) : sd_bus_reply_method_errno(message, result, nil)
         if replied < 0 { Log.debug("Failed to answer \(member): \(SystemError.describe(errno: -replied))") }
-    }
-
-    /// Seconds on `clock`.
-    private static func clock(_ clock: clockid_t) -> Double {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Serves a call: sends its return and gives 0 or more, or fills `error` (or gives a

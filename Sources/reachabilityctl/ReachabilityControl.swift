@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ReachabilityClient
 import ReachabilityCore
+import SystemSupport
 
 /// The exit codes of `reachabilityctl`, documented in `--help` and README.
 enum ExitStatus {
@@ -501,22 +502,13 @@ enum Output {
     /// being the default action, ends the process as for any command-line tool).
     /// The corresponding C function is `write`.
     static func write(_ text: String, to descriptor: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        try? writeAll(Array(text.utf8), to: descriptor, action: "write to descriptor \(descriptor)")
     }
 
     /// Now in UTC, ISO 8601 to the second: "2026-11-24T17:20:01Z".
-    /// The corresponding C functions are `clock_gettime`, `gmtime_r` and `strftime`.
+    /// The corresponding C functions are `time`, `gmtime_r` and `strftime`.
     static func now() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
+        var seconds = time(nil)
         var fields = tm()
         gmtime_r(&seconds, &fields)
         var buffer = [CChar](repeating: 0, count: 32)

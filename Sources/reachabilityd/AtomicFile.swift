@@ -9,18 +9,12 @@ import SystemSupport
 func replaceFileAtomically(_ path: String, with text: String, mode: mode_t = 0o644) throws(SystemError) {
     let temporary = path + ".new"
     let descriptor = try valueOrErrno("create \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-        if written < 0, errno == EINTR { continue }
-        guard written > 0 else {
-            let error = SystemError(action: "write \(temporary)", errno: written < 0 ? errno : EIO)
-            close(descriptor)
-            unlink(temporary)
-            throw error
-        }
-        offset += written
+    do throws(SystemError) {
+        try writeAll(Array(text.utf8), to: descriptor, action: "write \(temporary)")
+    } catch {
+        close(descriptor)
+        unlink(temporary)
+        throw error
     }
     close(descriptor)
     do throws(SystemError) {

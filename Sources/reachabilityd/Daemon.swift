@@ -92,7 +92,7 @@ final class Daemon: @unchecked Sendable {
                 metrics: { [weak self] in self?.metricsText() ?? "" }
             ), generation: generationFile.load() + 1)
             storeGeneration()
-            counters.count(first, after: nil, now: Self.unixTime())
+            counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))
             writeMetrics()
             try connection.requestName(BusContract.busName)
             departures = try connection.addMatch(
@@ -150,7 +150,7 @@ final class Daemon: @unchecked Sendable {
             .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).",
             fields: JournalLog.publishedFields(snapshot, previous: previous)
         )
-        counters.count(snapshot, after: previous, now: Self.unixTime())
+        counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
         writeMetrics()
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
     }
@@ -164,13 +164,6 @@ final class Daemon: @unchecked Sendable {
     /// Replaces the metrics file, when `[Metrics] TextfileDirectory=` names a directory.
     private func writeMetrics() {
         metricsFile.write(metricsText())
-    }
-
-    /// Now, in seconds since the Unix epoch.
-    private static func unixTime() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Stores the object's `Generation` for a restarted daemon to go on from.

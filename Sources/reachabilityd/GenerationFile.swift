@@ -18,14 +18,8 @@ struct GenerationFile {
 
     /// The value stored by the last run; 0 when there is none or it cannot be read.
     func load() -> UInt64 {
-        guard let path else { return 0 }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return 0 }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return 0 }
-        return UInt64(String(decoding: buffer[..<count].filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)) ?? 0
+        guard let path, let text = readSmallFile(path, limit: 32) else { return 0 }
+        return UInt64(text.filter { $0 != "\n" }) ?? 0
     }
 
     /// Stores `value`, replacing the file atomically.

@@ -173,7 +173,7 @@ final class LocalizationResourceTests: XCTestCase {
         let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Sources/ReachabilityClient/Resources").path
         for (directory, language) in [("en", "en"), ("zh-Hans", "zh-Hans")] {
-            let text = try XCTUnwrap(LocalizationTables.contents(of: "\(resources)/\(directory).lproj/Localizable.strings"), directory)
+            let text = try String(contentsOfFile: "\(resources)/\(directory).lproj/Localizable.strings", encoding: .utf8)
             let table = StringsFile.parse(text)
             let values: [any DescribedInLanguages] = ReachabilityStatus.allCases + Connectivity.allCases
             for value in values {
