@@ -203,6 +203,8 @@ final class BusFaultTests: DaemonTestCase {
         }
         try Poll.until("the subscriber's match", observe: arrivals) { $0.first?["ready"] as? Bool == true }
         let floodSeconds = 12
+        let floodStart = Monotonic.seconds()
+        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid))
         let flooders = try (0..<4).map { index in
             try ChildProcess("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                          FaultInjection.python, client, "flood", address, String(floodSeconds), "100", String(index)],
@@ -211,8 +213,6 @@ final class BusFaultTests: DaemonTestCase {
         try waitUntilTheDaemonWorksOnAFlood()
 
         // When the default route comes and goes 20 times, each change awaited at the subscriber
-        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid))
-        let windowStart = Monotonic.seconds()
         var latencies: [Double] = []
         for change in 0..<20 {
             let before = Monotonic.seconds()
@@ -222,23 +222,25 @@ final class BusFaultTests: DaemonTestCase {
             }
             latencies.append(try XCTUnwrap(seen[change + 1]["seconds"] as? Double) - before)
         }
-        let windowEnd = Monotonic.seconds()
-        let cpu = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid)) - cpuBefore
 
-        // Then every change arrived (in order), the watchdog was pinged within every interval,
-        // and the daemon used at most one core
+        // Then every change arrived (in order)
         let statuses = arrivals().dropFirst().compactMap { $0["status"] as? String }
         XCTAssertEqual(statuses, (0..<20).map { $0 % 2 == 0 ? "reachable-via-ethernet" : "not-reachable" })
-        let pings = daemon.notificationArrivals(of: "WATCHDOG=1").filter { $0 >= windowStart - watchdogSeconds && $0 <= windowEnd }
-        let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
-        let longestGap = gaps.max() ?? .infinity
+        // and, over the whole flood (12 s: two dozen pings, however fast the route changes
+        // went), the watchdog was pinged within every interval and the daemon used at most one core
+        for flooder in flooders { _ = flooder.wait(timeout: .seconds(60)) }
+        let floodEnd = Monotonic.seconds()
+        let cpu = try XCTUnwrap(FaultInjection.cpuTime(of: daemon.pid)) - cpuBefore
+        let pings = daemon.notificationArrivals(of: "WATCHDOG=1").filter { $0 >= floodStart && $0 <= floodEnd }
+        XCTAssertGreaterThanOrEqual(pings.count, Int((floodEnd - floodStart) / watchdogSeconds), "WATCHDOG=1 arrivals: \(pings)")
+        let longestGap = zip(pings.dropFirst(), pings).map { $0 - $1 }.max() ?? .infinity
         XCTAssertLessThan(longestGap, watchdogSeconds, "WATCHDOG=1 arrivals: \(pings)")
-        let cpuShare = cpu.timeInterval / (windowEnd - windowStart)
+        let cpuShare = cpu.timeInterval / (floodEnd - floodStart)
         XCTAssertLessThanOrEqual(cpuShare, 1.0)
         // and the flooders, as nobody, were answered (Busy beyond their share)
         var answered = 0, busy = 0
         for index in 0..<4 {
-            XCTAssertEqual(flooders[index].wait(timeout: .seconds(60)), .exited(0),
+            XCTAssertEqual(flooders[index].wait(timeout: .seconds(1)), .exited(0),
                            (try? String(contentsOfFile: directory.file("flood\(index).err"), encoding: .utf8)) ?? "")
             let printed = try String(contentsOfFile: directory.file("flood\(index).out"), encoding: .utf8)
             let counts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
