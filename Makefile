@@ -1,8 +1,9 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
-#   make test   install what the tests need, build, run every test (unit + integration),
-#               build the Examples/ package, then the end-to-end tests (make e2e-matrix), the
-#               benchmark's smoke run (make bench-smoke) and the 10-minute soak (make soak)
+#   make test   install what the tests need, run make run as a newcomer would (make run-check),
+#               build, run every test (unit + integration), build the Examples/ package, then
+#               the end-to-end tests (make e2e-matrix), the benchmark's smoke run
+#               (make bench-smoke) and the 10-minute soak (make soak)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
@@ -16,7 +17,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run test soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps build release run run-check test soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -26,13 +27,22 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The products by name: building the whole package would take in Tests/TestSupport, which imports
+# XCTest, and XCTest does not exist for the static standard library.
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product reachabilityd
+	$(SWIFT) build $(RELEASE_FLAGS) --product reachabilityctl
 
 run: release
 	BUS=$(BUS) scripts/run-daemon.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/reachabilityd"
 
+# make run as a newcomer runs it (scripts/run-check.sh): from its own process group, query the
+# printed busctl and reachabilityctl lines, Ctrl-C, then nothing may be left behind.
+run-check:
+	MAKE="$(MAKE)" scripts/run-check.sh
+
 test: deps
+	$(MAKE) run-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
