@@ -52,10 +52,16 @@ public enum Log {
         writeLine(level, message())
     }
 
-    /// Writes `<priority>message` and a newline to stderr, whatever the level and the journal
-    /// writer (the journal writer's fallback when the journal refuses an entry).
+    /// Whether lines carry the `<priority>` prefix: for journald and other readers of a pipe or
+    /// file, not for a person at a terminal (`make run`).
+    private static let prefixesPriority = isatty(STDERR_FILENO) == 0
+
+    /// Writes `<priority>message` (`message` on a terminal) and a newline to stderr, whatever the
+    /// level and the journal writer (the journal writer's fallback when the journal refuses an
+    /// entry).
     public static func writeLine(_ level: LogLevel, _ message: String) {
-        var bytes = Array("<\(level.rawValue)>\(message)\n".utf8)
+        let line = prefixesPriority ? "<\(level.rawValue)>\(message)\n" : "\(message)\n"
+        var bytes = Array(line.utf8)
         // One write(2) per line so concurrent lines never interleave; stderr is unbuffered.
         _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
