@@ -222,6 +222,10 @@ CReachCurl_Transfer *CReachCurl_transfer_start(CReachCurl_Multi *multi, const CR
     SET(CURLOPT_IPRESOLVE, request->family == 6 ? (long)CURL_IPRESOLVE_V6 : (long)CURL_IPRESOLVE_V4);
     SET(CURLOPT_TIMEOUT_MS, request->timeoutMilliseconds);
     SET(CURLOPT_NOSIGNAL, 1L);
+    // Never wait for the resolver thread: a transfer removed or timed out while getaddrinfo()
+    // is still waiting for a silent nameserver (up to 30 s with glibc's defaults) would hold the
+    // daemon's queue for as long. The thread is left to finish on its own and frees itself.
+    SET(CURLOPT_QUICK_EXIT, 1L);
     // Every check asks the network anew: no connection or DNS answer kept from the last one.
     SET(CURLOPT_FRESH_CONNECT, 1L);
     SET(CURLOPT_FORBID_REUSE, 1L);

@@ -47,6 +47,14 @@ package enum FaultInjection {
         statusField("VmRSS", of: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
     }
 
+    /// The threads of a process (`Threads` in `/proc/PID/status`).
+    ///
+    /// - Parameter pid: the process.
+    /// - Returns: the count, or nil when the process is gone.
+    package static func threadCount(of pid: pid_t) -> Int? {
+        statusField("Threads", of: pid).flatMap { Int($0) }
+    }
+
     /// The CPU time a process has used, user and system (`utime` + `stime` in `/proc/PID/stat`).
     ///
     /// - Parameter pid: the process; `getpid()` for the test process itself (all its threads).

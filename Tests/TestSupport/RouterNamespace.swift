@@ -14,6 +14,8 @@ package final class RouterNamespace {
     /// The servers' state directory (mode, request log, certificates).
     package let state: TemporaryDirectory
     private let server: ChildProcess
+    /// The resolver that never answers, once ``startSilentResolver(at:)`` started it.
+    private var silentResolver: ChildProcess?
 
     /// The check URL the servers answer on.
     package static let checkURL = "http://10.77.0.1:8080/check"
@@ -49,9 +51,37 @@ package final class RouterNamespace {
     }
 
     deinit {
+        _ = silentResolver?.terminate()
         _ = server.terminate()
         namespace.delete()
         state.remove()
+    }
+
+    /// Gives `ra1` each of `addresses` (IPv4, on 10.77.0.0/24) and starts a DNS server on
+    /// their port 53 that reads every query and answers none: a DNS outage as a client sees it.
+    ///
+    /// - Throws: `HarnessError` when a command fails or the socket is not bound in time.
+    package func startSilentResolver(at addresses: [String]) throws {
+        for address in addresses where address != "10.77.0.1" {
+            try namespace.ip("addr", "add", "\(address)/24", "dev", "ra1")
+        }
+        let bound = state.file("silent-resolver-bound")
+        let program = """
+            import socket, sys
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("0.0.0.0", 53))
+            open(sys.argv[1], "w").close()
+            while True: s.recvfrom(4096)
+            """
+        let resolver = try ChildProcess(
+            "ip", ["netns", "exec", namespace.name, "python3", "-c", program, bound],
+            standardOutput: state.file("silent-resolver.log"), standardError: state.file("silent-resolver.log")
+        )
+        silentResolver = resolver
+        try Poll.until("the silent resolver binds port 53", timeout: .seconds(30)) {
+            if let ended = resolver.poll() { throw HarnessError("the silent resolver exited (\(ended))") }
+            return FileManager.default.fileExists(atPath: bound)
+        }
     }
 
     /// The test CA's certificate (PEM), for `CaptivePortalAPICAFile=`.
@@ -82,14 +112,15 @@ extension DaemonTestCase {
     /// - Parameters:
     ///   - configuration: the configuration file's text.
     ///   - mode: how the check server answers at first.
+    ///   - environment: added to the daemon's environment (`WATCHDOG_USEC`…).
     /// - Returns: the router; keep it for the test's length.
     /// - Throws: `HarnessError` when a step fails.
-    package func startDaemonBehindRouter(configuration: String, mode: String = "204") throws -> RouterNamespace {
+    package func startDaemonBehindRouter(configuration: String, mode: String = "204", environment: [String: String] = [:]) throws -> RouterNamespace {
         let router = try RouterNamespace(linkedTo: try netns)
         try router.setMode(mode)
         try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
         try writeConfiguration(configuration)
-        try startDaemon(arguments: ["--config", try configurationPath])
+        try startDaemon(arguments: ["--config", try configurationPath], environment: environment)
         try addIPv4DefaultRoute()
         return router
     }
