@@ -180,6 +180,8 @@ struct CReachCurl_Transfer {
     unsigned char *body;
     size_t bodyLength;
     size_t bodyLimit;
+    // The body went past bodyLimit and the transfer was stopped there, on purpose.
+    int stoppedAtLimit;
     char errorText[CURL_ERROR_SIZE];
 };
 
@@ -191,6 +193,9 @@ static void discard(CReachCurl_Transfer *transfer) {
     free(transfer);
 }
 
+// Keeps the body's first bodyLimit bytes and stops the transfer there: a check judges the
+// first bytes, and an endless body (a broken or hostile server) must not be downloaded until
+// the timeout, on what may be a metered link.
 static size_t on_body(char *data, size_t size, size_t count, void *userp) {
     CReachCurl_Transfer *transfer = userp;
     size_t length = size * count;
@@ -199,6 +204,10 @@ static size_t on_body(char *data, size_t size, size_t count, void *userp) {
     if (kept > 0) {
         memcpy(transfer->body + transfer->bodyLength, data, kept);
         transfer->bodyLength += kept;
+    }
+    if (kept < length) {
+        transfer->stoppedAtLimit = 1;
+        return 0;  // CURLE_WRITE_ERROR, which CReachCurl_next_done reports as a success
     }
     return length;
 }
@@ -274,6 +283,7 @@ CReachCurl_Transfer *CReachCurl_next_done(CReachCurl_Multi *multi, int *result) 
         CReachCurl_Transfer *transfer = NULL;
         curl.easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, (char **)&transfer);
         *result = message->data.result;
+        if (*result == CURLE_WRITE_ERROR && transfer != NULL && transfer->stoppedAtLimit) *result = CURLE_OK;
         if (transfer != NULL) return transfer;
     }
     return NULL;

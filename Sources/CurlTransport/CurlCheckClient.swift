@@ -54,6 +54,10 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         return token
     }
 
+    public var unavailability: String? {
+        CReachCurl_load().map { "libcurl could not be loaded: \(String(cString: $0))" }
+    }
+
     public func cancel(_ token: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let exchange = exchanges.removeValue(forKey: token) else { return }
@@ -69,7 +73,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     /// The multi handle, its readiness source and timer, made at the first exchange.
     private func openMulti() throws(HTTPCheckFailure) -> OpaquePointer {
         if let multi { return multi }
-        if let failure = CReachCurl_load() { throw HTTPCheckFailure(description: "libcurl could not be loaded: \(String(cString: failure))") }
+        if let unavailability { throw HTTPCheckFailure(description: unavailability) }
         var error: Int32 = 0
         let onTimer: CReachCurl_TimerCallback = { milliseconds, context in
             Unmanaged<CurlCheckClient>.fromOpaque(context!).takeUnretainedValue().setTimer(milliseconds: milliseconds)

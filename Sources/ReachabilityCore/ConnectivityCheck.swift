@@ -102,28 +102,43 @@ public struct CaptivePortalAPIAnswer: Sendable, Hashable {
     }
 
     /// The answer in an HTTP outcome: a 200 whose body is a JSON object with a boolean
-    /// `captive`; nil for anything else (the API then says nothing).
+    /// `captive`; nil for anything else (the API then says nothing). A `user-portal-url` that is
+    /// not https (RFC 8908 requires it; `javascript:` would reach every client) is dropped.
     public init?(_ outcome: HTTPCheckOutcome) {
         guard case .response(200, _, let body) = outcome, case .object(let members)? = JSONValue.parse(body),
               case .boolean(let captive)? = members["captive"]
         else { return nil }
         var url: String?
-        if case .string(let text)? = members["user-portal-url"], !text.isEmpty { url = text }
+        if case .string(let text)? = members["user-portal-url"], URLScheme.of(text) == "https" { url = text }
         self.init(isCaptive: captive, userPortalURL: url)
+    }
+}
+
+/// The scheme of a URL, lower-cased: "https" of "HTTPS://portal/"; nil without one.
+enum URLScheme {
+    static func of(_ url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), colon > url.startIndex,
+              url[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+              url[url.startIndex].isLetter
+        else { return nil }
+        return url[..<colon].lowercased()
     }
 }
 
 /// The verdicts of the active check: pure functions of what the HTTP exchanges got.
 public enum ConnectivityCheckVerdict {
     /// The check URL's outcome as evidence, with the portal's URL when it redirected: 204 (or
-    /// 200 with the expected body prefix) → `full`; 3xx → `portal` (the `Location`); other
-    /// content → `portal`; no response → `limited`.
+    /// 200 with the expected body prefix) → `full`; 3xx → `portal` (the `Location`, when it is
+    /// http or https); other content → `portal`; no response → `limited`.
     public static func of(_ outcome: HTTPCheckOutcome, expecting response: String) -> (connectivity: Connectivity, portalURL: String) {
         switch outcome {
         case .failed: return (.limited, "")
         case .response(let status, let redirect, let body):
             if response.isEmpty ? status == 204 : status == 200 && body.starts(with: Array(response.utf8)) { return (.full, "") }
-            if (300...399).contains(status) { return (.portal, redirect ?? "") }
+            if (300...399).contains(status) {
+                let web = redirect.flatMap { ["http", "https"].contains(URLScheme.of($0)) ? $0 : nil }
+                return (.portal, web ?? "")
+            }
             return (.portal, "")
         }
     }
@@ -156,6 +171,10 @@ public protocol HTTPCheckClient: AnyObject {
     ///
     /// - Returns: the exchange's token for ``cancel(_:)``.
     func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double) -> Void) -> Int
+    /// Why no exchange can run on this host at all (e.g. "libcurl could not be loaded: …"), a
+    /// local fault rather than evidence about the network; nil when exchanges can run. Asked
+    /// only once checks are on (it may load the client's library).
+    var unavailability: String? { get }
     /// Abandons the exchange `token` (finished or unknown ones: nothing happens).
     func cancel(_ token: Int)
 }

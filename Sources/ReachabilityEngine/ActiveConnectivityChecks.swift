@@ -28,6 +28,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         var checkOutcome: (HTTPCheckOutcome, Double)?
         var apiOutcome: (uri: String, outcome: HTTPCheckOutcome)?
         var apiURI: String?
+        /// The link's captive-portal API changed while a check was in flight: check again as
+        /// soon as it ends.
+        var recheckWhenDone = false
         /// The timer of the next check (made at the first), and when it is due (nil: none).
         var timer: DispatchSourceTimer?
         var nextDue: DispatchTime?
@@ -39,6 +42,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     var client: HTTPCheckClient?
     private var settings = ConnectivityCheckSettings()
     private var families: [AddressFamily: Family] = [:]
+    /// Why the client cannot run any exchange (logged once), until the settings change.
+    private var unavailability: String?
     /// Called on the queue when a family's evidence changed.
     var onEvidence: () -> Void = {}
     /// The captive-portal API a link's routers advertise.
@@ -56,6 +61,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     func apply(_ next: ConnectivityCheckSettings) {
         guard next != settings else { return }
         settings = next
+        unavailability = nil
         stop()
     }
 
@@ -84,20 +90,30 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// it are checked again at once (with the API, or without it).
     func captivePortalAPIChanged(on link: InterfaceIndex) {
         guard isEnabled else { return }
-        for (family, current) in families where current.state.path?.link == link && current.inFlight.isEmpty {
-            schedule(family, after: 0)
+        for (family, current) in families where current.state.path?.link == link {
+            if current.inFlight.isEmpty { schedule(family, after: 0) } else { families[family]?.recheckWhenDone = true }
         }
+    }
+
+    /// The passive evidence against `family`'s path cleared (its gateway resolves again): unless
+    /// the checks already say `full` or one is in flight, check at once.
+    func passiveEvidenceCleared(_ family: AddressFamily) {
+        guard isEnabled, let current = families[family], current.state.path != nil, current.inFlight.isEmpty,
+              current.state.evidence != .full
+        else { return }
+        schedule(family, after: 0)
     }
 
     /// What the checks say of `family`, and the portal's URL ("" when none is known).
     func evidence(_ family: AddressFamily) -> (connectivity: Connectivity?, portalURL: String) {
-        guard isEnabled, let state = families[family]?.state else { return (nil, "") }
+        guard isEnabled, unavailability == nil, let state = families[family]?.state else { return (nil, "") }
         return (state.evidence, state.portalURL)
     }
 
     /// `Explain()`'s lines for `family`.
     func report(_ family: AddressFamily) -> [String] {
         guard isEnabled, let current = families[family], current.state.path != nil else { return [] }
+        if let unavailability { return ["  checks cannot run: \(unavailability) (Connectivity stays unknown)"] }
         var lines: [String] = []
         let now = DispatchTime.now()
         if let last = current.last {
@@ -134,6 +150,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         current.inFlight = []
         current.checkOutcome = nil
         current.apiOutcome = nil
+        current.recheckWhenDone = false
         current.timer?.schedule(deadline: .distantFuture)
         current.nextDue = nil
         if !keepingState {
@@ -160,8 +177,17 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     }
 
     private func startCheck(_ family: AddressFamily) {
-        guard let client, settings.isEnabled, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
+        guard let client, settings.isEnabled, unavailability == nil, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
         current.nextDue = nil
+        if let why = client.unavailability {
+            // A fault of this host, not evidence about the network: say it once, publish no
+            // verdict and try no more until the settings change (a reload tries again).
+            unavailability = why
+            families[family] = current
+            Log.warning("Connectivity checks cannot run: \(why); Connectivity stays unknown. Install libcurl4 and reload.")
+            onEvidence()
+            return
+        }
         let check = HTTPCheckRequest(url: settings.checkURL, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds)
         current.checkOutcome = nil
         current.apiOutcome = nil
@@ -197,7 +223,12 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
             api: current.apiOutcome.flatMap { CaptivePortalAPIAnswer($0.outcome) }
         )
         let before = (current.state.evidence, current.state.portalURL)
-        let delay = current.state.record(verdict, intervalSeconds: settings.intervalSeconds)
+        var delay = current.state.record(verdict, intervalSeconds: settings.intervalSeconds)
+        if current.recheckWhenDone {
+            // The link's API changed while this check ran: ask again, with the new one, at once.
+            delay = 0
+            current.recheckWhenDone = false
+        }
         families[family] = current
         Log.debug("Connectivity check over \(path.linkName) (\(family.displayName)): \(outcome.summary) in \(Int(seconds * 1000)) ms -> \(verdict.connectivity.rawValue); next in \(delay) s.")
         schedule(family, after: delay)

@@ -412,7 +412,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
             changed = Set(AddressFamily.allCases)
         }
         for message in batch.messages {
-            if case .deleteLink(let link) = message.payload { captivePortalAPIs.forget(InterfaceIndex(link.index)) }
+            switch message.payload {
+            case .deleteLink(let link): captivePortalAPIs.forget(InterfaceIndex(link.index))
+            case .newLink(let link) where !(link.isUp && link.hasCarrier):
+                // The network that comes back may not be the one that advertised it: a router
+                // advertisement names the API again. (DHCP's goes with its lease: networkd and
+                // NetworkManager publish that themselves.)
+                let index = InterfaceIndex(link.index)
+                if captivePortalAPIs.set(nil, for: index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: index) }
+            default: break
+            }
             if table.apply(message.payload) {
                 changed = Set(AddressFamily.allCases)
                 continue
@@ -428,7 +437,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
                 // (A deleted entry says nothing: a failed gateway stays failed until it resolves.)
-                if let family = LinkTable.family(neighbour.family), gateways.apply(neighbour, family: family) { gatewayEvidence = true }
+                guard let family = LinkTable.family(neighbour.family) else { break }
+                let before = gateways.current(family)?.evidence
+                guard gateways.apply(neighbour, family: family) else { break }
+                gatewayEvidence = true
+                // The gateway answers again (an application got through): what checks said
+                // during the outage is checked again now, not at the back-off's next turn.
+                if before != nil, gateways.current(family)?.evidence == nil { checks.passiveEvidenceCleared(family) }
             case .routerAdvertisementOption(let option):
                 guard let uri = option.captivePortalAPI else { break }
                 if captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement) {

@@ -8,17 +8,6 @@ import XCTest
 /// re-check before `limited`, the network's captive-portal API advertised in a router
 /// advertisement, and no packet at all with checks off. Nothing leaves the two namespaces.
 final class ConnectivityCheckTests: DaemonTestCase {
-    private func checkConfiguration(_ extra: String = "") -> String {
-        "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\nCheckTimeoutSec=1\n\(extra)"
-    }
-
-    @discardableResult
-    private func waitForConnectivity(_ connectivity: Connectivity, portal: String? = nil) throws -> PublishedProperties {
-        try waitForProperties("connectivity \(connectivity.rawValue)" + (portal.map { " with portal \($0)" } ?? "")) {
-            $0.string(.connectivity) == connectivity.rawValue && (portal == nil || $0.string(.captivePortal) == portal)
-        }
-    }
-
     func testWithChecksOffTheDaemonSendsNothingAndLoadsNoHTTPClient() throws {
         // Given the router's servers and a reachable host, with the default configuration
         let router = try startDaemonBehindRouter(configuration: "")

@@ -17,6 +17,10 @@ final class ConnectivityCheckVerdictTests: XCTestCase {
             (.response(status: 200, redirect: nil, body: Array("succ".utf8)), "success", .portal, "", #line),
             (.response(status: 204, redirect: nil, body: []), "success", .portal, "", #line),
             (.response(status: 301, redirect: "https://login.hotel/", body: []), "success", .portal, "https://login.hotel/", #line),
+            (.response(status: 302, redirect: "HTTP://Portal/", body: []), "", .portal, "HTTP://Portal/", #line),
+            // A Location that is no web page is no portal's URL.
+            (.response(status: 302, redirect: "javascript:alert(1)", body: []), "", .portal, "", #line),
+            (.response(status: 302, redirect: "file:///etc/passwd", body: []), "", .portal, "", #line),
             (.failed("Timeout was reached"), "", .limited, "", #line),
             (.failed("Could not resolve host: check.example"), "success", .limited, "", #line),
         ]
@@ -53,6 +57,11 @@ final class ConnectivityCheckVerdictTests: XCTestCase {
             (200, #"{"captive": true, "user-portal-url": "https://p/login"}"#, CaptivePortalAPIAnswer(isCaptive: true, userPortalURL: "https://p/login"), #line),
             (200, #"{"captive":false,"venue-info-url":"https://v/","seconds-remaining":300}"#, CaptivePortalAPIAnswer(isCaptive: false), #line),
             (200, #" {"user-portal-url": "", "captive": true} "#, CaptivePortalAPIAnswer(isCaptive: true), #line),
+            // RFC 8908: the user portal is an https URI; anything else is dropped, the answer kept.
+            (200, #"{"captive": true, "user-portal-url": "javascript:alert(1)"}"#, CaptivePortalAPIAnswer(isCaptive: true), #line),
+            (200, #"{"captive": true, "user-portal-url": "http://p/login"}"#, CaptivePortalAPIAnswer(isCaptive: true), #line),
+            (200, #"{"captive": true, "user-portal-url": "HTTPS://p/login"}"#, CaptivePortalAPIAnswer(isCaptive: true, userPortalURL: "HTTPS://p/login"), #line),
+            (200, #"{"captive": true, "user-portal-url": "https//p"}"#, CaptivePortalAPIAnswer(isCaptive: true), #line),
             (200, #"{"captive": "yes"}"#, nil, #line),
             (200, #"{"user-portal-url": "https://p/"}"#, nil, #line),
             (200, #"["captive", true]"#, nil, #line),

@@ -24,6 +24,9 @@ package final class DaemonProcess {
     ///   - sysfsRoot: passed as `--sysfs-root` when not nil.
     ///   - arguments: further arguments, e.g. `["--config", PATH]`.
     ///   - environment: further environment variables, e.g. `WATCHDOG_USEC`.
+    ///   - hiding: files the daemon must find unusable, as on a host without them (e.g. a
+    ///     library it loads with `dlopen`): `/dev/null` is bind-mounted over each in the private
+    ///     mount namespace `ip netns exec` makes, so nothing outside the daemon sees it.
     /// - Throws: `HarnessError` when it cannot be started.
     package init(
         binary: String,
@@ -32,14 +35,21 @@ package final class DaemonProcess {
         directory: TemporaryDirectory,
         sysfsRoot: String? = nil,
         arguments extraArguments: [String] = [],
-        environment extraEnvironment: [String: String] = [:]
+        environment extraEnvironment: [String: String] = [:],
+        hiding hiddenFiles: [String] = []
     ) throws {
         logPath = directory.file("reachabilityd.log")
         notifySocket = try NotifySocket(path: directory.file("notify"))
         // As systemd's RuntimeDirectory= does: where Generation is kept across restarts.
         let runtimeDirectory = directory.file("runtime")
         try FileManager.default.createDirectory(atPath: runtimeDirectory, withIntermediateDirectories: true)
-        var arguments = ["netns", "exec", namespace.name, binary, "--log-level", "debug"]
+        var arguments = ["netns", "exec", namespace.name]
+        if !hiddenFiles.isEmpty {
+            // (sh execs the daemon in place: its pid stays the child's.)
+            arguments += ["sh", "-c", #"for file in "$@"; do [ "$file" = -- ] && shift && break; mount --bind /dev/null "$file" || exit 1; shift; done; exec "$@""#, "sh"]
+                + hiddenFiles + ["--"]
+        }
+        arguments += [binary, "--log-level", "debug"]
         if let sysfsRoot { arguments += ["--sysfs-root", sysfsRoot] }
         arguments += extraArguments
         process = try ChildProcess(

@@ -82,11 +82,13 @@ open class DaemonTestCase: XCTestCase {
     /// - Parameters:
     ///   - sysfsRoot: a fake sysfs tree for `--sysfs-root`, or nil for the real one.
     ///   - arguments: further daemon arguments, e.g. `["--config", PATH]`.
+    ///   - environment: further environment variables, e.g. `WATCHDOG_USEC`.
+    ///   - hiding: files the daemon must find unusable (see ``DaemonProcess``).
     /// - Throws: `HarnessError` when the daemon does not become ready.
-    package func startDaemon(sysfsRoot: String? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    package func startDaemon(sysfsRoot: String? = nil, arguments: [String] = [], environment: [String: String] = [:], hiding: [String] = []) throws {
         let daemon = try DaemonProcess(
             binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: try unwrap(bus).address,
-            directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments, environment: environment
+            directory: try unwrap(directory), sysfsRoot: sysfsRoot, arguments: arguments, environment: environment, hiding: hiding
         )
         self.daemon = daemon
         try daemon.waitUntilReady()

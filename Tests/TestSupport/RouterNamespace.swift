@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -105,6 +106,20 @@ package final class RouterNamespace {
 }
 
 extension DaemonTestCase {
+    /// A `[Connectivity]` section checking the router's URL every second, each check given 1 s,
+    /// with `extra`'s lines.
+    package func checkConfiguration(_ extra: String = "") -> String {
+        "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\nCheckTimeoutSec=1\n\(extra)"
+    }
+
+    /// Waits until `Connectivity` is `connectivity` (and `CaptivePortal` is `portal`, when given).
+    @discardableResult
+    package func waitForConnectivity(_ connectivity: Connectivity, portal: String? = nil) throws -> PublishedProperties {
+        try waitForProperties("connectivity \(connectivity.rawValue)" + (portal.map { " with portal \($0)" } ?? "")) {
+            $0.string(.connectivity) == connectivity.rawValue && (portal == nil || $0.string(.captivePortal) == portal)
+        }
+    }
+
     /// Starts a router (see ``RouterNamespace``), gives ra0 10.77.0.2/24, starts the daemon
     /// with the configuration file `configuration` (a `[Connectivity]` section, or nothing),
     /// then routes the default via 10.77.0.1.
@@ -113,14 +128,17 @@ extension DaemonTestCase {
     ///   - configuration: the configuration file's text.
     ///   - mode: how the check server answers at first.
     ///   - environment: added to the daemon's environment (`WATCHDOG_USEC`…).
+    ///   - hiding: files the daemon must find unusable (see ``DaemonProcess``).
     /// - Returns: the router; keep it for the test's length.
     /// - Throws: `HarnessError` when a step fails.
-    package func startDaemonBehindRouter(configuration: String, mode: String = "204", environment: [String: String] = [:]) throws -> RouterNamespace {
+    package func startDaemonBehindRouter(
+        configuration: String, mode: String = "204", environment: [String: String] = [:], hiding: [String] = []
+    ) throws -> RouterNamespace {
         let router = try RouterNamespace(linkedTo: try netns)
         try router.setMode(mode)
         try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
         try writeConfiguration(configuration)
-        try startDaemon(arguments: ["--config", try configurationPath], environment: environment)
+        try startDaemon(arguments: ["--config", try configurationPath], environment: environment, hiding: hiding)
         try addIPv4DefaultRoute()
         return router
     }

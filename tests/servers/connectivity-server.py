@@ -7,13 +7,17 @@ HTTP on [::]:8080 (IPv4 and IPv6):
              redirect    302 to http://10.77.0.1:8080/portal
              html        200 with an HTML page
              body        200 with "success\\n"
+             slow        204 after 1.5 s
              hang        never answers (past any check's timeout)
              reset       TCP reset (SO_LINGER 0)
              reset-once  TCP reset, then the mode becomes STATE/next-mode's (default 204)
+             endless     200 with an HTML body that never ends (sent until the client stops
+                         reading; the bytes sent are appended to STATE/endless-bytes)
   /portal  200 with an HTML page
 HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
   /captive  {"captive": true, "user-portal-url": "https://HOST/portal"} (HOST: the request's Host)
   /open     {"captive": false}
+  /javascript  {"captive": true, "user-portal-url": "javascript:alert(1)"}
 Every request is appended to STATE/requests ("METHOD PATH ACCEPT CLIENT-ADDRESS").
 Usage: connectivity-server.py STATE_DIRECTORY
 """
@@ -81,6 +85,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.answer(200, b"<html><body>Welcome to the hotel network</body></html>")
             elif mode == "body":
                 self.answer(200, b"success\n", "text/plain")
+            elif mode == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                chunk, sent = b"<html><body>" + b"x" * 65536, 0
+                try:
+                    while True:
+                        self.wfile.write(chunk)
+                        sent += len(chunk)
+                except OSError:
+                    pass
+                with open(os.path.join(state, "endless-bytes"), "a") as f:
+                    f.write(f"{sent}\n")
+                self.close_connection = True
+            elif mode == "slow":
+                time.sleep(1.5)
+                self.answer(204)
             elif mode == "hang":
                 time.sleep(3600)
             elif mode in ("reset", "reset-once"):
@@ -100,6 +121,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/captive":
             portal = f"https://{self.headers.get('Host', '10.77.0.1:8443')}/portal"
             self.answer(200, json.dumps({"captive": True, "user-portal-url": portal}).encode(), "application/captive+json")
+        elif self.path == "/javascript":
+            self.answer(200, json.dumps({"captive": True, "user-portal-url": "javascript:alert(1)"}).encode(), "application/captive+json")
         elif self.path == "/open":
             self.answer(200, json.dumps({"captive": False}).encode(), "application/captive+json")
         else:

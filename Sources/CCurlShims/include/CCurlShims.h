@@ -65,7 +65,8 @@ CReachCurl_Transfer *CReachCurl_transfer_start(CReachCurl_Multi *multi, const CR
 /// Removes the transfer from `multi` (finished or not) and frees it.
 void CReachCurl_transfer_free(CReachCurl_Multi *multi, CReachCurl_Transfer *transfer);
 
-/// The next finished transfer, with its result code (a CURLcode) in *result; NULL when none is left.
+/// The next finished transfer, with its result code (a CURLcode) in *result, 0 too for one
+/// stopped at its body limit; NULL when none is left.
 CReachCurl_Transfer *CReachCurl_next_done(CReachCurl_Multi *multi, int *result);
 
 /// What a finished transfer got.
@@ -74,7 +75,8 @@ typedef struct CReachCurl_Response {
     long status;
     /// The Location of a redirection, absolute; NULL without one. Valid until the transfer is freed.
     const char *redirectURL;
-    /// The body's first bytes (at most the request's bodyLimit). Valid until the transfer is freed.
+    /// The body's first bytes (at most the request's bodyLimit: the transfer stops there and
+    /// counts as complete). Valid until the transfer is freed.
     const unsigned char *body;
     /// Their count.
     size_t bodyLength;
