@@ -12,8 +12,8 @@ enum MonitoredTarget: Sendable, Equatable {
     case machine
     /// One literal address, checked with `CheckAddress`.
     case address(String)
-    /// A host name, resolved here and each address checked with `CheckAddress`.
-    case domain(String)
+    /// A host name with its resolution, resolved here and each address checked with `CheckAddress`.
+    case domain(HostLookup)
 }
 
 /// Follows reachabilityd for one manager through the bus's shared ``BusHub`` and reports snapshots.
@@ -107,7 +107,10 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
             daemonRunning = true
             switch target {
             case .machine: report(ReachabilitySnapshot(busProperties: properties))
-            case .address, .domain: checker.check()
+            case .address, .domain:
+                // The daemon answers; the destination's snapshot comes when its check ends.
+                reportObservation(nil, true, session)
+                checker.check()
             }
         }
     }

@@ -4,8 +4,8 @@ import ReachabilityCore
 /// Resolves and checks one monitored address or domain, one check at a time, for both sources:
 /// the daemon's (each address asked with `CheckAddress`) and the in-process engine's (each
 /// address asked of the engine). A check requested while one runs runs once after it; a domain's
-/// addresses are resolved away from the queue (getaddrinfo blocks) and reused for a while
-/// (``ResolvedAddresses``). Confined to `queue`.
+/// addresses come from its ``HostLookup`` (one resolution at a time, away from the queue,
+/// reused for a while). Confined to `queue`.
 final class DestinationChecker: @unchecked Sendable {
     /// Asks for the answers of `addresses` and calls `answered` on the queue with them, in order.
     typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
@@ -18,8 +18,6 @@ final class DestinationChecker: @unchecked Sendable {
     private var epoch = 0
     private var inFlight = false
     private var pending = false
-    /// The domain's addresses, reused for a while across re-checks.
-    private var resolved = ResolvedAddresses()
 
     /// Creates a checker of `target` (an address or a domain).
     ///
@@ -51,26 +49,18 @@ final class DestinationChecker: @unchecked Sendable {
         case .address(let address):
             inFlight = true
             checkAddresses([address], destination: address, epoch: current)
-        case .domain(let host):
+        case .domain(let lookup):
             inFlight = true
-            if let addresses = resolved.fresh() {
-                return checkAddresses(addresses, destination: host, epoch: current)
-            }
-            DispatchQueue.global().async { [weak self] in
-                let outcome = HostResolver.resolve(host)
-                guard let self else { return }
-                self.queue.async {
-                    guard current == self.epoch else { return }
-                    self.resolved.remember(outcome)
-                    switch outcome {
-                    case .addresses(let addresses):
-                        self.checkAddresses(addresses, destination: host, epoch: current)
-                    case .failed(let why):
-                        self.checkFinished(ReachabilitySnapshot(
-                            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
-                            interface: "", transport: nil, isMetered: false, reason: "cannot resolve \(host): \(why)"
-                        ))
-                    }
+            lookup.resolve(on: queue) { [weak self] outcome in
+                guard let self, current == epoch else { return }
+                switch outcome {
+                case .addresses(let addresses):
+                    checkAddresses(addresses, destination: lookup.host, epoch: current)
+                case .failed(let why):
+                    checkFinished(ReachabilitySnapshot(
+                        status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+                        interface: "", transport: nil, isMetered: false, reason: "could not resolve \(lookup.host): \(why)"
+                    ))
                 }
             }
         }

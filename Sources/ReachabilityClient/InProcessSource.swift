@@ -16,8 +16,10 @@ protocol SnapshotSource: AnyObject, Sendable {
     func stop()
 }
 
-/// How a source reports: the snapshot, whether the daemon gave it, and the run's session.
-typealias SnapshotReport = @Sendable (ReachabilitySnapshot, _ daemonAvailable: Bool, _ session: UInt64) -> Void
+/// How a source reports: the snapshot, whether the daemon gave it, and the run's session. A nil
+/// snapshot tells only that the daemon answers, before the first check of an address or a
+/// host name has ended.
+typealias SnapshotReport = @Sendable (ReachabilitySnapshot?, _ daemonAvailable: Bool, _ session: UInt64) -> Void
 
 extension DaemonSource: SnapshotSource {}
 
@@ -137,7 +139,7 @@ final class AutomaticSource: SnapshotSource, @unchecked Sendable {
             box.source?.daemonReported(snapshot, daemonAvailable: available, session: session)
         }
         inProcess = InProcessSource(queue: queue, target: target) { snapshot, _, session in
-            box.source?.inProcessReported(snapshot, session: session)
+            if let snapshot { box.source?.inProcessReported(snapshot, session: session) }
         }
         box.source = self
     }
@@ -153,7 +155,7 @@ final class AutomaticSource: SnapshotSource, @unchecked Sendable {
         usingInProcess = false
     }
 
-    private func daemonReported(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool, session: UInt64) {
+    private func daemonReported(_ snapshot: ReachabilitySnapshot?, daemonAvailable: Bool, session: UInt64) {
         if daemonAvailable {
             if usingInProcess {
                 inProcess.stop()

@@ -52,6 +52,8 @@ public final class ReachabilityManager: Sendable {
 
     private let queue: DispatchQueue
     private let source: any SnapshotSource
+    /// The host name's resolution, for a manager of a host name.
+    private let hostLookup: HostLookup?
     private let state = Mutex(State())
 
     /// A manager for the machine's reachability: the daemon's `Status` and properties.
@@ -81,7 +83,7 @@ public final class ReachabilityManager: Sendable {
     ///   - domain: a host name.
     ///   - source: the daemon, the engine in this process, or whichever is available.
     public convenience init(domain: String, source: Source) {
-        self.init(target: .domain(domain), endpoint: .system, source: source)
+        self.init(target: .domain(HostLookup(domain)), endpoint: .system, source: source)
     }
 
     /// A manager for one literal IPv4 or IPv6 address (`"192.0.2.7"`, `"2001:db8::1"`): the
@@ -103,7 +105,7 @@ public final class ReachabilityManager: Sendable {
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {
-        self.init(target: .domain(domain), endpoint: .system)
+        self.init(target: .domain(HostLookup(domain)), endpoint: .system)
     }
 
     /// A manager for `target` on `endpoint` answered by `source`; tests use it with a private bus.
@@ -112,6 +114,7 @@ public final class ReachabilityManager: Sendable {
     /// ``BusHub``); an in-process manager has a queue of its own.
     init(target: MonitoredTarget, endpoint: BusEndpoint, source kind: Source = .daemon) {
         // The source reports to a weak box: the manager owns the source, not the other way round.
+        if case .domain(let lookup) = target { hostLookup = lookup } else { hostLookup = nil }
         let box = WeakManager()
         let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
@@ -152,8 +155,21 @@ public final class ReachabilityManager: Sendable {
 
     /// Whether reachabilityd answered the last time this manager looked: false before monitoring
     /// has an answer, while the daemon's bus name has no owner, and while the bus is unreachable.
+    /// For an address or a host name, true as soon as the daemon answers, while the first check
+    /// (the resolution of the name, then `CheckAddress`) may still be running.
     public var isDaemonAvailable: Bool {
         state.withLock { $0.isDaemonAvailable }
+    }
+
+    /// Where the system resolver stands on the host name of a manager made with
+    /// ``init(domain:)``; nil for the machine's manager and an address's. While it is
+    /// ``HostResolution/waiting(since:)`` no answer can come: the daemon is asked about the
+    /// addresses only once the name has them — what a program waiting for the first answer
+    /// reads to tell a silent resolver from a daemon that does not answer. The name is resolved
+    /// once at a time whatever the checks do, and the last answer is kept after
+    /// ``stopMonitoring()``.
+    public var hostResolution: HostResolution? {
+        hostLookup?.resolution
     }
 
     /// Whether the status is one of the reachable ones.
@@ -298,20 +314,22 @@ public final class ReachabilityManager: Sendable {
         }
     }
 
-    /// Takes a snapshot from the source (on the queue) and tells every observer that needs it.
-    private func receive(_ snapshot: ReachabilitySnapshot, daemonAvailable: Bool, session: UInt64) {
+    /// Takes a snapshot from the source (on the queue) and tells every observer that needs it;
+    /// a nil snapshot updates only ``isDaemonAvailable``.
+    private func receive(_ snapshot: ReachabilitySnapshot?, daemonAvailable: Bool, session: UInt64) {
         let previous = state.withLock { state -> ReachabilitySnapshot? in
             // A report of an earlier run (stop and start in quick succession) is stale.
             guard state.isMonitoring, session == state.session else { return nil }
+            state.isDaemonAvailable = daemonAvailable
+            guard let snapshot else { return nil }
             let previous = state.snapshot
             state.snapshot = snapshot
-            state.isDaemonAvailable = daemonAvailable
             state.isResolved = true
             // Deliveries are enqueued under the lock, so they keep the order of the snapshots.
             for id in state.subscribers.keys { state.subscribers[id]!.offer(snapshot) }
             return previous
         }
-        guard let previous, previous != snapshot else { return }
+        guard let previous, let snapshot, previous != snapshot else { return }
         for observer in Self.changeObservers.withLock({ $0 }) { observer(self, previous, snapshot) }
     }
 }

@@ -165,8 +165,12 @@ struct SourceOption {
 }
 
 /// `--answer-timeout SECONDS`, with the subcommand's default.
-func answerTimeoutSpec(default seconds: Int) -> OptionSpec {
-    .value("answer-timeout", "seconds", "How long to wait for the daemon's answer.", default: String(seconds))
+///
+/// - Parameters:
+///   - seconds: the default.
+///   - awaited: what is waited for, for the help.
+func answerTimeoutSpec(default seconds: Int, awaiting awaited: String = "the daemon's answer") -> OptionSpec {
+    .value("answer-timeout", "seconds", "How long to wait for \(awaited).", default: String(seconds))
 }
 
 // MARK: - status
@@ -256,7 +260,8 @@ struct Wait: Subcommand {
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
             --connectivity when given (full > portal > limited > unknown). Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
-            during the wait only delays the answer. \(ExitStatus.help(conditionNotMet: "the wait timed out"))
+            during the wait only delays the answer. A --host name whose resolver has not answered \
+            when the time runs out is reported as such (exit 1, not 69). \(ExitStatus.help(conditionNotMet: "the wait timed out"))
             """,
         options: [
             .value("timeout", "seconds", "Give up after this many seconds (0: wait forever).", default: "30"),
@@ -333,12 +338,15 @@ struct Wait: Subcommand {
             group.cancelAll()
             return first
         }
-        let last = manager.snapshot
+        // Timed out while the resolver had not answered about the host: that is the last state.
+        let silence = outcome == ExitStatus.conditionNotMet ? host.flatMap { FirstAnswer.resolverSilence(of: manager, host: $0) } : nil
+        let last = silence?.snapshot ?? manager.snapshot
         let available = manager.isDaemonAvailable
         manager.stopMonitoring()
         if json {
             var record = StatusRecord(last, daemonAvailable: available)
             record.host = host
+            record.resolution = manager.hostResolution
             record.satisfied = outcome == ExitStatus.success
             Output.line(record.json)
         }
@@ -349,6 +357,8 @@ struct Wait: Subcommand {
             // The reason already says it when the daemon is absent; a bus problem needs the prefix.
             let reason = last.reason.hasPrefix("reachabilityd") ? last.reason : "reachabilityd is not running: \(last.reason)"
             return failure("\(reason).", code: outcome)
+        case _ where silence != nil:
+            return failure("Timed out after \(timeout) s: \(last.reason).", code: outcome)
         default:
             return failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
         }
@@ -365,9 +375,15 @@ struct Check: Subcommand {
         discussion: """
             A literal address is checked with the daemon's CheckAddress; a host name is resolved \
             here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
-            not. \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
+            not — a name the resolver fails on, or does not answer for within --answer-timeout, \
+            included (the reason says which; --json's "resolution" is resolved, failed, \
+            no-answer or not-asked). \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
             """,
-        options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 10), SourceOption.spec],
+        options: [
+            .flag("json", "Print one JSON object instead of text."),
+            answerTimeoutSpec(default: 10, awaiting: "the answer: the resolver's for a host name, then the daemon's"),
+            SourceOption.spec,
+        ],
         positional: ("host", "A host name or a literal IPv4/IPv6 address.")
     )
 
@@ -386,15 +402,20 @@ struct Check: Subcommand {
 
     func run() async -> Int32 {
         let manager = ReachabilityManager(host: host, source: source.managerSource)
-        guard let answer = await firstAnswer(of: manager, within: answerTimeout) else {
+        guard let answer = await firstAnswer(of: manager, host: host, within: answerTimeout) else {
             return failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
         }
         let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
         if json {
             var record = StatusRecord(snapshot, daemonAvailable: available)
             record.host = host
+            record.resolution = answer.hostResolution
             Output.line(record.json)
-        } else {
+        }
+        if answer.isResolverSilence {
+            return failure("\(snapshot.reason).", code: ExitStatus.conditionNotMet)
+        }
+        if !json {
             // Not reachable: say why (no route, or the name does not resolve).
             Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
                 + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)")
@@ -422,23 +443,44 @@ extension ReachabilityManager {
 struct FirstAnswer: Sendable {
     var snapshot: ReachabilitySnapshot
     var daemonAvailable: Bool
+    /// Where the resolution of the host name stood, for a manager of one.
+    var hostResolution: HostResolution?
+    /// No answer came because the system resolver had not answered about the host name: the
+    /// snapshot is "not reachable", its reason says so.
+    var isResolverSilence = false
+
+    /// The answer when the time ran out while the system resolver had not answered about `host`
+    /// (the daemon is asked about a name's addresses only once it has them): not reachable,
+    /// "could not resolve HOST: the resolver did not answer within N s". Nil when the resolver
+    /// is not what was waited for. Read before the manager stops.
+    static func resolverSilence(of manager: ReachabilityManager, host: String, now: ContinuousClock.Instant = .now) -> FirstAnswer? {
+        guard case .waiting(let since)? = manager.hostResolution else { return nil }
+        let waited = now - since
+        let seconds = (Double(waited.components.seconds) * 10 + Double(waited.components.attoseconds) / 1e17).rounded() / 10
+        let snapshot = ReachabilitySnapshot(
+            status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false, interface: "", transport: nil, isMetered: false,
+            reason: "could not resolve \(host): the resolver did not answer within \(seconds) s"
+        )
+        return FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable, hostResolution: manager.hostResolution, isResolverSilence: true)
+    }
 }
 
-/// Starts `manager`, returns its first answer (or nil when none arrives within `seconds`), and
-/// stops it.
-func firstAnswer(of manager: ReachabilityManager, within seconds: Double) async -> FirstAnswer? {
+/// Starts `manager`, returns its first answer, and stops it. When none arrives within
+/// `seconds`: the resolver's silence about `host` when that is what held it up, else nil
+/// (the bus or the daemon did not answer).
+func firstAnswer(of manager: ReachabilityManager, host: String? = nil, within seconds: Double) async -> FirstAnswer? {
     manager.startMonitoring()
     defer { manager.stopMonitoring() }
     return await withTaskGroup(of: FirstAnswer?.self) { group in
         group.addTask {
             for await snapshot in manager.snapshotUpdates {
-                return FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable)
+                return FirstAnswer(snapshot: snapshot, daemonAvailable: manager.isDaemonAvailable, hostResolution: manager.hostResolution)
             }
             return nil
         }
         group.addTask {
             try? await Task.sleep(for: .seconds(seconds))
-            return nil
+            return host.flatMap { FirstAnswer.resolverSilence(of: manager, host: $0) }
         }
         let first = await group.next() ?? nil
         group.cancelAll()
@@ -458,6 +500,8 @@ struct StatusRecord {
     var host: String?
     /// `wait --json`: whether the condition held.
     var satisfied: Bool?
+    /// For a host name: where its resolution stood (`"resolved"`, `"failed"`, `"no-answer"`, `"not-asked"`).
+    var resolution: HostResolution?
     let snapshot: ReachabilitySnapshot
     let daemonAvailable: Bool
 
@@ -487,7 +531,18 @@ struct StatusRecord {
         if let time { members["time"] = .string(time) }
         if let host { members["host"] = .string(host) }
         if let satisfied { members["satisfied"] = .boolean(satisfied) }
+        if let resolution { members["resolution"] = .string(Self.text(resolution)) }
         return JSONValue.object(members).text
+    }
+
+    /// The `"resolution"` member's value.
+    static func text(_ resolution: HostResolution) -> String {
+        switch resolution {
+        case .notAsked: "not-asked"
+        case .waiting: "no-answer"
+        case .resolved: "resolved"
+        case .failed: "failed"
+        }
     }
 }
 

@@ -72,6 +72,9 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(result.termination, .exited(Exit.daemonAbsent), result.standardError)
         XCTAssertEqual(result.standardError.components(separatedBy: "not running").count, 2, result.standardError)
         XCTAssertEqual(try reachabilityctl(["status"]).termination, .exited(Exit.daemonAbsent))
+        XCTAssertEqual(try reachabilityctl(["check", "10.77.0.9"]).termination, .exited(Exit.daemonAbsent))
+        XCTAssertEqual(try reachabilityctl(["check", "no-such-host.invalid"]).termination, .exited(Exit.daemonAbsent))
+        XCTAssertEqual(try reachabilityctl(["wait", "--host", "no-such-host.invalid"]).termination, .exited(Exit.daemonAbsent))
         XCTAssertEqual(try reachabilityctl(["explain"]).termination, .exited(Exit.daemonAbsent))
         XCTAssertEqual(try reachabilityctl(["metrics"]).termination, .exited(Exit.daemonAbsent))
     }
@@ -196,6 +199,93 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(object["status"] as? String, "reachable-via-ethernet")
         XCTAssertEqual(object["interface"] as? String, "ra0")
         XCTAssertEqual(try check("no-such-name.invalid").termination, .exited(Exit.timeout))
+    }
+
+    /// A reachable namespace whose resolver is `stub` at 10.77.0.2 (`/etc/netns/NAME/resolv.conf`,
+    /// glibc's default timeouts: 5 s per try, 2 tries), and a runner of `reachabilityctl` inside
+    /// it (`ip netns exec` mounts the namespace's resolv.conf) that measures how long it took.
+    private func startDaemonWithResolver(
+        _ behaviour: StubResolver.Behaviour
+    ) throws -> (resolver: StubResolver, run: ([String]) throws -> (result: CommandResult, took: Duration)) {
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let netns = try netns
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 10.77.0.2\n")
+        let resolver = try StubResolver(behaviour, address: "10.77.0.2", in: netns)
+        let command = ["netns", "exec", netns.name, try ClientTestPaths.controlBinary()]
+        let environment = try controlEnvironment()
+        return (resolver, { arguments in
+            let start = ContinuousClock.now
+            let result = try Command.run("ip", command + arguments, environment: environment, timeout: .seconds(30))
+            return (result, ContinuousClock.now - start)
+        })
+    }
+
+    func testCheckAndWaitBlameAResolverThatDoesNotAnswerNotTheBus() throws {
+        // Given a running daemon, a default route, and a resolver that never answers
+        let (resolver, run) = try startDaemonWithResolver(.silent)
+        defer { withExtendedLifetime(resolver) {} }
+
+        // When
+        let check = try run(["check", "no-such-host.invalid", "--answer-timeout", "2"])
+        let json = try run(["check", "no-such-host.invalid", "--answer-timeout", "2", "--json"])
+        let wait = try run(["wait", "--host", "no-such-host.invalid", "--timeout", "2"])
+        let waitJSON = try run(["wait", "--host", "no-such-host.invalid", "--timeout", "2", "--json"])
+
+        // Then each says the resolver did not answer, exits 1 (not reachable, not 69), in time
+        for (name, outcome) in [("check", check), ("check --json", json), ("wait", wait), ("wait --json", waitJSON)] {
+            XCTAssertEqual(outcome.result.termination, .exited(Exit.timeout), "\(name): \(outcome.result.standardError)")
+            XCTAssertTrue(outcome.result.standardError.contains("could not resolve no-such-host.invalid: the resolver did not answer within "),
+                          "\(name): \(outcome.result.standardError)")
+            XCTAssertFalse(outcome.result.standardError.contains("system bus"), "\(name): \(outcome.result.standardError)")
+            XCTAssertLessThan(outcome.took, .seconds(4), "\(name) must end soon after its 2 s")
+        }
+        for (name, outcome) in [("check --json", json), ("wait --json", waitJSON)] {
+            let object = try jsonObject(outcome.result.standardOutput)
+            XCTAssertEqual(object["host"] as? String, "no-such-host.invalid", name)
+            XCTAssertEqual(object["status"] as? String, "not-reachable", name)
+            XCTAssertEqual(object["resolution"] as? String, "no-answer", name)
+            XCTAssertEqual(object["daemonAvailable"] as? Bool, true, name)
+            XCTAssertTrue((object["reason"] as? String)?.contains("the resolver did not answer within") == true, "\(name): \(outcome.result.standardOutput)")
+        }
+    }
+
+    func testCheckAndWaitSayTheResolversErrorForANameThatDoesNotExist() throws {
+        // Given a resolver that answers NXDOMAIN
+        let (resolver, run) = try startDaemonWithResolver(.nameError)
+        defer { withExtendedLifetime(resolver) {} }
+
+        // When
+        let check = try run(["check", "no-such-host.invalid", "--json"])
+        let wait = try run(["wait", "--host", "no-such-host.invalid", "--timeout", "2"])
+
+        // Then gai_strerror's reason, exit 1
+        XCTAssertEqual(check.result.termination, .exited(Exit.timeout), check.result.standardError)
+        let object = try jsonObject(check.result.standardOutput)
+        XCTAssertEqual(object["resolution"] as? String, "failed")
+        XCTAssertEqual(object["reason"] as? String, "could not resolve no-such-host.invalid: Name or service not known")
+        XCTAssertLessThan(check.took, .seconds(2), "an answer from the resolver is not waited out")
+        XCTAssertEqual(wait.result.termination, .exited(Exit.timeout), wait.result.standardError)
+        XCTAssertTrue(wait.result.standardError.contains("could not resolve no-such-host.invalid: Name or service not known"), wait.result.standardError)
+    }
+
+    func testCheckOfANameExitsWithTheDaemonsCodeWhenTheDaemonDoesNotAnswer() throws {
+        // Given a daemon that owns its name but does not answer (stopped), and a silent resolver
+        let (resolver, run) = try startDaemonWithResolver(.silent)
+        defer { withExtendedLifetime(resolver) {} }
+        let daemon = try XCTUnwrap(daemon)
+        kill(daemon.pid, SIGSTOP)
+        defer { kill(daemon.pid, SIGCONT) }
+
+        // When
+        let check = try run(["check", "no-such-host.invalid", "--answer-timeout", "2"])
+
+        // Then the bus is blamed, not the resolver (which was never asked)
+        XCTAssertEqual(check.result.termination, .exited(Exit.daemonAbsent), check.result.standardError)
+        XCTAssertTrue(check.result.standardError.contains("No answer from the system bus within 2.0 s"), check.result.standardError)
     }
 
     func testMonitorJSONPrintsOneParsableLinePerChange() throws {

@@ -273,9 +273,9 @@ final class ReachabilityManagerTests: DaemonTestCase {
         // "localhost" to loopback, which the rule counts as not reachable)
         try startDaemon()
         try configureIPv4Link()
-        let literal = try makeManager(.domain("10.77.0.9"))
-        let loopback = try makeManager(.domain("localhost"))
-        let unresolvable = try makeManager(.domain("no-such-host.invalid"))
+        let literal = try makeManager(.domain(HostLookup("10.77.0.9")))
+        let loopback = try makeManager(.domain(HostLookup("localhost")))
+        let unresolvable = try makeManager(.domain(HostLookup("no-such-host.invalid")))
         for manager in [literal, loopback, unresolvable] { manager.startMonitoring() }
 
         // Then
@@ -283,7 +283,7 @@ final class ReachabilityManagerTests: DaemonTestCase {
         XCTAssertEqual(literal.interfaceName, "ra0")
         try waitForManager(loopback, status: .notReachable)
         try waitForManager(unresolvable, status: .notReachable)
-        XCTAssertTrue(unresolvable.snapshot.reason.contains("cannot resolve"), unresolvable.snapshot.reason)
+        XCTAssertTrue(unresolvable.snapshot.reason.contains("could not resolve"), unresolvable.snapshot.reason)
     }
     func testSixHundredAddressManagersOfOneProcessAreAllAnsweredWithoutUnknown() throws {
         // Given 600 address managers in one process (one bus connection, one caller to the

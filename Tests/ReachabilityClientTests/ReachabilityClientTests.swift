@@ -1,5 +1,7 @@
+import Dispatch
 import ReachabilityCore
 @testable import ReachabilityClient
+import Synchronization
 import XCTest
 
 final class LocalizedDescriptionTests: XCTestCase {
@@ -162,6 +164,79 @@ final class ResolvedAddressesTests: XCTestCase {
         XCTAssertNil(cache.fresh(now: start + ResolvedAddresses.lifetime))
         cache.remember(.failed("Name or service not known"), now: start)
         XCTAssertNil(cache.fresh(now: start))
+    }
+}
+
+final class HostLookupTests: XCTestCase {
+    /// A resolver that blocks until released and counts how often it was asked.
+    private final class GatedResolver: @unchecked Sendable {
+        let calls = Mutex(0)
+        let gate = DispatchSemaphore(value: 0)
+        var outcome = HostResolver.Outcome.addresses(["192.0.2.1"])
+
+        func resolve(_ host: String) -> HostResolver.Outcome {
+            calls.withLock { $0 += 1 }
+            gate.wait()
+            return outcome
+        }
+    }
+
+    /// Asks `lookup` for the addresses `count` times and waits for every answer.
+    private func resolve(_ lookup: HostLookup, times count: Int, release resolver: GatedResolver? = nil) -> [HostResolver.Outcome] {
+        let answers = Mutex<[HostResolver.Outcome]>([])
+        let answered = DispatchGroup()
+        let queue = DispatchQueue(label: "test")
+        for _ in 0..<count {
+            answered.enter()
+            lookup.resolve(on: queue) { outcome in
+                answers.withLock { $0.append(outcome) }
+                answered.leave()
+            }
+        }
+        resolver?.gate.signal()
+        XCTAssertEqual(answered.wait(timeout: .now() + 5), .success)
+        return answers.withLock { $0 }
+    }
+
+    func testChecksDuringAResolutionWaitForItInsteadOfAskingAgain() {
+        // Given a resolver that has not answered yet
+        let resolver = GatedResolver()
+        let lookup = HostLookup("example.test", resolver: resolver.resolve)
+        XCTAssertEqual(lookup.resolution, .notAsked)
+
+        // When three checks want the addresses before it answers
+        let queue = DispatchQueue(label: "test")
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<3 { lookup.resolve(on: queue) { _ in done.signal() } }
+
+        // Then it is asked once, and the lookup says it waits
+        guard case .waiting = lookup.resolution else { return XCTFail("\(lookup.resolution)") }
+        resolver.gate.signal()
+        for _ in 0..<3 { XCTAssertEqual(done.wait(timeout: .now() + 5), .success) }
+        XCTAssertEqual(resolver.calls.withLock { $0 }, 1)
+        XCTAssertEqual(lookup.resolution, .resolved(["192.0.2.1"]))
+    }
+
+    func testASuccessIsReusedAndAFailureIsAskedAgain() {
+        // Given a resolved name
+        let resolver = GatedResolver()
+        let lookup = HostLookup("example.test", resolver: resolver.resolve)
+        _ = resolve(lookup, times: 1, release: resolver)
+
+        // When it is wanted again, then it is not asked again
+        XCTAssertEqual(resolve(lookup, times: 2), [.addresses(["192.0.2.1"]), .addresses(["192.0.2.1"])])
+        XCTAssertEqual(resolver.calls.withLock { $0 }, 1)
+
+        // Given a resolver that fails
+        let failing = GatedResolver()
+        failing.outcome = .failed("Name or service not known")
+        let unknown = HostLookup("no-such-host.invalid", resolver: failing.resolve)
+
+        // When asked twice in turn, then asked twice, and the failure is the state
+        XCTAssertEqual(resolve(unknown, times: 1, release: failing), [.failed("Name or service not known")])
+        XCTAssertEqual(resolve(unknown, times: 1, release: failing), [.failed("Name or service not known")])
+        XCTAssertEqual(failing.calls.withLock { $0 }, 2)
+        XCTAssertEqual(unknown.resolution, .failed("Name or service not known"))
     }
 }
 
