@@ -15,8 +15,8 @@ package final class RouterNamespace {
     /// The servers' state directory (mode, request log, certificates).
     package let state: TemporaryDirectory
     private let server: ChildProcess
-    /// The resolver that never answers, once ``startSilentResolver(at:)`` started it.
-    private var silentResolver: ChildProcess?
+    /// The resolvers that never answer, once ``startSilentResolver(at:)`` started them.
+    private var silentResolvers: [StubResolver] = []
 
     /// The check URL the servers answer on.
     package static let checkURL = "http://10.77.0.1:8080/check"
@@ -52,36 +52,20 @@ package final class RouterNamespace {
     }
 
     deinit {
-        _ = silentResolver?.terminate()
+        silentResolvers = []
         _ = server.terminate()
         namespace.delete()
         state.remove()
     }
 
-    /// Gives `ra1` each of `addresses` (IPv4, on 10.77.0.0/24) and starts a DNS server on
-    /// their port 53 that reads every query and answers none: a DNS outage as a client sees it.
+    /// Gives `ra1` each of `addresses` (IPv4, on 10.77.0.0/24) and a DNS server on each that
+    /// reads every query and answers none: a DNS outage as a client sees it.
     ///
-    /// - Throws: `HarnessError` when a command fails or the socket is not bound in time.
+    /// - Throws: `HarnessError` when a command fails or a socket cannot be bound.
     package func startSilentResolver(at addresses: [String]) throws {
-        for address in addresses where address != "10.77.0.1" {
-            try namespace.ip("addr", "add", "\(address)/24", "dev", "ra1")
-        }
-        let bound = state.file("silent-resolver-bound")
-        let program = """
-            import socket, sys
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("0.0.0.0", 53))
-            open(sys.argv[1], "w").close()
-            while True: s.recvfrom(4096)
-            """
-        let resolver = try ChildProcess(
-            "ip", ["netns", "exec", namespace.name, "python3", "-c", program, bound],
-            standardOutput: state.file("silent-resolver.log"), standardError: state.file("silent-resolver.log")
-        )
-        silentResolver = resolver
-        try Poll.until("the silent resolver binds port 53", timeout: .seconds(30)) {
-            if let ended = resolver.poll() { throw HarnessError("the silent resolver exited (\(ended))") }
-            return FileManager.default.fileExists(atPath: bound)
+        for address in addresses {
+            if address != "10.77.0.1" { try namespace.ip("addr", "add", "\(address)/24", "dev", "ra1") }
+            silentResolvers.append(try StubResolver(.silent, address: address, in: namespace))
         }
     }
 
