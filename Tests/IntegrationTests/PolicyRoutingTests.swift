@@ -87,6 +87,17 @@ final class PolicyRoutingTests: DaemonTestCase {
         XCTAssertEqual(properties.string(.reason), "default route on tun0 (vpn over ra0, ethernet), table 100")
         XCTAssertEqual(properties.string(.interface), "tun0")
         XCTAssertEqual(properties.string(.transport), Transport.vpn.rawValue)
+
+        // When the rule takes TCP only: the UDP probe keeps ra0's source, TCP's lookup selects tun0's
+        try netns.ip("rule", "del", "priority", "100")
+        _ = try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "lookup", "100", "priority", "100")
+
+        // Then the source is TCP's, not the probe's (not "from 10.77.0.2 on ra0")
+        let tcpOnly = try waitForProperties("Reason naming tun0") { $0.string(.reason)?.contains("tun0") == true }
+        let tcpKernel = try netns.ip("route", "get", "8.8.8.8", "ipproto", "tcp", "dport", "443")
+        XCTAssertTrue(tcpKernel.contains("dev tun0") && tcpKernel.contains("src 10.99.0.2"), tcpKernel)
+        XCTAssertEqual(tcpOnly.string(.reason), "default route on tun0 (vpn over ra0, ethernet), table 100")
     }
 
     func testARuleBlockingTCPToPort443IsNotReachable() throws {
