@@ -83,6 +83,11 @@ enum LinuxNetlink {
     static let routeGateway = UInt16(RTA_GATEWAY.rawValue)
     static let routePriority = UInt16(RTA_PRIORITY.rawValue)
     static let routeTable = UInt16(RTA_TABLE.rawValue)
+    static let routePreferredSource = UInt16(RTA_PREFSRC.rawValue)
+    /// Flow keys of a lookup (Linux 4.17): the transport protocol (one byte) and the
+    /// destination port (two bytes, network order), as policy rules' `ipproto` and `dport` see them.
+    static let routeIPProtocol = UInt16(RTA_IP_PROTO.rawValue)
+    static let routeDestinationPort = UInt16(RTA_DPORT.rawValue)
 
     // Multicast groups.
     static let linkGroup = UInt32(RTNLGRP_LINK.rawValue)

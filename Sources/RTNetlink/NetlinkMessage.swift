@@ -72,6 +72,9 @@ public struct RouteMessage: Sendable, Hashable {
     public var gateway: [UInt8]?
     /// `RTA_PRIORITY` (the metric).
     public var priority: UInt32?
+    /// `RTA_PREFSRC`: in a lookup's answer, the source address the kernel selects for the flow
+    /// when the lookup named none.
+    public var preferredSource: [UInt8]?
 }
 
 /// What a neighbour entry (`ndm_state`) says about reaching its address on its link.
@@ -356,6 +359,8 @@ public enum NetlinkParser {
             case LinuxNetlink.routeOutputInterface: route.outputInterface = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
             case LinuxNetlink.routePriority: route.priority = try uint32(value, type: type, attribute: attribute)
             case LinuxNetlink.routeTable: route.table = try uint32(value, type: type, attribute: attribute)
+            case LinuxNetlink.routePreferredSource:
+                route.preferredSource = try ipAddress(value, family: route.family, type: type, attribute: attribute)
             default: break
             }
         }

@@ -122,14 +122,17 @@ public final class NetlinkQueryClient {
     ///     ``SourceAddressQuery`` found; nil for a lookup without one.
     ///   - outputInterface: the interface index the flow is bound to (`RTA_OIF`: a link-local
     ///     destination's zone); nil for none.
+    ///   - flow: the flow's transport keys (`RTA_IP_PROTO`, `RTA_DPORT`), which policy rules on
+    ///     `ipproto` and `dport` match; nil for a lookup without them.
     ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
     ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
     public func lookupRoute(
-        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, matchedEntry: Bool = false
+        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
     ) throws(SystemError) -> RouteAnswer {
         let request = { (sequence: UInt32) in
             NetlinkRequest.lookupRoute(
-                to: destination, family: family, source: source, outputInterface: outputInterface, matchedEntry: matchedEntry, sequence: sequence
+                to: destination, family: family, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: matchedEntry,
+                sequence: sequence
             )
         }
         do {

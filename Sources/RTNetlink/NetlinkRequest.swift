@@ -28,10 +28,13 @@ public enum NetlinkRequest {
     ///   - family: `AF_INET` or `AF_INET6`.
     ///   - source: the source address the lookup is for (`RTA_SRC`: policy rules `from`, IPv6
     ///     source-specific routes), as an application's connection has one; nil for none.
+    ///   - flow: the flow's transport keys (`RTA_IP_PROTO`, `RTA_DPORT`: policy rules `ipproto`,
+    ///     `dport`), as the connection whose route this is has them; nil for none.
     ///   - matchedEntry: ask for the routing-table entry that matched (`RTM_F_FIB_MATCH`: its
     ///     prefix and metric) instead of the resolved next hop.
     public static func lookupRoute(
-        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, matchedEntry: Bool = false, sequence: UInt32
+        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, flow: FlowKeys? = nil,
+        matchedEntry: Bool = false, sequence: UInt32
     ) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength)
         payload[0] = family
@@ -43,6 +46,10 @@ public enum NetlinkRequest {
         payload += attribute(type: LinuxNetlink.routeDestination, value: destination)
         if let source { payload += attribute(type: LinuxNetlink.routeSource, value: source) }
         if let outputInterface { payload += attribute(type: LinuxNetlink.routeOutputInterface, value: withUnsafeBytes(of: outputInterface) { Array($0) }) }
+        if let flow {
+            payload += attribute(type: LinuxNetlink.routeIPProtocol, value: [flow.transportProtocol.number])
+            payload += attribute(type: LinuxNetlink.routeDestinationPort, value: withUnsafeBytes(of: flow.destinationPort.bigEndian) { Array($0) })
+        }
         return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
     }
 

@@ -11,9 +11,11 @@ import SystemSupport
 ///
 /// The corresponding C functions are `socket`, `connect`, `getsockname` and `close`.
 public enum SourceAddressQuery {
-    /// The port connected to. UDP sends nothing on `connect`; the port only makes the flow one
-    /// an application could open (HTTPS over QUIC).
-    static let port: UInt16 = 443
+    /// The probe's flow: UDP to port 443. UDP sends nothing on `connect` (a TCP `connect` would
+    /// send a SYN), so the probe cannot be the TCP flow most applications open; policy rules on
+    /// `ipproto` can tell the two apart, which the caller checks with route lookups carrying
+    /// this flow's keys and the TCP flow's.
+    public static let flow = FlowKeys(.udp, destinationPort: 443)
 
     /// The source address the kernel selects toward `destination`.
     ///
@@ -47,20 +49,20 @@ public enum SourceAddressQuery {
         }
     }
 
-    /// A `sockaddr_in` or `sockaddr_in6` for `address` and ``port`` (and `scopeID` for IPv6).
+    /// A `sockaddr_in` or `sockaddr_in6` for `address` and the flow's port (and `scopeID` for IPv6).
     private static func socketAddress(_ address: [UInt8], family: UInt8, scopeID: UInt32) -> sockaddr_storage {
         var storage = sockaddr_storage()
         withUnsafeMutableBytes(of: &storage) { raw in
             if family == IPAddressBytes.ipv4Family {
                 var ipv4 = sockaddr_in()
                 ipv4.sin_family = sa_family_t(AF_INET)
-                ipv4.sin_port = port.bigEndian
+                ipv4.sin_port = flow.destinationPort.bigEndian
                 withUnsafeMutableBytes(of: &ipv4.sin_addr) { $0.copyBytes(from: address) }
                 withUnsafeBytes(of: ipv4) { raw.copyMemory(from: $0) }
             } else {
                 var ipv6 = sockaddr_in6()
                 ipv6.sin6_family = sa_family_t(AF_INET6)
-                ipv6.sin6_port = port.bigEndian
+                ipv6.sin6_port = flow.destinationPort.bigEndian
                 ipv6.sin6_scope_id = scopeID
                 withUnsafeMutableBytes(of: &ipv6.sin6_addr) { $0.copyBytes(from: address) }
                 withUnsafeBytes(of: ipv6) { raw.copyMemory(from: $0) }

@@ -556,14 +556,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
         )
     }
 
-    /// What an application connecting to `destination` gets: the source address the kernel
-    /// selects, then the route lookup for that source (without one when `connect` failed, so
-    /// that the route's own verdict — unreachable, prohibit... — can be told). `zoneLink` binds
-    /// both to a link-local destination's link.
+    /// What an application connecting to `destination` gets (a TCP connection to port 443,
+    /// ``StatusReducer/applicationFlow``): the source address the kernel selects, then the
+    /// route lookup for that source with the flow's keys (without a source when none could be
+    /// selected, so that the route's own verdict — unreachable, prohibit... — can be told).
+    /// `zoneLink` binds both to a link-local destination's link.
     private func kernelAnswers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
-        let source = SourceAddressQuery.source(
+        let probe = SourceAddressQuery.source(
             toward: destination.bytes, family: destination.family.netlinkFamily, scopeID: UInt32(bitPattern: zoneLink?.rawValue ?? 0)
         )
+        let source = applicationSource(probe: probe, toward: destination, zoneLink: zoneLink)
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
@@ -581,18 +583,43 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get(), outputInterface: zoneLink))
     }
 
-    /// Asks the kernel for the route to `destination` from `source`: the resolved next hop,
-    /// then (for a route) the matched entry, which adds prefix and metric.
+    /// The source of the application's flow toward `destination`: the UDP `probe`'s, unless the
+    /// source-less lookups with the probe's keys and the application's differ (a policy rule on
+    /// `ipproto`), see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
+    private func applicationSource(
+        probe: Result<[UInt8], SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?
+    ) -> Result<[UInt8], SystemError> {
+        guard let query else { return probe }
+        let family = destination.family.netlinkFamily
+        do {
+            let probeFlowLookup = try query.lookupRoute(
+                to: destination.bytes, family: family, outputInterface: zoneLink?.rawValue, flow: SourceAddressQuery.flow
+            )
+            let applicationFlowLookup = try query.lookupRoute(
+                to: destination.bytes, family: family, outputInterface: zoneLink?.rawValue, flow: StatusReducer.applicationFlow
+            )
+            return StatusReducer.applicationSource(
+                probe: probe, probeFlowLookup: probeFlowLookup, applicationFlowLookup: applicationFlowLookup, family: destination.family
+            )
+        } catch {
+            Log.warning("\(error); judging with the UDP probe's source.")
+            return probe
+        }
+    }
+
+    /// Asks the kernel for the route of the application's flow to `destination` from `source`:
+    /// the resolved next hop, then (for a route) the matched entry, which adds prefix and metric.
     private func routeLookup(to destination: IPAddress, source: [UInt8]?, outputInterface: InterfaceIndex?) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
         let source = source.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
             let family = destination.family.netlinkFamily
-            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue)
+            let flow = StatusReducer.applicationFlow
+            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, flow: flow)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: destination.family) }
             let matchedEntry = try query.lookupRoute(
-                to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, matchedEntry: true
+                to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, flow: flow, matchedEntry: true
             )
             return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: destination.family)
         } catch {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import RTNetlink
 import ReachabilityCore
 import SystemSupport
@@ -9,8 +12,14 @@ import SystemSupport
 /// Pure: no sockets, and sysfs is read only through the table's inspector (when a link appears
 /// or is renamed). The engine does the I/O around it; the fuzzer and the tests call it directly.
 enum StatusReducer {
-    /// What the kernel answered for one destination: the source address a UDP `connect`
-    /// selected (``SourceAddressQuery``), and the route lookup for that source.
+    /// The flow the daemon answers for, "an application's connection": TCP to port 443 (HTTPS,
+    /// what browsers, package managers and most APIs open first). Both kernel questions carry
+    /// its keys, so policy rules on `ipproto` and `dport` match them as they match the connection.
+    static let applicationFlow = FlowKeys(.tcp, destinationPort: 443)
+
+    /// What the kernel answered for one destination: the source address of the application's
+    /// flow (``applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``), and
+    /// the route lookup for that source with the flow's keys.
     struct KernelAnswers {
         /// The selected source address bytes, or why `connect` failed.
         var source: Result<[UInt8], SystemError>
@@ -39,6 +48,40 @@ enum StatusReducer {
             family: family, lookup: answers.lookup, outputLink: table.facts(forLink: index, configuration: configuration), source: source,
             destinationScope: destinationScope
         )
+    }
+
+    /// The source address of the application's flow (``applicationFlow``), from the probe's.
+    ///
+    /// The probe is a UDP `connect` (``SourceAddressQuery/flow``: a TCP `connect` would send a
+    /// SYN), and a policy rule on `ipproto` can tell it from the TCP flow. So the kernel is also
+    /// asked the lookup a `connect` makes first, without a source (the one that picks it), once
+    /// with each flow's keys. When both answer alike no rule told the protocols apart, and the
+    /// probe's source is the application's (the probe also sees what a lookup without a source
+    /// does not: IPv6 source-specific routes). When they differ the application's lookup
+    /// decides: the source it selects (`RTA_PREFSRC`), or its error.
+    ///
+    /// - Parameters:
+    ///   - probe: the UDP probe's source, or why its `connect` failed.
+    ///   - probeFlowLookup: the source-less lookup with the probe's keys.
+    ///   - applicationFlowLookup: the source-less lookup with ``applicationFlow``'s keys.
+    ///   - family: the destination's family.
+    /// - Returns: the source as ``SourceAddressQuery`` reports one: address bytes (all zero when
+    ///   IPv4 found no address), or an error carrying the kernel's errno.
+    static func applicationSource(
+        probe: Result<[UInt8], SystemError>, probeFlowLookup: NetlinkQueryClient.RouteAnswer, applicationFlowLookup: NetlinkQueryClient.RouteAnswer,
+        family: AddressFamily
+    ) -> Result<[UInt8], SystemError> {
+        if probeFlowLookup == applicationFlowLookup { return probe }
+        switch applicationFlowLookup {
+        case .error(let code):
+            return .failure(SystemError(action: "look up the route of a connection (\(applicationFlow.description))", errno: code))
+        case .route(let route):
+            if let source = route.preferredSource { return .success(source) }
+            // No address to select: IPv4 says 0.0.0.0 (as `getsockname` would), IPv6 refuses.
+            return family == .ipv4
+                ? .success([UInt8](repeating: 0, count: 4))
+                : .failure(SystemError(action: "select a source address for a connection (\(applicationFlow.description))", errno: EADDRNOTAVAIL))
+        }
     }
 
     /// The source address as the rule sees it: its scope (from `table` when a link holds it,

@@ -3,7 +3,9 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// A default route that only a routing-policy rule makes the kernel use.
+/// A default route that only a routing-policy rule makes the kernel use, and rules on the
+/// flow's protocol and port: the daemon answers for an application's TCP connection to port 443
+/// (issue 25, D2), and `ip route get … ipproto tcp dport 443` is the kernel's word on it.
 final class PolicyRoutingTests: DaemonTestCase {
     func testDefaultRouteInTableSelectedByEarlierRuleIsReachable() throws {
         // Given
@@ -42,5 +44,83 @@ final class PolicyRoutingTests: DaemonTestCase {
             try signals.propertiesChanges.contains { $0.propertyNames.contains(ReachabilityProperty.ipv4Reachable.rawValue) },
             "IPv4Reachable changed without a PropertiesChanged signal"
         )
+    }
+
+    func testARuleBlockingQUICLeavesTheTCPWebFlowReachable() throws {
+        // Given ra0 with a default route
+        try startDaemonReachableOverRa0()
+
+        // When rules prohibit UDP to port 443 in both families (QUIC blocked), and IPv6 comes up
+        // after them (a fence: once IPv6 is reported, the IPv4 rule has been seen too)
+        try netns.ip("rule", "add", "ipproto", "udp", "dport", "443", "prohibit", "priority", "100")
+        try netns.ip("-6", "rule", "add", "ipproto", "udp", "dport", "443", "prohibit", "priority", "100")
+        try configureIPv6Default()
+
+        // Then a TCP connection to port 443 still gets its route, and the daemon says so
+        let properties = try waitForProperties("IPv6Reachable true") { $0.bool(.ipv6Reachable) == true }
+        for (family, destination) in [("-4", "8.8.8.8"), ("-6", "2001:4860:4860::8888")] {
+            let kernel = try netns.ip(family, "route", "get", destination, "ipproto", "tcp", "dport", "443")
+            XCTAssertTrue(kernel.contains("dev ra0"), kernel)
+            XCTAssertThrowsError(try netns.ip(family, "route", "get", destination, "ipproto", "udp", "dport", "443"), "QUIC is prohibited")
+        }
+        XCTAssertEqual(properties.bool(.ipv4Reachable), true)
+        XCTAssertEqual(properties.string(.interface), "ra0")
+        XCTAssertEqual(properties.string(.reason), "default route via 10.77.0.1 on ra0 (ethernet), table main")
+    }
+
+    func testAPortRuleGivesInterfaceAndSourceFromTheSameTable() throws {
+        // Given ra0 with the main table's default route, and tun0 (10.99.0.2/24) with the only
+        // route of table 100
+        try startDaemonReachableOverRa0()
+        _ = try attachedTun()
+        try netns.ip("route", "add", "default", "dev", "tun0", "table", "100")
+
+        // When a rule sends connections to port 443 (TCP and UDP) to table 100
+        try netns.ip("rule", "add", "dport", "443", "lookup", "100", "priority", "100")
+
+        // Then interface and source both come from table 100, as the kernel answers for a TCP
+        // connection to port 443 (not ra0 from tun0's address, which no application gets)
+        let properties = try waitForProperties("Reason naming tun0") { $0.string(.reason)?.contains("tun0") == true }
+        let kernel = try netns.ip("route", "get", "8.8.8.8", "ipproto", "tcp", "dport", "443")
+        XCTAssertTrue(kernel.contains("dev tun0") && kernel.contains("src 10.99.0.2") && kernel.contains("table 100"), kernel)
+        // (the main table's default route through ra0 carries the tunnel: its underlying link)
+        XCTAssertEqual(properties.string(.reason), "default route on tun0 (vpn over ra0, ethernet), table 100")
+        XCTAssertEqual(properties.string(.interface), "tun0")
+        XCTAssertEqual(properties.string(.transport), Transport.vpn.rawValue)
+
+        // When the rule takes TCP only: the UDP probe keeps ra0's source, TCP's lookup selects tun0's
+        try netns.ip("rule", "del", "priority", "100")
+        _ = try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "lookup", "100", "priority", "100")
+
+        // Then the source is TCP's, not the probe's (not "from 10.77.0.2 on ra0")
+        let tcpOnly = try waitForProperties("Reason naming tun0") { $0.string(.reason)?.contains("tun0") == true }
+        let tcpKernel = try netns.ip("route", "get", "8.8.8.8", "ipproto", "tcp", "dport", "443")
+        XCTAssertTrue(tcpKernel.contains("dev tun0") && tcpKernel.contains("src 10.99.0.2"), tcpKernel)
+        XCTAssertEqual(tcpOnly.string(.reason), "default route on tun0 (vpn over ra0, ethernet), table 100")
+    }
+
+    func testARuleBlockingTCPToPort443IsNotReachable() throws {
+        // Given ra0 with a default route
+        try startDaemonReachableOverRa0()
+
+        // When a rule prohibits TCP to port 443 (HTTPS blocked; QUIC still allowed)
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "prohibit", "priority", "100")
+
+        // Then the flow most applications open fails: not reachable, whatever UDP would get
+        let properties = try waitForStatus(.notReachable)
+        XCTAssertThrowsError(try netns.ip("route", "get", "8.8.8.8", "ipproto", "tcp", "dport", "443"), "HTTPS over TCP is prohibited")
+        XCTAssertTrue(try netns.ip("route", "get", "8.8.8.8", "ipproto", "udp", "dport", "443").contains("dev ra0"))
+        XCTAssertEqual(properties.string(.reason), "default route is prohibit")
+        XCTAssertEqual(properties.bool(.ipv4Reachable), false)
+    }
+
+    /// Starts the daemon with ra0's address and `default via 10.77.0.1 dev ra0`, and waits
+    /// until it says so.
+    private func startDaemonReachableOverRa0() throws {
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        _ = try waitForStatus(.reachableViaEthernet)
     }
 }

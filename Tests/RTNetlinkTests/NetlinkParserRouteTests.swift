@@ -40,6 +40,20 @@ final class NetlinkParserRouteTests: XCTestCase {
         )
     }
 
+    func testThatALookupAnswerNamesTheSourceTheKernelSelects() throws {
+        // Given: an answer to a lookup without a source carries the one selected (RTA_PREFSRC)
+        let datagram = Fixture.ipv6LookupAnswer
+
+        // When
+        let answer = try parseSingleMessage(datagram).payload
+        let tableEntry = try parseSingleMessage(Fixture.ipv4DefaultRoute).payload
+
+        // Then: a route without one has none
+        guard case let .newRoute(route) = answer, case let .newRoute(entry) = tableEntry else { return XCTFail("payloads \(answer), \(tableEntry)") }
+        XCTAssertEqual(route.preferredSource, Fixture.documentationIPv6(0x10))
+        XCTAssertNil(entry.preferredSource)
+    }
+
     func testThatAnUnreachableLookupAnswerIsRead() throws {
         // Given
         let datagram = Fixture.unreachableLookupAnswer

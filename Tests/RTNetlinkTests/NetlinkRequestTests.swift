@@ -112,6 +112,44 @@ final class NetlinkRequestTests: XCTestCase {
         ])
     }
 
+    func testThatARouteLookupForAFlowCarriesItsProtocolAndPort() {
+        // Given, When: the lookup for a TCP connection to port 443 (`ip route get 8.8.8.8
+        // ipproto tcp dport 443`), which policy rules on ipproto and dport match
+        let bytes = NetlinkRequest.lookupRoute(to: [8, 8, 8, 8], family: ABI.Family.ipv4, flow: FlowKeys(.tcp, destinationPort: 443), sequence: 9)
+
+        // Then
+        XCTAssertEqual(bytes, [
+            // struct nlmsghdr
+            0x34, 0x00, 0x00, 0x00,  // nlmsg_len = 52
+            0x1a, 0x00,  // nlmsg_type = RTM_GETROUTE (26)
+            0x01, 0x00,  // nlmsg_flags = NLM_F_REQUEST
+            0x09, 0x00, 0x00, 0x00,  // nlmsg_seq = 9
+            0x00, 0x00, 0x00, 0x00,  // nlmsg_pid = 0
+            // struct rtmsg
+            0x02, 0x20, 0x00, 0x00,  // rtm_family = AF_INET, rtm_dst_len = 32, rtm_src_len, rtm_tos
+            0x00, 0x00, 0x00, 0x00,  // rtm_table, rtm_protocol, rtm_scope, rtm_type
+            0x00, 0x10, 0x00, 0x00,  // rtm_flags = RTM_F_LOOKUP_TABLE (0x1000)
+            // RTA_DST
+            0x08, 0x00, 0x01, 0x00,  // rta_len = 8, rta_type = RTA_DST (1)
+            0x08, 0x08, 0x08, 0x08,  // 8.8.8.8
+            // RTA_IP_PROTO
+            0x05, 0x00, 0x1b, 0x00,  // rta_len = 5, rta_type = RTA_IP_PROTO (27)
+            0x06, 0x00, 0x00, 0x00,  // IPPROTO_TCP (6), padding
+            // RTA_DPORT
+            0x06, 0x00, 0x1d, 0x00,  // rta_len = 6, rta_type = RTA_DPORT (29)
+            0x01, 0xbb, 0x00, 0x00,  // 443, network order, padding
+        ])
+    }
+
+    func testThatTheProbeFlowIsUDPToTheSamePort() {
+        // Given, When
+        let bytes = NetlinkRequest.lookupRoute(to: [8, 8, 8, 8], family: ABI.Family.ipv4, flow: FlowKeys(.udp, destinationPort: 443), sequence: 9)
+
+        // Then: IPPROTO_UDP (17) where TCP's request has 6; the description is iproute2's words
+        XCTAssertEqual(bytes[40], 17)
+        XCTAssertEqual(FlowKeys(.udp, destinationPort: 443).description, "ipproto udp dport 443")
+    }
+
     func testThatRequestHeadersParseBack() throws {
         let rows: [(name: String, bytes: [UInt8], type: UInt16, flags: UInt16, sequence: UInt32, line: UInt)] = [
             ("link dump", NetlinkRequest.dumpLinks(sequence: 1), ABI.MessageType.getLink, 0x301, 1, #line),

@@ -63,8 +63,10 @@ struct OracleReading {
 ///
 /// Per family it connects a UDP socket inside the namespace to the probe destination (8.8.8.8,
 /// 2001:4860:4860::8888; no packet is sent) and reads the source address the kernel selected,
-/// then runs `ip route get DESTINATION from SOURCE`: the family is reachable when the kernel
-/// answers with a unicast route whose output link is up with carrier (`UP`, `LOWER_UP`), is
+/// then runs `ip route get DESTINATION from SOURCE ipproto tcp dport 443` (the flow the daemon
+/// answers for; the churn makes no rule on protocol or port, so UDP's source is TCP's): the
+/// family is reachable when the kernel answers with a unicast route whose output link is up
+/// with carrier (`UP`, `LOWER_UP`), is
 /// not loopback or a container interface, and the source is a global address (`ip address`
 /// says `scope global`, wherever it lives) that is neither tentative (unless optimistic) nor
 /// DAD-failed. The machine reaches through the IPv4 link when IPv4 is reachable, else through
@@ -94,6 +96,8 @@ enum ReachabilityOracle {
             let source = try namespace.runInside { UDPSource.selected(toward: destination) }
             var lookupArguments = ["-n", namespace.name, family, "route", "get", destination]
             if let source, source != "0.0.0.0" { lookupArguments += ["from", source] }
+            // The flow README's rule answers for: a TCP connection to port 443.
+            lookupArguments += ["ipproto", "tcp", "dport", "443"]
             let lookup = try Command.run("ip", lookupArguments)
             switch try answer(lookup: lookup, source: source, links: links, addresses: addresses) {
             case .reachable(let link):
