@@ -22,10 +22,11 @@ public struct DestinationVerdict: Sendable, Hashable {
 
 /// The decision rule: the one place that turns kernel facts into a reachability answer.
 ///
-/// The truth is what an application gets. Per family, the kernel is asked what a connection to
-/// a global destination would use: the source address a UDP `connect` selects (the kernel's
-/// own choice: `src` hints, policy rules, IPv6 source-specific routes, addresses on other links
-/// such as a /32 on `lo`), then its route lookup for that source. The destination is reachable
+/// The truth is what an application gets. Per family, the kernel is asked what a TCP connection
+/// to port 443 of a global destination would use: the source address a UDP `connect` selects
+/// (the kernel's own choice: `src` hints, policy rules, IPv6 source-specific routes, addresses
+/// on other links such as a /32 on `lo`; TCP's own choice where policy rules tell the two
+/// protocols apart), then its route lookup for that source and flow. The destination is reachable
 /// when that lookup resolves to a unicast route (not unreachable, blackhole, prohibit or throw)
 /// whose output link is up with carrier (`IFF_UP` and `IFF_LOWER_UP`, next hop not `linkdown`),
 /// is not loopback and not ignored, and the selected source is a global-scope address (or, for
