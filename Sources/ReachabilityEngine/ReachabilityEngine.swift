@@ -288,10 +288,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// ``onRoutingEvents`` (until ``WatchedDestinations/capacity`` more recently asked addresses
     /// of its family push it out).
     ///
-    /// - Parameter caller: who asks (a bus connection's unique name): each caller's watches
-    ///   are its own, and only its own newer questions push them out.
+    /// - Parameter caller: whose share asks (a root connection, or all of one unprivileged
+    ///   user's): each share's watches are its own, and only its own newer questions push them out.
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
-    public func checkAddress(_ text: String, caller: String = "") throws(InvalidAddressError) -> DestinationVerdict {
+    public func checkAddress(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
         // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
@@ -300,7 +300,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return ReachabilityRule.evaluate(destinationFacts(address))
     }
 
-    /// Forgets `caller`'s watched destinations (its bus connection closed).
+    /// Forgets the watched destinations of the share named `caller` (its last bus connection
+    /// closed).
     public func forgetWatches(of caller: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         if watched.forget(caller: caller) { scheduleFilterRebuild() }
@@ -311,7 +312,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Rebuilds come at most once per ``filterRebuildInterval``: within it, a program keeping
     /// every message stands in until the interval ends and one rebuild covers every address
     /// watched meanwhile (the engine tells watched routes from others itself).
-    private func watch(_ address: [UInt8], caller: String) {
+    private func watch(_ address: [UInt8], caller: CallerShare) {
         guard address != Self.ipv4Probe.bytes, address != Self.ipv6Probe.bytes, watched.ask(about: address, caller: caller) else { return }
         scheduleFilterRebuild()
     }

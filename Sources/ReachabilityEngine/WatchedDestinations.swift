@@ -4,9 +4,12 @@ import ReachabilityCore
 /// The destinations clients recently asked about with `CheckAddress`, per caller, whose route
 /// changes reach the engine so that `RoutesChanged` reaches those clients.
 ///
-/// Each caller (a bus connection's unique name) keeps at most ``capacity`` addresses per family:
+/// Each caller (a ``CallerShare``: a root connection, or all the connections of one unprivileged
+/// user) keeps at most ``capacity`` addresses per family, an unprivileged user ``userCapacity``:
 /// asking about a new one when its own family is full forgets its own least recently asked one,
-/// never another caller's. Asking again about a watched address makes it the most recently
+/// never another caller's. An unprivileged user's half of the filter's room leaves the other
+/// half to everyone else, however many connections it opens: one user cannot turn the kernel
+/// filter off. Asking again about a watched address makes it the most recently
 /// asked without changing the set, so the filter is rebuilt only for a new address. A caller
 /// that disconnects is forgotten (``forget(caller:)``). At most ``callerCapacity`` callers are
 /// kept (the least recently asking goes first): more than dbus-daemon lets one user connect
@@ -19,6 +22,8 @@ import ReachabilityCore
 public struct WatchedDestinations: Sendable, Equatable {
     /// The cap per caller and family in the daemon.
     public static let defaultCapacity = 16
+    /// The cap per family for an unprivileged user's connections together: half the filter.
+    public static let defaultUserCapacity = filterCapacity / 2
     /// The most callers kept.
     public static let callerCapacity = 1024
     /// The most addresses per family the kernel filter lists. The kernel charges a socket filter
@@ -37,6 +42,8 @@ public struct WatchedDestinations: Sendable, Equatable {
 
     /// The most addresses kept per caller and family.
     public let capacity: Int
+    /// The most addresses kept per family for an unprivileged user's share.
+    public let userCapacity: Int
     private var callers: [String: Caller] = [:]
     private var clock: UInt64 = 0
     /// How many callers watch each address.
@@ -46,10 +53,12 @@ public struct WatchedDestinations: Sendable, Equatable {
     /// Every caller's IPv6 addresses (16 bytes each), sorted, each once.
     public private(set) var ipv6: [[UInt8]] = []
 
-    /// An empty set keeping at most `capacity` addresses per caller and family.
-    public init(capacity: Int = defaultCapacity) {
-        precondition(capacity > 0, "a watch set needs room for one address")
+    /// An empty set keeping at most `capacity` addresses per caller and family, `userCapacity`
+    /// for an unprivileged user's share.
+    public init(capacity: Int = defaultCapacity, userCapacity: Int = defaultUserCapacity) {
+        precondition(capacity > 0 && userCapacity > 0, "a watch set needs room for one address")
         self.capacity = capacity
+        self.userCapacity = userCapacity
     }
 
     /// Whether the kernel filter can list every watched address.
@@ -62,30 +71,31 @@ public struct WatchedDestinations: Sendable, Equatable {
     ///
     /// - Returns: true when the set of watched addresses changed (`address` is new, or one went
     ///   out with it), false when it only became the caller's most recently asked.
-    public mutating func ask(about address: [UInt8], caller: String = "") -> Bool {
+    public mutating func ask(about address: [UInt8], caller: CallerShare = CallerShare(connection: "")) -> Bool {
         precondition(address.count == 4 || address.count == 16, "an address is 4 or 16 bytes")
         clock += 1
         var changed = false
-        if callers[caller] == nil, callers.count == Self.callerCapacity,
+        if callers[caller.name] == nil, callers.count == Self.callerCapacity,
            let oldest = callers.min(by: { $0.value.lastAsked < $1.value.lastAsked })?.key {
             changed = forget(caller: oldest)
         }
-        var entry = callers[caller] ?? Caller()
+        var entry = callers[caller.name] ?? Caller()
         entry.lastAsked = clock
         var evicted: [UInt8]?
         let isNew: Bool
+        let room = caller.isUser ? userCapacity : capacity
         if address.count == 4 {
-            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv4, capacity: capacity)
+            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv4, capacity: room)
         } else {
-            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv6, capacity: capacity)
+            (isNew, evicted) = Self.ask(about: address, in: &entry.ipv6, capacity: room)
         }
-        callers[caller] = entry
+        callers[caller.name] = entry
         if let evicted { changed = release(evicted) || changed }
         if isNew { changed = retain(address) || changed }
         return changed
     }
 
-    /// Forgets every watch of `caller` (its connection closed).
+    /// Forgets every watch of the share named `caller` (its last connection closed).
     ///
     /// - Returns: whether the set of watched addresses changed.
     @discardableResult

@@ -17,16 +17,15 @@ public enum AddressCheckAnswer: Sendable, Equatable {
 
 /// What the exported object's methods do; each runs on the connection's queue.
 public struct ReachabilityMethods {
-    /// Answers `CheckAddress(s)`: the address, and the caller's unique name ("" when the
-    /// message has none).
-    public var checkAddress: (String, String) -> AddressCheckAnswer
+    /// Answers `CheckAddress(s)`: the address, and whose share the caller draws on.
+    public var checkAddress: (String, CallerShare) -> AddressCheckAnswer
     /// Answers `Explain()`.
     public var explain: () -> String
     /// Answers `Metrics()`.
     public var metrics: () -> String
 
     /// Creates the method table.
-    public init(checkAddress: @escaping (String, String) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String) {
+    public init(checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String) {
         self.checkAddress = checkAddress
         self.explain = explain
         self.metrics = metrics
@@ -50,10 +49,8 @@ public final class ReachabilityObject: @unchecked Sendable {
     private var budget = CallerBudget()
     /// Method calls waiting their turn (referenced `sd_bus_message *`), one per share in turn.
     private var waiting = FairQueue<OpaquePointer>()
-    /// Whose share each caller (unique name) draws on, once the bus told its user: all the
-    /// connections of an unprivileged user share one ("uid 65534"), so that opening more of
-    /// them buys no more of the daemon; root's connections (system services) have one each.
-    private var shareOfCaller: [String: String] = [:]
+    /// Whose share each caller (unique name) draws on, once the bus told its user.
+    private var shareOfCaller: [String: CallerShare] = [:]
     /// The calls of callers whose user the bus is being asked (`GetConnectionUnixUser`), in order.
     private var awaitingUser: [String: [OpaquePointer]] = [:]
     private var serviceQueued = false
@@ -167,11 +164,16 @@ public final class ReachabilityObject: @unchecked Sendable {
 
     /// Forgets a caller that left the bus and the calls it left waiting (never answered: nobody
     /// is there to read them); a root caller's budget goes with it, a user's stays with the user.
-    public func forgetCaller(_ name: String) {
+    ///
+    /// - Returns: its share when that was the share's last connection (what it watched can go).
+    @discardableResult
+    public func forgetCaller(_ name: String) -> CallerShare? {
         for message in awaitingUser.removeValue(forKey: name) ?? [] { sd_bus_message_unref(message) }
         let share = shareOfCaller.removeValue(forKey: name)
-        if share == name { budget.forget(name) }
-        for message in waiting.removeAll(from: share ?? name, where: { Self.sender(of: $0) == name }) { sd_bus_message_unref(message) }
+        if share?.isUser == false { budget.forget(name) }
+        for message in waiting.removeAll(from: share?.name ?? name, where: { Self.sender(of: $0) == name }) { sd_bus_message_unref(message) }
+        guard let share, !shareOfCaller.values.contains(share) else { return nil }
+        return share
     }
 
     /// Takes a method call. A caller's first calls wait until the bus says whose share they
@@ -182,7 +184,7 @@ public final class ReachabilityObject: @unchecked Sendable {
     private func callMethod(_ member: String, message: OpaquePointer, error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let sender = Self.sender(of: message)
         if let share = shareOfCaller[sender] {
-            guard admit(message, share: share) else { return sd_bus_error_set(error, BusContract.busyError, busyMessage(share)) }
+            guard admit(message, share: share.name) else { return sd_bus_error_set(error, BusContract.busyError, busyMessage(share.name)) }
             return 1  // handled: the reply comes when its turn does
         }
         let parked = awaitingUser[sender, default: []]
@@ -196,13 +198,13 @@ public final class ReachabilityObject: @unchecked Sendable {
     /// (its own unique name when it is root or the bus cannot tell).
     /// The bus method is `org.freedesktop.DBus.GetConnectionUnixUser`.
     private func askUser(of caller: String) {
-        let admitParked: (String) -> Void = { [weak self] share in
+        let admitParked: (CallerShare) -> Void = { [weak self] share in
             guard let self, let parked = awaitingUser.removeValue(forKey: caller) else { return }
             shareOfCaller[caller] = share
             for message in parked {
-                if !admit(message, share: share) {
+                if !admit(message, share: share.name) {
                     var busy = sd_bus_error()
-                    sd_bus_error_set(&busy, BusContract.busyError, busyMessage(share))
+                    sd_bus_error_set(&busy, BusContract.busyError, busyMessage(share.name))
                     let replied = sd_bus_reply_method_error(message, &busy)
                     sd_bus_error_free(&busy)
                     if replied < 0 { Log.debug("Failed to answer Busy: \(SystemError.describe(errno: -replied))") }
@@ -217,11 +219,11 @@ public final class ReachabilityObject: @unchecked Sendable {
                 member: "GetConnectionUnixUser", arguments: [caller]
             ) { reply in
                 let user = reply.error == nil ? try? reply.readUInt32() : nil
-                admitParked(user.map { $0 == 0 ? caller : "uid \($0)" } ?? caller)
+                admitParked(user.map { $0 == 0 ? CallerShare(connection: caller) : CallerShare(user: $0) } ?? CallerShare(connection: caller))
             }
         } catch {
             Log.debug("\(error); \(caller) gets a share of its own.")
-            admitParked(caller)
+            admitParked(CallerShare(connection: caller))
         }
     }
 
@@ -290,7 +292,7 @@ public final class ReachabilityObject: @unchecked Sendable {
             let read = sd_bus_message_read_basic(message, Self.signature("s"), &text)
             guard read > 0, let text else { return read < 0 ? read : -EINVAL }
             let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
-            switch methods.checkAddress(String(cString: text), sender) {
+            switch methods.checkAddress(String(cString: text), shareOfCaller[sender] ?? CallerShare(connection: sender)) {
             case .invalidAddress(let explanation):
                 return sd_bus_error_set(error, BusContract.invalidAddressError, explanation)
             case .answer(let status, let interface):

@@ -98,9 +98,10 @@ final class Daemon: @unchecked Sendable {
             departures = try connection.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''"
             ) { [weak self, engine] message in
-                guard let name = try? message.readString(), name.hasPrefix(":") else { return }
-                engine.forgetWatches(of: name)
-                self?.object?.forgetCaller(name)
+                guard let name = try? message.readString(), name.hasPrefix(":"),
+                      let share = self?.object?.forgetCaller(name)
+                else { return }
+                engine.forgetWatches(of: share.name)
             }
             startDHCPCaptivePortalReaders(connection: connection)
             try connection.startProcessing { error in

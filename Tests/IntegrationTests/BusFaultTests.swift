@@ -142,7 +142,7 @@ final class BusFaultTests: DaemonTestCase {
         XCTAssertFalse(daemon.log.contains("Failed to replace the netlink socket filter"), daemon.log)
 
         // and a destination asked about after the churn (by a caller that stays) is still watched
-        let (watcher, reply) = try holdCheckAddress("10.9.1.1")
+        let (watcher, reply) = try holdCheckAddress(["10.9.1.1"])
         defer { _ = watcher.terminate() }
         XCTAssertTrue(reply.contains("not-reachable"), reply)
         try waitUntilRoutingIsSettled()
@@ -276,7 +276,7 @@ final class BusFaultTests: DaemonTestCase {
         // Given a caller that stays connected, watching 10.9.1.1
         try startDaemon()
         try configureIPv4Link()
-        let (watcher, _) = try holdCheckAddress("10.9.1.1")
+        let (watcher, _) = try holdCheckAddress(["10.9.1.1"])
         defer { _ = watcher.terminate() }
 
         // When another caller asks about 2,500 distinct addresses, and a third leaves after asking

@@ -41,6 +41,38 @@ final class RouteChurnTests: DaemonTestCase {
         XCTAssertLessThanOrEqual(routesRead, 5, "the daemon read \(routesRead) route messages; the socket filter should drop them")
     }
 
+    func testOneUserWithTwoConnectionsCannotTurnTheFilterOff() throws {
+        // Given a reachable daemon and one unprivileged user holding two connections that watch
+        // 18 addresses in all (9 each: more than the filter's room for one family)
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let callers = try (1...2).map { connection in
+            try holdCheckAddress((1...9).map { "10.9.\(connection).\($0)" }, asNobody: true).caller
+        }
+        defer { for caller in callers { _ = caller.terminate() } }
+        try waitUntilRoutingIsSettled()
+        let routesReadBefore = routeMessagesRead()
+        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: try XCTUnwrap(daemon).pid))
+
+        // When 10,000 host routes in another table, containing none of them, come and go
+        let directory = try XCTUnwrap(directory)
+        let prefixes = (0..<10_000).map { "100.64.\($0 >> 8).\($0 & 255)/32" }
+        try (prefixes.map { "route add \($0) dev ra0 table 100" } + prefixes.map { "route del \($0) dev ra0 table 100" })
+            .joined(separator: "\n").write(toFile: directory.file("churn.batch"), atomically: true, encoding: .utf8)
+        try netns.ip("-batch", directory.file("churn.batch"))
+        try netns.ip("route", "del", "default")  // a fence: once reported, everything before it was read
+        try waitForStatus(.notReachable)
+
+        // Then the kernel filter still dropped them: the user's watches fit it (its 8 most
+        // recent addresses per family), and the daemon spent next to no CPU on the churn
+        let routesRead = routeMessagesRead() - routesReadBefore
+        let cpu = try XCTUnwrap(FaultInjection.cpuTime(of: try XCTUnwrap(daemon).pid)) - cpuBefore
+        XCTAssertLessThanOrEqual(routesRead, 5, "the daemon read \(routesRead) route messages; the socket filter should drop them")
+        print("FIGURE: one user with 2 connections watching 18 addresses: 20,000 unrelated route changes, \(routesRead) read, daemon CPU \(cpu)")
+    }
+
     func testHalfDefaultRoutesOfAVPNAreSeen() throws {
         // Given a default route over ra0, and ra1 with an address of its own
         try startWithDefaultRouteOverRa0AndAnAddressOnRa1()
@@ -104,7 +136,7 @@ final class RouteChurnTests: DaemonTestCase {
         let viaRa0 = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
         try Poll.until("CheckAddress(10.9.1.1) through ra0", observe: { try busctl.checkAddress("10.9.1.1") }) { $0 == viaRa0 }
         // (a caller that stays connected: its watch lasts as long as its connection)
-        let (watcher, _) = try holdCheckAddress("10.9.1.1")
+        let (watcher, _) = try holdCheckAddress(["10.9.1.1"])
         defer { _ = watcher.terminate() }
         try waitUntilRoutingIsSettled()
         let routesChangedBefore = try signals.routesChangedCount

@@ -85,10 +85,10 @@ final class WatchedDestinationsTests: XCTestCase {
     func testThatACallerOnlyPushesOutItsOwnWatches() {
         // Given root's watch
         var watched = WatchedDestinations()
-        XCTAssertTrue(watched.ask(about: [10, 9, 1, 1], caller: ":1.1"))
+        XCTAssertTrue(watched.ask(about: [10, 9, 1, 1], caller: CallerShare(connection: ":1.1")))
 
         // When another caller asks about 16 + 100 other addresses
-        for host in 0..<116 { _ = watched.ask(about: [10, 200, 0, UInt8(host)], caller: ":1.2") }
+        for host in 0..<116 { _ = watched.ask(about: [10, 200, 0, UInt8(host)], caller: CallerShare(connection: ":1.2")) }
 
         // Then root's stays, the other keeps its last 16, and the filter cannot list 17
         XCTAssertTrue(watched.ipv4.contains([10, 9, 1, 1]))
@@ -103,11 +103,29 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertFalse(watched.forget(caller: ":1.2"), "already gone")
     }
 
+    func testThatAnUnprivilegedUserKeepsHalfTheFilterWhateverItsConnections() {
+        // Given a root service watching 8 addresses
+        var watched = WatchedDestinations()
+        for host: UInt8 in 1...8 { _ = watched.ask(about: [10, 1, 0, host], caller: CallerShare(connection: ":1.1")) }
+
+        // When one user asks about 18 more, from any number of connections (they share one share)
+        for host: UInt8 in 1...18 { _ = watched.ask(about: [10, 2, 0, host], caller: CallerShare(user: 1000)) }
+
+        // Then the user keeps its 8 most recent, the service all of its own: it all fits the filter
+        XCTAssertEqual(watched.ipv4.filter { $0[1] == 2 }, (11...18).map { [10, 2, 0, $0] })
+        XCTAssertEqual(watched.ipv4.filter { $0[1] == 1 }.count, 8)
+        XCTAssertTrue(watched.fitsTheFilter)
+        XCTAssertEqual(WatchedDestinations.defaultUserCapacity * 2, WatchedDestinations.filterCapacity)
+        // and its last connection leaving takes them all
+        XCTAssertTrue(watched.forget(caller: CallerShare(user: 1000).name))
+        XCTAssertEqual(watched.ipv4.count, 8)
+    }
+
     func testThatAnAddressTwoCallersWatchStaysUntilBothLetGo() {
         var watched = WatchedDestinations(capacity: 1)
-        XCTAssertTrue(watched.ask(about: [10, 0, 0, 1], caller: "a"))
-        XCTAssertFalse(watched.ask(about: [10, 0, 0, 1], caller: "b"), "already watched by a")
-        XCTAssertTrue(watched.ask(about: [10, 0, 0, 2], caller: "a"), ".2 is new (a let .1 go, b still has it)")
+        XCTAssertTrue(watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: "a")))
+        XCTAssertFalse(watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: "b")), "already watched by a")
+        XCTAssertTrue(watched.ask(about: [10, 0, 0, 2], caller: CallerShare(connection: "a")), ".2 is new (a let .1 go, b still has it)")
         XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 2]], "b still watches .1")
         XCTAssertTrue(watched.forget(caller: "b"))
         XCTAssertEqual(watched.ipv4, [[10, 0, 0, 2]])
@@ -116,10 +134,10 @@ final class WatchedDestinationsTests: XCTestCase {
     func testThatTheLeastRecentlyAskingCallerGoesBeyondTheCallerCap() {
         var watched = WatchedDestinations(capacity: 1)
         for caller in 0..<WatchedDestinations.callerCapacity {
-            _ = watched.ask(about: [10, UInt8(caller >> 8), UInt8(caller & 0xff), 1], caller: ":1.\(caller)")
+            _ = watched.ask(about: [10, UInt8(caller >> 8), UInt8(caller & 0xff), 1], caller: CallerShare(connection: ":1.\(caller)"))
         }
-        _ = watched.ask(about: [10, 0, 0, 1], caller: ":1.0")  // the first asks again
-        XCTAssertTrue(watched.ask(about: [10, 255, 0, 1], caller: ":1.new"))
+        _ = watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: ":1.0"))  // the first asks again
+        XCTAssertTrue(watched.ask(about: [10, 255, 0, 1], caller: CallerShare(connection: ":1.new")))
         XCTAssertEqual(watched.callerCount, WatchedDestinations.callerCapacity)
         XCTAssertTrue(watched.ipv4.contains([10, 0, 0, 1]), "the caller that asked again stays")
         XCTAssertFalse(watched.ipv4.contains([10, 0, 1, 1]), "the least recently asking one went")
@@ -130,8 +148,8 @@ final class WatchedDestinationsTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         var watched = WatchedDestinations(capacity: 100)
         for index in 0..<300 {
-            _ = watched.ask(about: [10, UInt8.random(in: 0...3, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator)], caller: "\(index % 3)")
-            _ = watched.ask(about: [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }, caller: "\(index % 3)")
+            _ = watched.ask(about: [10, UInt8.random(in: 0...3, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator)], caller: CallerShare(connection: "\(index % 3)"))
+            _ = watched.ask(about: [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }, caller: CallerShare(connection: "\(index % 3)"))
         }
         // When random prefixes are asked about, Then the answer is what a scan says
         for _ in 0..<2000 {

@@ -191,20 +191,28 @@ open class DaemonTestCase: XCTestCase {
         return path
     }
 
-    /// Asks `CheckAddress(destination)` from a connection that stays open (the daemon forgets a
-    /// caller's watched destinations when its connection closes, so a `busctl call` watches
-    /// nothing after it returns).
+    /// Asks `CheckAddress` about each of `destinations` from a connection that stays open (the
+    /// daemon forgets a caller's watched destinations when its last connection closes, so a
+    /// `busctl call` watches nothing after it returns).
     ///
-    /// - Returns: the caller's process (its watch lasts until it is terminated) and its reply.
+    /// - Parameters:
+    ///   - destinations: the addresses, asked in order.
+    ///   - asNobody: call as the unprivileged user `nobody` (through the bus policy) instead of root.
+    /// - Returns: the caller's process (its watches last until it is terminated) and its replies,
+    ///   one line each.
     /// - Throws: `HarnessError` when the caller does not answer.
-    package func holdCheckAddress(_ destination: String) throws -> (caller: ChildProcess, reply: String) {
+    package func holdCheckAddress(_ destinations: [String], asNobody: Bool = false) throws -> (caller: ChildProcess, reply: String) {
         let directory = try unwrap(directory)
         let script = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
-        let output = directory.file("hold-\(destination).out")
-        let caller = try ChildProcess(FaultInjection.python, [script, "hold", try unwrap(bus).address, destination], standardOutput: output)
-        let reply = try Poll.until("the holding caller's reply", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
+        let output = directory.file("hold-\(destinations.joined(separator: ",")).out")
+        let command = [FaultInjection.python, script, "hold", try unwrap(bus).address] + destinations
+        if asNobody, chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
+        let caller = asNobody
+            ? try ChildProcess("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + command, standardOutput: output)
+            : try ChildProcess(command[0], Array(command.dropFirst()), standardOutput: output)
+        let reply = try Poll.until("the holding caller's replies", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
             if let ended = caller.poll() { throw HarnessError("bus_client.py hold ended (\(ended))") }
-            return $0.hasSuffix("\n")
+            return $0.filter { $0 == "\n" }.count == destinations.count
         }
         return (caller, reply)
     }

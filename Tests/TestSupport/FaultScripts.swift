@@ -208,10 +208,12 @@ def subscribe(address):
     print(json.dumps({"ready": True}), flush=True)
     GLib.MainLoop().run()
 
-def hold(address, destination):
-    # A caller whose watch lasts: the daemon forgets a caller's watches when it disconnects.
+def hold(address, *destinations):
+    # A caller whose watches last: the daemon forgets a caller's watches when it disconnects.
+    # One line per destination asked about, in order.
     bus = dbus.bus.BusConnection(address)
-    print(json.dumps(call(bus, IFACE, "CheckAddress", "s", [destination])), flush=True)
+    for destination in destinations:
+        print(json.dumps(call(bus, IFACE, "CheckAddress", "s", [destination])), flush=True)
     while True:
         time.sleep(3600)
 
