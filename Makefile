@@ -4,6 +4,10 @@
 #               build, run every test (unit + integration), build the Examples/ package, then
 #               the end-to-end tests (make e2e-matrix), the benchmark's smoke run
 #               (make bench-smoke) and the 10-minute soak (make soak)
+# and for developers (none of these installs anything; make deps does, once):
+#   make build  debug build of the package
+#   make check  the inner loop: build, unit and integration tests (root for the latter), the
+#               Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
@@ -17,14 +21,14 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run run-check test soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps build release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh
 
-build: deps
+build:
 	$(SWIFT) build
 
 # The products by name: building the whole package would take in Tests/TestSupport, which imports
@@ -43,15 +47,18 @@ run-check:
 
 test: deps
 	$(MAKE) run-check
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip SoakTests
-	$(SWIFT) build --package-path Examples
+	$(MAKE) check
 	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
+check:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --skip SoakTests
+	$(SWIFT) build --package-path Examples
+
 # REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.
-soak: deps
+soak:
 	$(SWIFT) build --build-tests
 	REACHABILITYD_SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test --skip-build --filter SoakTests
 

@@ -10,7 +10,7 @@ public enum BusContract {
     public static let statusChangedSignal = "StatusChanged"
     /// The signal emitted once per change of `Connectivity`.
     public static let connectivityChangedSignal = "ConnectivityChanged"
-    /// The signal emitted (without arguments, at most once per ``routesChangedInterval``) after
+    /// The signal emitted (without arguments, at most once per ``routesChangedIntervalMilliseconds``) after
     /// kernel link, address, route or rule events: clients re-check the destinations they follow.
     public static let routesChangedSignal = "RoutesChanged"
     /// The shortest time between two `RoutesChanged` signals, in milliseconds: a burst of route
