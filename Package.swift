@@ -59,11 +59,7 @@ let package = Package(
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
             name: "ReachabilityClient",
-            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "CurlTransport", "SystemSupport"],
-            // The translations are compiled in (a test compares them with these files); the
-            // package installs the files for languages added later. Not SwiftPM resources: their
-            // accessor would import Foundation, and with it ICU, into every service.
-            exclude: ["Resources"]
+            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "CurlTransport", "SystemSupport"]
         ),
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.

@@ -56,8 +56,9 @@ extension Connectivity: DescribedInLanguages {
 }
 
 /// A value with a short human description in the user's language (``ReachabilityStatus``,
-/// ``Connectivity``): English and Simplified Chinese compiled in, and any language in the
-/// resource bundle's `Localizable.strings` tables, keyed by the English text.
+/// ``Connectivity``): English and Simplified Chinese compiled in (the tables above are their one
+/// place), and any other language from a `Localizable.strings` table installed beside them (see
+/// ``LocalizationTables``), keyed by the English text.
 public protocol DescribedInLanguages {
     /// The English description, also the key of the translation tables.
     var englishDescription: String { get }
@@ -76,10 +77,9 @@ extension DescribedInLanguages {
 
     /// A short human description in `language`.
     ///
-    /// The translations are the package's resources (`Resources/<language>.lproj/Localizable.strings`,
-    /// keyed by the English text), read from the resource bundle SwiftPM puts beside the
-    /// executable, or from `/usr/share/reachabilityd/`. English and Simplified Chinese are also
-    /// compiled in, so they work without the bundle; other languages fall back to English.
+    /// An installed table (`<language>.lproj/Localizable.strings`, keyed by the English text:
+    /// see ``LocalizationTables``) wins; else English and Simplified Chinese are compiled in;
+    /// other languages fall back to English.
     ///
     /// - Parameter language: a language tag or POSIX locale name: `"en"`, `"zh-Hans"`,
     ///   `"zh_CN.UTF-8"`… Languages without a translation get English.
@@ -148,9 +148,11 @@ enum StatusLanguage: Equatable {
     }
 }
 
-/// The translation tables installed beside the compiled-in ones (the package's
-/// `/usr/share/reachabilityd/reachabilityd_ReachabilityClient.resources/<language>.lproj/`),
-/// loaded once per language on first use. Read with plain system calls (no Foundation, so
+/// Translation tables installed for languages beyond the compiled-in ones, by an administrator
+/// or a translator: `<language>.lproj/Localizable.strings` in
+/// `/usr/share/reachabilityd/reachabilityd_ReachabilityClient.resources/` (or in a directory of
+/// that name beside the executable), `"Not Reachable" = "…";` per description. The package
+/// ships none: its languages are compiled in. Loaded once per language on first use. Read with plain system calls (no Foundation, so
 /// that a service linking the client library links no ICU). Never traps: without the
 /// directory every lookup is nil and the compiled-in languages answer.
 enum LocalizationTables {

@@ -241,24 +241,6 @@ final class HostLookupTests: XCTestCase {
 }
 
 final class LocalizationResourceTests: XCTestCase {
-    func testTheStringsFilesAndTheCompiledTablesAgree() throws {
-        // Given the package's .strings files (installed for reference and as the model of added
-        // languages) / When each value is looked up / Then the compiled-in tables say the same
-        // (edit both, or this fails)
-        let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/ReachabilityClient/Resources").path
-        for (directory, language) in [("en", "en"), ("zh-Hans", "zh-Hans")] {
-            let text = try String(contentsOfFile: "\(resources)/\(directory).lproj/Localizable.strings", encoding: .utf8)
-            let table = StringsFile.parse(text)
-            let values: [any DescribedInLanguages] = ReachabilityStatus.allCases + Connectivity.allCases
-            for value in values {
-                let key = value.compiledDescription(language: "en")
-                XCTAssertEqual(table[key], value.compiledDescription(language: language), "\(directory): \(key)")
-            }
-            XCTAssertEqual(table.count, Set(values.map(\.englishDescription)).count, "\(directory) has extra or missing keys")
-        }
-    }
-
     func testConnectivityIsDescribedInEnglishAndChinese() {
         XCTAssertEqual(Connectivity.limited.localizedDescription(language: "en_US.UTF-8"), "Limited Connectivity")
         XCTAssertEqual(Connectivity.limited.localizedDescription(language: "zh_CN.UTF-8"), "连接受限")
