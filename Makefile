@@ -1,5 +1,6 @@
 # reachabilityd — the two commands a new user needs:
 #   make run    build (release) and run the daemon, on a private bus unless BUS=system
+#   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
 #   make test   install what the tests need, run make run as a newcomer would (make run-check),
 #               build, run every test (unit + integration), build the Examples/ package, then
 #               the end-to-end tests (make e2e-matrix), the benchmark's smoke run
@@ -17,7 +18,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run run-check test soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps build gio release run run-check test soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -26,6 +27,11 @@ deps:
 
 build: deps
 	$(SWIFT) build
+	$(MAKE) -C gio
+
+# The GIO module (gio/): C against GLib, built with pkg-config gio-2.0 into .build/gio.
+gio: deps
+	$(MAKE) -C gio
 
 # The products by name: building the whole package would take in Tests/TestSupport, which imports
 # XCTest, and XCTest does not exist for the static standard library.
@@ -44,6 +50,7 @@ run-check:
 test: deps
 	$(MAKE) run-check
 	$(SWIFT) build --build-tests
+	$(MAKE) -C gio
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
 	$(MAKE) e2e-matrix
