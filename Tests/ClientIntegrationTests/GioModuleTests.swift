@@ -138,6 +138,31 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertTrue(unrouted.module.hasPrefix("error g-io-error-quark network-unreachable "), unrouted.module)
     }
 
+    func testTheCConsumersAsynchronousCallAndItsCancellation() throws {
+        // Given the C consumer, built as its comment says, and a routed namespace
+        let binary = try XCTUnwrap(directory).file("can-reach")
+        let flags = try Command.run("pkg-config", ["--cflags", "--libs", "gio-2.0"]).check().standardOutput
+            .split(whereSeparator: \.isWhitespace).map(String.init)
+        try Command.run("cc", ["-Wall", "-Wextra", "-Werror", "\(gio)/tests/can-reach.c"] + flags + ["-o", binary], timeout: .seconds(60)).check()
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("route", "add", "unreachable", "192.0.2.0/24")
+        try waitForStatus(.reachableViaEthernet)
+        let canReach = { (arguments: [String]) in
+            try Command.run("ip", ["netns", "exec", try self.netns.name, binary] + arguments, environment: try self.environment(.module))
+                .check().standardOutput
+        }
+
+        // Then can_reach_async answers as the synchronous call does
+        XCTAssertEqual(try canReach(["198.51.100.7", "443"]), "ReachabilitydNetworkMonitor\nreachable\n")
+        let blocked = try canReach(["192.0.2.7", "443"])
+        XCTAssertTrue(blocked.hasPrefix("ReachabilitydNetworkMonitor\nerror g-io-error-quark host-unreachable "), blocked)
+        // and a cancelled call ends with G_IO_ERROR_CANCELLED
+        let cancelled = try canReach(["198.51.100.7", "443", "--cancel"])
+        XCTAssertTrue(cancelled.hasPrefix("ReachabilitydNetworkMonitor\nerror g-io-error-quark cancelled "), cancelled)
+    }
+
     func testNetworkChangedOncePerStatusChangedOverTwentyRouteToggles() throws {
         // Given both monitors following, in their own processes
         try startDaemon()
