@@ -164,7 +164,9 @@ on_read (GObject *source, GAsyncResult *result, gpointer user_data)
        * finalised (then user_data must not be touched). */
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
-          g_warning ("reachabilityd: failed to read the properties: %s", error->message);
+          /* Typically the owner left meanwhile: its successor is read when it appears. Not a
+           * warning: it would land in every GLib application's log at a daemon restart. */
+          g_debug ("reachabilityd: failed to read the properties: %s", error->message);
           g_clear_object (&REACHABILITYD_NETWORK_MONITOR (user_data)->reading);
         }
       g_error_free (error);
