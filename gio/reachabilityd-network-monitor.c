@@ -353,8 +353,11 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
 static gchar *
 address_literal (GInetSocketAddress *address)
 {
-  gchar *literal = g_inet_address_to_string (g_inet_socket_address_get_address (address));
-  guint32 scope = g_inet_socket_address_get_scope_id (address);
+  GInetAddress *host = g_inet_socket_address_get_address (address);
+  gchar *literal = g_inet_address_to_string (host);
+  /* GLib asserts that only IPv6 addresses are asked for a scope. */
+  guint32 scope = g_inet_address_get_family (host) == G_SOCKET_FAMILY_IPV6
+                      ? g_inet_socket_address_get_scope_id (address) : 0;
 
   if (scope != 0)
     {

@@ -31,6 +31,8 @@ final class GioModuleTests: DaemonTestCase {
         var environment = try controlEnvironment()
         environment["GIO_MODULE_DIR"] = try modules()
         environment["GIO_USE_NETWORK_MONITOR"] = monitor.rawValue
+        // A GLib critical (a failed g_return_if_fail in the module's calls) aborts the consumer.
+        environment["G_DEBUG"] = "fatal-criticals"
         return environment
     }
 
