@@ -44,8 +44,6 @@ typedef struct {
   GObject parent_instance;
 
   GDBusConnection *bus;
-  /* The thread-default main context the monitor was created in: signals are emitted there. */
-  GMainContext *context;
   guint watch_id;
   guint properties_subscription;
   GCancellable *reading; /* the GetAll of the current owner, while pending */
@@ -296,8 +294,9 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   g_variant_unref (properties);
   g_variant_unref (reply);
 
-  /* From here on, follow the name: its callbacks run in this thread-default context. */
-  self->context = g_main_context_ref_thread_default ();
+  /* From here on, follow the name. Its callbacks run in the thread-default main context of
+   * this call, and the subscription and reads they start do too: network-changed is emitted
+   * there, as GLib's own monitors do. */
   self->watch_id = g_bus_watch_name_on_connection (self->bus, REACHABILITYD_BUS_NAME,
                                                    G_BUS_NAME_WATCHER_FLAGS_NONE, on_name_appeared,
                                                    on_name_vanished, self, NULL);
@@ -504,7 +503,6 @@ reachabilityd_network_monitor_finalize (GObject *object)
   if (self->watch_id != 0)
     g_bus_unwatch_name (self->watch_id);
   g_clear_object (&self->bus);
-  g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self->status);
   g_free (self->connectivity);
   G_OBJECT_CLASS (reachabilityd_network_monitor_parent_class)->finalize (object);
