@@ -219,17 +219,31 @@ on_name_vanished (GDBusConnection *connection, const gchar *name, gpointer user_
   forget_owner (REACHABILITYD_NETWORK_MONITOR (user_data));
 }
 
-/* Whether `name` is among the bus's activatable names (a D-Bus service file exists). */
-static gboolean
-is_activatable (GDBusConnection *bus, const gchar *name, GCancellable *cancellable, GError **error)
+/* One synchronous call to the bus itself (org.freedesktop.DBus), at initialisation. */
+static GVariant *
+call_bus (GDBusConnection *bus, const gchar *method, GVariant *parameters, const gchar *reply_type,
+          GCancellable *cancellable, GError **error)
 {
-  GVariant *reply = g_dbus_connection_call_sync (bus, FREEDESKTOP_DBUS_NAME, FREEDESKTOP_DBUS_PATH,
-                                                 FREEDESKTOP_DBUS_NAME, "ListActivatableNames", NULL,
-                                                 G_VARIANT_TYPE ("(as)"), G_DBUS_CALL_FLAGS_NONE, -1,
-                                                 cancellable, error);
-  const gchar **names;
-  gboolean found;
+  return g_dbus_connection_call_sync (bus, FREEDESKTOP_DBUS_NAME, FREEDESKTOP_DBUS_PATH, FREEDESKTOP_DBUS_NAME,
+                                      method, parameters, G_VARIANT_TYPE (reply_type), G_DBUS_CALL_FLAGS_NONE, -1,
+                                      cancellable, error);
+}
 
+/* Whether `name` has an owner now, or can be started (a D-Bus service file names it). */
+static gboolean
+is_running_or_activatable (GDBusConnection *bus, const gchar *name, GCancellable *cancellable, GError **error)
+{
+  GVariant *reply = call_bus (bus, "NameHasOwner", g_variant_new ("(s)", name), "(b)", cancellable, error);
+  gboolean found = FALSE;
+  const gchar **names;
+
+  if (reply == NULL)
+    return FALSE;
+  g_variant_get (reply, "(b)", &found);
+  g_variant_unref (reply);
+  if (found)
+    return TRUE;
+  reply = call_bus (bus, "ListActivatableNames", NULL, "(as)", cancellable, error);
   if (reply == NULL)
     return FALSE;
   g_variant_get (reply, "(^a&s)", &names);
@@ -237,23 +251,6 @@ is_activatable (GDBusConnection *bus, const gchar *name, GCancellable *cancellab
   g_free (names);
   g_variant_unref (reply);
   return found;
-}
-
-/* Whether `name` has an owner now. */
-static gboolean
-has_owner (GDBusConnection *bus, const gchar *name, GCancellable *cancellable, GError **error)
-{
-  GVariant *reply = g_dbus_connection_call_sync (bus, FREEDESKTOP_DBUS_NAME, FREEDESKTOP_DBUS_PATH,
-                                                 FREEDESKTOP_DBUS_NAME, "NameHasOwner",
-                                                 g_variant_new ("(s)", name), G_VARIANT_TYPE ("(b)"),
-                                                 G_DBUS_CALL_FLAGS_NONE, -1, cancellable, error);
-  gboolean owned;
-
-  if (reply == NULL)
-    return FALSE;
-  g_variant_get (reply, "(b)", &owned);
-  g_variant_unref (reply);
-  return owned;
 }
 
 static gboolean
@@ -266,8 +263,7 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   self->bus = g_bus_get_sync (G_BUS_TYPE_SYSTEM, cancellable, error);
   if (self->bus == NULL)
     return FALSE;
-  if (!has_owner (self->bus, REACHABILITYD_BUS_NAME, cancellable, &local_error)
-      && !is_activatable (self->bus, REACHABILITYD_BUS_NAME, cancellable, &local_error))
+  if (!is_running_or_activatable (self->bus, REACHABILITYD_BUS_NAME, cancellable, &local_error))
     {
       if (local_error != NULL)
         g_propagate_error (error, local_error);
