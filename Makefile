@@ -25,9 +25,8 @@ all: build
 deps:
 	scripts/install-deps.sh
 
-build: deps
+build: deps gio
 	$(SWIFT) build
-	$(MAKE) -C gio
 
 # The GIO module (gio/): C against GLib, built with pkg-config gio-2.0 into .build/gio.
 gio: deps
@@ -47,10 +46,9 @@ run: release
 run-check:
 	MAKE="$(MAKE)" scripts/run-check.sh
 
-test: deps
+test: deps gio
 	$(MAKE) run-check
 	$(SWIFT) build --build-tests
-	$(MAKE) -C gio
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
 	$(MAKE) e2e-matrix
