@@ -77,6 +77,15 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertEqual(online.module, "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=full")
         XCTAssertEqual(online.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
 
+        // When the gateway fails address resolution for an application's traffic
+        try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
+        try waitForProperties("connectivity limited") { $0.string(.connectivity) == Connectivity.limited.rawValue }
+        let silentGateway = try sideBySide("the gateway fails address resolution", "state")
+        XCTAssertEqual(silentGateway.module, "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=limited")
+        XCTAssertEqual(silentGateway.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
+        try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:00:00:77:01", "dev", "ra0", "nud", "reachable")
+        try waitForProperties("connectivity unknown again") { $0.string(.connectivity) == Connectivity.unknown.rawValue }
+
         // When the link loses carrier (the kernel keeps the route, flagged linkdown)
         try netns.ip("link", "set", "ra1", "down")
         try waitForStatus(.notReachable)
@@ -94,6 +103,20 @@ final class GioModuleTests: DaemonTestCase {
         let noSource = try sideBySide("default dev ra0, no source address", "state")
         XCTAssertEqual(noSource.module, "ReachabilitydNetworkMonitor available=0 metered=0 connectivity=local")
         XCTAssertTrue(noSource.glib.contains("available=1"), "GLib's monitor now agrees: \(noSource.glib)")
+    }
+
+    func testAMeteredLinkIsMeteredForGLibApplications() throws {
+        // Given ra0 declared cellular (metered by default)
+        try writeConfiguration("[Reachability]\nTransport=ra0:wwan\n")
+        try startDaemon(arguments: ["--config", try configurationPath])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWWAN)
+
+        // Then
+        let metered = try sideBySide("default route over a metered (wwan) link", "state")
+        XCTAssertEqual(metered.module, "ReachabilitydNetworkMonitor available=1 metered=1 connectivity=full")
+        XCTAssertEqual(metered.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
     }
 
     func testTheCaptivePortalReachesGLibApplications() throws {
