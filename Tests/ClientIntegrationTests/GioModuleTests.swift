@@ -15,6 +15,9 @@ final class GioModuleTests: DaemonTestCase {
         case glib = "netlink"
     }
 
+    /// The `state` answers of a routed, unmetered network without evidence against it, and of none.
+    private static let online = "available=1 metered=0 connectivity=full", offline = "available=0 metered=0 connectivity=local"
+
     private var gio: String { "\(TestPaths.repositoryRoot)/gio" }
     private var builtModules: String?
 
@@ -50,6 +53,13 @@ final class GioModuleTests: DaemonTestCase {
         return answers
     }
 
+    /// Asserts both monitors' `state` answers (`<type> available=… metered=… connectivity=…`).
+    private func assertStates(_ scenario: String, module: String, glib: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let answers = try sideBySide(scenario, "state")
+        XCTAssertEqual(answers.module, "ReachabilitydNetworkMonitor \(module)", file: file, line: line)
+        XCTAssertEqual(answers.glib, "GNetworkMonitorNetlink \(glib)", file: file, line: line)
+    }
+
     /// Starts `Benchmarks/glib-monitor.py` (one line per `network-changed`) with `monitor`.
     private func follower(_ monitor: Monitor) throws -> (process: ChildProcess, lines: () -> [String]) {
         let output = try XCTUnwrap(directory).file("follow-\(monitor.rawValue).out")
@@ -73,25 +83,19 @@ final class GioModuleTests: DaemonTestCase {
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
-        let online = try sideBySide("default route via ra0", "state")
-        XCTAssertEqual(online.module, "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=full")
-        XCTAssertEqual(online.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
+        try assertStates("default route via ra0", module: Self.online, glib: Self.online)
 
         // When the gateway fails address resolution for an application's traffic
         try resolveNeighbour(toward: "203.0.113.7", neighbour: "10.77.0.1", until: "FAILED")
         try waitForProperties("connectivity limited") { $0.string(.connectivity) == Connectivity.limited.rawValue }
-        let silentGateway = try sideBySide("the gateway fails address resolution", "state")
-        XCTAssertEqual(silentGateway.module, "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=limited")
-        XCTAssertEqual(silentGateway.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
+        try assertStates("the gateway fails address resolution", module: "available=1 metered=0 connectivity=limited", glib: Self.online)
         try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:00:00:77:01", "dev", "ra0", "nud", "reachable")
         try waitForProperties("connectivity unknown again") { $0.string(.connectivity) == Connectivity.unknown.rawValue }
 
         // When the link loses carrier (the kernel keeps the route, flagged linkdown)
         try netns.ip("link", "set", "ra1", "down")
         try waitForStatus(.notReachable)
-        let carrierLost = try sideBySide("ra0 lost carrier, its default route kept", "state")
-        XCTAssertEqual(carrierLost.module, "ReachabilitydNetworkMonitor available=0 metered=0 connectivity=local")
-        XCTAssertTrue(carrierLost.glib.contains("available=1"), "GLib's monitor now agrees: \(carrierLost.glib)")
+        try assertStates("ra0 lost carrier, its default route kept", module: Self.offline, glib: Self.online)
 
         // When the only default route leaves through a link without any address
         try netns.ip("link", "set", "ra1", "up")
@@ -100,9 +104,7 @@ final class GioModuleTests: DaemonTestCase {
         try netns.ip("addr", "flush", "dev", "ra0")
         try netns.ip("route", "add", "default", "dev", "ra0")
         try waitForProperties("not reachable, dev-only default route") { $0.status == ReachabilityStatus.notReachable.rawValue }
-        let noSource = try sideBySide("default dev ra0, no source address", "state")
-        XCTAssertEqual(noSource.module, "ReachabilitydNetworkMonitor available=0 metered=0 connectivity=local")
-        XCTAssertTrue(noSource.glib.contains("available=1"), "GLib's monitor now agrees: \(noSource.glib)")
+        try assertStates("default dev ra0, no source address", module: Self.offline, glib: Self.online)
     }
 
     func testAMeteredLinkIsMeteredForGLibApplications() throws {
@@ -114,25 +116,21 @@ final class GioModuleTests: DaemonTestCase {
         try waitForStatus(.reachableViaWWAN)
 
         // Then
-        let metered = try sideBySide("default route over a metered (wwan) link", "state")
-        XCTAssertEqual(metered.module, "ReachabilitydNetworkMonitor available=1 metered=1 connectivity=full")
-        XCTAssertEqual(metered.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
+        try assertStates("default route over a metered (wwan) link", module: "available=1 metered=1 connectivity=full", glib: Self.online)
     }
 
     func testTheCaptivePortalReachesGLibApplications() throws {
         // Given a daemon checking against the router's server, which answers 204
         let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\n")
         try waitForProperties("connectivity full") { $0.string(.connectivity) == Connectivity.full.rawValue }
-        XCTAssertEqual(try query(.module, ["state"]), "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=full")
+        XCTAssertEqual(try query(.module, ["state"]), "ReachabilitydNetworkMonitor \(Self.online)")
 
         // When the network starts redirecting to its portal
         try router.setMode("redirect")
         try waitForProperties("connectivity portal") { $0.string(.connectivity) == Connectivity.portal.rawValue }
 
         // Then GLib applications see the portal through the module only
-        let portal = try sideBySide("captive portal", "state")
-        XCTAssertEqual(portal.module, "ReachabilitydNetworkMonitor available=1 metered=0 connectivity=portal")
-        XCTAssertEqual(portal.glib, "GNetworkMonitorNetlink available=1 metered=0 connectivity=full")
+        try assertStates("captive portal", module: "available=1 metered=0 connectivity=portal", glib: Self.online)
     }
 
     func testCanReachARoutedAnUnroutedAndAnUnparsableDestination() throws {
