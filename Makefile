@@ -5,9 +5,9 @@
 #               the end-to-end tests (make e2e-matrix), the benchmark's smoke run
 #               (make bench-smoke) and the 10-minute soak (make soak)
 # and for developers (none of these installs anything; make deps does, once):
-#   make build  debug build of the package
-#   make check  the inner loop: build, unit and integration tests (root for the latter), the
-#               Examples/ package — no containers, no soak, no benchmark (a few minutes)
+#   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
+#   make check  the inner loop: build (with the GIO module), unit and integration tests (root
+#               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
@@ -21,15 +21,19 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps build gio release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh
 
-build:
+build: gio
 	$(SWIFT) build
+
+# The GIO module (gio/): C against GLib, built with pkg-config gio-2.0 into .build/gio.
+gio:
+	$(MAKE) -C gio
 
 # The products by name: building the whole package would take in Tests/TestSupport, which imports
 # XCTest, and XCTest does not exist for the static standard library.
@@ -52,7 +56,7 @@ test: deps
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
-check:
+check: gio
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples

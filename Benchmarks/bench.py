@@ -12,7 +12,8 @@ Workloads (see README "Benchmarks"):
            (IPv4 /32s; and, under ipv6, IPv6 /64s)
   latency  default route deleted/added by a netlink write timestamped just before send(); the time
            until (a) the floor reader sees the RTM_*ROUTE, (b) GLib emits network-changed,
-           (c) a separate D-Bus subscriber receives StatusChanged
+           (c) a separate D-Bus subscriber receives StatusChanged, (d) a GLib application using
+           the GIO module (gio/, GIO_USE_NETWORK_MONITOR=reachabilityd) emits network-changed
   churn    N /32 routes added then deleted with `ip -n NS -batch`: CPU seconds and peak RSS of
            each watcher, change signals emitted, and whether each watcher still reacts afterwards
   ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
@@ -288,6 +289,7 @@ class Bench:
         self.daemon = None
         self.floor = None
         self.glib = None
+        self.module = None
         self.subscriber = None
         self.notify = None
         self.router = None
@@ -324,10 +326,13 @@ class Bench:
         ready = self.notify.wait_ready(mark)
         return child, (ready - started) / 1e9
 
-    def spawn_glib(self, timeout=30):
+    def spawn_glib(self, timeout=30, monitor="netlink"):
+        """Starts Benchmarks/glib-monitor.py with GLib's netlink monitor, or with the GIO module
+        (monitor="reachabilityd"); returns (child, seconds to ready, the monitor's type name)."""
         started = time.monotonic_ns()
-        child = Child("glib", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/glib-monitor.py"], env=self.env,
-                      log_path=f"{self.work}/glib.log")
+        env = dict(self.env, GIO_USE_NETWORK_MONITOR=monitor, GIO_MODULE_DIR=self.options.gio_modules)
+        child = Child(f"glib-{monitor}", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/glib-monitor.py"], env=env,
+                      log_path=f"{self.work}/glib-{monitor}.log")
         _, line = child.wait_for_line(lambda line: line.startswith("ready "), timeout=timeout)
         return child, (int(line.split()[1]) - started) / 1e9, line.split()[2]
 
@@ -408,7 +413,8 @@ class Bench:
                                                       f"{f['wakeups_per_min']}/min, {f['cpu_s']} CPU-s" for n, f in figures.items()))
 
     def latency(self, toggles):
-        marks = {"daemon": len(self.subscriber.snapshot()), "floor": len(self.floor.snapshot()), "glib": len(self.glib.snapshot())}
+        marks = {"daemon": len(self.subscriber.snapshot()), "floor": len(self.floor.snapshot()), "glib": len(self.glib.snapshot()),
+                 "module": len(self.module.snapshot())}
         writes = []  # (sent_at ns, "del"|"add")
         for index in range(toggles):
             if index % 2 == 0:
@@ -431,12 +437,15 @@ class Bench:
         floor = events(self.floor.snapshot()[marks["floor"]:],
                        lambda l: (int(l.split()[0]), l.split()[1]) if l.split()[1:2] in (["new"], ["del"]) and l[0].isdigit() else None)
         floor = [(t, "add" if kind == "new" else kind) for t, kind in floor]
-        glib = events(self.glib.snapshot()[marks["glib"]:],
-                      lambda l: (int(l.split()[0]), "add" if l.split()[1] == "1" else "del") if l[0].isdigit() else None)
+        def network_changed(line):
+            return (int(line.split()[0]), "add" if line.split()[1] == "1" else "del") if line[0].isdigit() else None
+        glib = events(self.glib.snapshot()[marks["glib"]:], network_changed)
+        module = events(self.module.snapshot()[marks["module"]:], network_changed)
         figures, samples = {}, {}
         # PropertiesChanged carries no direction: pair each with the StatusChanged right after it.
         properties = [(t, kind) for (t, _), (_, kind) in zip(properties, daemon)] if len(properties) == len(daemon) else []
         for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("  (its PropertiesChanged, sent just after)", properties),
+                               ("GLib application through the module", module),
                                ("netlink floor (C)", floor), ("GLib GNetworkMonitor", glib)):
             latencies, missing, position = [], 0, 0
             for index, (sent_at, kind) in enumerate(writes):
@@ -553,6 +562,11 @@ class Bench:
         self.subscriber.wait_for_line(lambda line: line == "ready")
         if self.busctl_status() != REACHABLE:
             raise RuntimeError(f"daemon status is {self.busctl_status()}, expected {REACHABLE}")
+        # A GLib application through the GIO module: started once the daemon serves (without it
+        # GLib would fall back to its own monitor, which the check below would catch).
+        self.module, _, module_type = self.spawn_glib(monitor="reachabilityd")
+        if module_type != "ReachabilitydNetworkMonitor":
+            raise RuntimeError(f"GIO_USE_NETWORK_MONITOR=reachabilityd gave {module_type}: the module did not load")
         self.settle()
         if "idle" in wanted:
             self.idle("after start", options.idle_seconds)
@@ -576,7 +590,7 @@ class Bench:
 
         self.daemon.stop()
         self.results["daemon_exit_status"] = self.daemon.process.returncode
-        for child in (self.subscriber, self.glib, self.floor):
+        for child in (self.subscriber, self.module, self.glib, self.floor):
             child.stop()
         if "startup" in wanted:
             self.startup_with_routes(options.startup_routes, 4, max(1, options.startup_runs // 2))
@@ -798,7 +812,7 @@ def chart(results, samples, path):
 
     def color(name):
         # One colour per watcher in both plots.
-        for key, value in (("PropertiesChanged", "C9"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2"), ("hop", "C4")):
+        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2"), ("hop", "C4")):
             if key in name:
                 return value
         return None
@@ -864,6 +878,7 @@ def main():
     parser.add_argument("--repo", required=True)
     parser.add_argument("--daemon", required=True, help="the release reachabilityd binary")
     parser.add_argument("--floor", required=True, help="the netlink-floor binary")
+    parser.add_argument("--gio-modules", required=True, help="the directory holding the built libgioreachabilityd.so")
     parser.add_argument("--out", required=True, help="directory for results.json, table.md, chart.png")
     parser.add_argument("--smoke", action="store_true", help="small N and short windows (CI)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""The GLib peer: GNetworkMonitor (netlink backend) in its own process.
+"""A GLib application: g_network_monitor_get_default() in its own process.
 
 Prints "ready <CLOCK_MONOTONIC ns> <backend type>" once the monitor exists, then
 "<CLOCK_MONOTONIC ns> <available 0|1>" for every `network-changed` signal, flushed at once.
-GIO_USE_NETWORK_MONITOR=netlink is set by the benchmark so that GLib does not try
-NetworkManager or the portal on the real system bus.
+The benchmark and the tests (GioModuleTests) choose the monitor with GIO_USE_NETWORK_MONITOR:
+netlink (GLib's own, so that GLib does not try NetworkManager or the portal on the real system
+bus) or reachabilityd (the GIO module, from GIO_MODULE_DIR).
 """
 import sys
 import time

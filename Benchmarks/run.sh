@@ -32,6 +32,7 @@ fi
 sync "$daemon"
 mkdir -p .build-bench/bench "$out"
 cc -O2 -Wall -o .build-bench/bench/netlink-floor Benchmarks/netlink-floor.c
+make -s -C gio BUILDDIR="$repo/.build-bench/gio"   # the GIO module, for "GLib application through the module"
 
 # The namespace: a veth pair, IPv6 off and no link-local address generation so that only the
 # benchmark's own changes produce events.
@@ -52,4 +53,4 @@ done
 ip -n "$netns" link set lo up
 
 ip netns exec "$netns" /usr/bin/python3 Benchmarks/bench.py "$@" --netns "$netns" --repo "$repo" \
-  --daemon "$daemon" --floor "$repo/.build-bench/bench/netlink-floor" --out "$out"
+  --daemon "$daemon" --floor "$repo/.build-bench/bench/netlink-floor" --gio-modules "$repo/.build-bench/gio" --out "$out"

@@ -15,6 +15,7 @@ packages=(
   python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
   python3-dbus python3-gi gir1.2-glib-2.0  # the tests' D-Bus clients and the Python example
   gcc libc6-dev               # the C example, built by the tests
+  libglib2.0-dev make         # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
   prometheus-node-exporter curl  # the metrics test scrapes the real node_exporter
 )
 [ $# -gt 0 ] && packages=("$@")

@@ -81,6 +81,7 @@ eventually() {
 host_packages=(
     debhelper devscripts lintian dh-exec fakeroot build-essential  # building and checking the .deb
     libsystemd-dev libcurl4-openssl-dev pkg-config                 # build dependencies
+    libglib2.0-dev                                                 # the GIO module and its C consumer
     systemd-container debootstrap zstd                             # the container
     dnsmasq-base python3 openssl                                   # the router of the connectivity check
 )
@@ -120,10 +121,12 @@ build_deb() {
         { tail -30 "$work/build.log"; return 1; }
     deb=$(cat "$work/deb-path")
     log "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
-    if [ -n "${E2E_KEEP_DEB:-}" ]; then mkdir -p "$E2E_KEEP_DEB" && cp "$deb" "$E2E_KEEP_DEB/"; fi
+    if [ -n "${E2E_KEEP_DEB:-}" ]; then mkdir -p "$E2E_KEEP_DEB" && cp "$deb" "$work"/out/reachabilityd-gio-module_*.deb "$E2E_KEEP_DEB/"; fi
 }
+# E2E_DEB's directory holds the GIO module's package too (build-deb.sh builds both).
 given_deb() {
-    mkdir -p "$work/out" && cp "$E2E_DEB" "$work/out/" && deb=$work/out/$(basename "$E2E_DEB")
+    mkdir -p "$work/out" && cp "$E2E_DEB" "$(dirname "$E2E_DEB")"/reachabilityd-gio-module_*.deb "$work/out/" &&
+        deb=$work/out/$(basename "$E2E_DEB")
 }
 if [ -n "${E2E_DEB:-}" ]; then
     require "the package to test: $E2E_DEB" given_deb
@@ -296,6 +299,43 @@ example_unit_runs() {
 check "Examples/shell/reachability-example.service (ExecStartPre=reachabilityctl wait) runs" example_unit_runs
 check "reachabilityctl(1) and reachabilityd(8) are installed" \
     test -f "$rootfs/usr/share/man/man1/reachabilityctl.1.gz" -a -f "$rootfs/usr/share/man/man8/reachabilityd.8.gz"
+
+# --- The GIO module (issue 24) ----------------------------------------------------------------
+# reachabilityd-gio-module installed beside the daemon: GLib's default network monitor in a fresh
+# process is the module's type (gio/tests/can-reach.c, built on the host: the container has
+# GLib, NetworkManager's dependency, but no compiler or Python), GLib's trigger listed it in
+# giomodule.cache, and it answers can_reach through CheckAddress. After the daemon's purge
+# (gio_module_after_purge) the module stays and GLib falls back to its own monitor.
+gio_module_consumer() { in_container setpriv --reuid=nobody --regid=nogroup --clear-groups /srv/e2e/can-reach "$@" 2>&1; }
+gio_module_checks() {
+    local module_deb consumer_flags
+    module_deb=$(cd "$work/out" && ls reachabilityd-gio-module_*.deb) || { fail "the GIO module's .deb beside $(basename "$deb")"; return; }
+    consumer_flags=$(pkg-config --cflags --libs gio-2.0) &&
+        cc -Wall -Wextra -Werror "$repo/gio/tests/can-reach.c" $consumer_flags -o "$work/out/can-reach" ||
+        { fail "gio/tests/can-reach.c builds on the host"; return; }
+    check "apt install ./$module_deb (offline, in the container)" \
+        in_container sh -c "cd /srv/e2e && apt-get install -y ./$module_deb >/dev/null 2>&1"
+    check "GLib's trigger ran gio-querymodules: giomodule.cache lists libgioreachabilityd.so" \
+        in_container sh -c 'grep -q "^libgioreachabilityd.so: gio-network-monitor" /usr/lib/*/gio/modules/giomodule.cache'
+    check "Gio.NetworkMonitor.get_default() is ReachabilitydNetworkMonitor and can_reach(192.0.2.7) says reachable" \
+        expect_eq "$(gio_module_consumer 192.0.2.7 443)" "$(printf 'ReachabilitydNetworkMonitor\nreachable')"
+    in_container ip route add unreachable 198.18.0.0/15
+    check "can_reach(198.18.0.1) under an unreachable route: G_IO_ERROR_HOST_UNREACHABLE" eventually 5 gio_module_answer_is \
+        "$(printf 'ReachabilitydNetworkMonitor\nerror g-io-error-quark host-unreachable ')" 198.18.0.1 443
+    in_container ip route del unreachable 198.18.0.0/15
+    in_container systemctl stop reachabilityd.service
+    check "with reachabilityd stopped but activatable, the module starts it (D-Bus activation) and answers" \
+        expect_eq "$(gio_module_consumer 192.0.2.7 443)" "$(printf 'ReachabilitydNetworkMonitor\nreachable')"
+}
+gio_module_answer_is() { local expected=$1; shift; [[ "$(gio_module_consumer "$@")" == "$expected"* ]]; }
+gio_module_after_purge() {
+    check "after purging reachabilityd, the GIO module falls back to GLib's own monitor" \
+        gio_module_answer_is GNetworkMonitor 192.0.2.7 443
+    purge_log=$(in_container apt-get purge -y reachabilityd-gio-module 2>&1) || fail "apt-get purge reachabilityd-gio-module" "$purge_log"
+    check "purge of the GIO module: giomodule.cache no longer lists it" \
+        in_container sh -c '! grep -q "^libgioreachabilityd.so" /usr/lib/*/gio/modules/giomodule.cache'
+}
+gio_module_checks
 
 # --- Configuration and reload --------------------------------------------------------------------
 check "the example configuration is installed" test -f "$rootfs/etc/reachabilityd/reachabilityd.conf"
@@ -475,5 +515,6 @@ leftovers() {
 check "purge: configuration, unit, enablement symlinks, sysusers file, policy and binary removed" leftovers
 not_activatable() { local names; names=$(in_container busctl list --activatable --no-legend) && ! grep -q "^$bus_name " <<<"$names"; }
 check "purge: the name is no longer activatable" not_activatable
+gio_module_after_purge
 
 finish
