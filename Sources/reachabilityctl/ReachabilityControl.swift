@@ -473,9 +473,9 @@ func firstAnswer(of manager: ReachabilityManager, within seconds: Double) async 
     }
 }
 
-/// Prints `message` to stderr and returns `code`.
+/// Prints `message` to stderr (as an error when stderr is the journal) and returns `code`.
 func failure(_ message: String, code: Int32) -> Int32 {
-    Output.write("reachabilityctl: \(message)\n", to: STDERR_FILENO)
+    Output.write(Output.errorPrefix + "reachabilityctl: \(message)\n", to: STDERR_FILENO)
     return code
 }
 

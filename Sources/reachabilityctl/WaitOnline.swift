@@ -109,7 +109,7 @@ final class TerminationNotice {
         source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: DispatchQueue(label: "org.reachabilityd.ctl.sigterm"))
         source.setEventHandler {
             let elapsed = WaitClock.now() - start
-            Output.write("reachabilityctl: Stopped (SIGTERM) after \(WaitClock.format(elapsed)) s: \(Wait.standing(manager.snapshot)).\n",
+            Output.write(Output.errorPrefix + "reachabilityctl: Stopped (SIGTERM) after \(WaitClock.format(elapsed)) s: \(Wait.standing(manager.snapshot)).\n",
                          to: STDERR_FILENO)
             // To the process, not this thread: Dispatch's worker threads block signals.
             signal(SIGTERM, SIG_DFL)
@@ -123,4 +123,10 @@ final class TerminationNotice {
         source.cancel()
         signal(SIGTERM, SIG_DFL)
     }
+}
+
+extension Output {
+    /// `<3>` when stderr is the journal (a unit's `ExecStart=`), so that the line is an error
+    /// entry there (`journalctl -p err`); "" on a terminal or a pipe.
+    static let errorPrefix = stderrIsTheJournal() ? "<\(LogLevel.error.rawValue)>" : ""
 }
