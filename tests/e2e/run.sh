@@ -547,11 +547,12 @@ wait_online_connectivity() {
         systemctl daemon-reload && systemctl restart reachabilityd.service"
 }
 
-# Enabled; a unit (not networkd) adds the address and the default route 3 s after the wait starts.
+# Enabled; a unit (not networkd) adds the address and the default route 3 s after the wait starts
+# (3.2 s after systemd marks it activating: reachabilityctl's own clock starts a little later).
 late_network_files() {
     enable_wait_online && probe_unit &&
         put_unit e2e-late-network.service "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
-            "ExecStart=/bin/sh -c 'until [ \"\$\$(systemctl show -P ActiveState $wait_online)\" = activating ]; do sleep 0.05; done; sleep 3; ip link add e2ew0 type veth peer name e2ew1 && ip link set e2ew1 up && ip link set e2ew0 up && ip addr add 192.0.2.2/24 dev e2ew0 && ip route add default via 192.0.2.1'" \
+            "ExecStart=/bin/sh -c 'until [ \"\$\$(systemctl show -P ActiveState $wait_online)\" = activating ]; do sleep 0.05; done; sleep 3.2; ip link add e2ew0 type veth peer name e2ew1 && ip link set e2ew1 up && ip link set e2ew0 up && ip addr add 192.0.2.2/24 dev e2ew0 && ip route add default via 192.0.2.1'" \
             "[Install]" "WantedBy=multi-user.target"
 }
 wait_online_late_network() {
