@@ -616,6 +616,11 @@ wait_online_no_default_route() {
     in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0\\nTimeoutStartSec=2\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
         systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
     check "no route: stopped by TimeoutStartSec=2, it says where it stood" eventually 5 said_matches '^reachabilityctl: Stopped (SIGTERM) after [0-9.]* s: not-reachable (.*)\.$'
+    # The early give-up: the container has no link but loopback.
+    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0 --carrier-timeout 1\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
+        systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
+    check "no route: --carrier-timeout 1 gives up without carrier, under the unit's sandbox" \
+        eventually 5 said_matches '^reachabilityctl: Gave up after [0-9.]* s: no link but loopback has had carrier for 1.0 s; not-reachable (.*)\.$'
     check "no route: no ordering cycle in the boot's journal" no_ordering_cycle
 }
 wait_online_section
