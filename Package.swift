@@ -67,7 +67,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityCore", "SystemSupport"]
+            dependencies: ["ReachabilityClient", "ReachabilityCore", "RTNetlink", "SystemSupport"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.

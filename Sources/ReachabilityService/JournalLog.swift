@@ -21,9 +21,7 @@ public enum JournalLog {
     /// whether it did. Call once at start-up, before any other thread logs.
     @discardableResult
     public static func installIfStderrIsTheJournal() -> Bool {
-        guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
-        var status = stat()
-        guard fstat(STDERR_FILENO, &status) == 0, stream == "\(status.st_dev):\(status.st_ino)" else { return false }
+        guard stderrIsTheJournal() else { return false }
         Log.journal = { level, message, fields in send(level, message, fields) }
         return true
     }

@@ -26,6 +26,16 @@ public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
+/// Whether stderr is the journal: systemd sets `$JOURNAL_STREAM` to the device and inode of the
+/// stream it connected, so a `<N>` line prefix there sets the entry's priority.
+/// The corresponding C functions are `getenv` and `fstat`.
+public func stderrIsTheJournal() -> Bool {
+    guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
+    var status = stat()
+    guard (try? valueOrErrno("fstat stderr", { fstat(STDERR_FILENO, &status) })) != nil else { return false }
+    return stream == "\(status.st_dev):\(status.st_ino)"
+}
+
 /// A minimal logger writing `<priority>message` lines to stderr, which journald turns into
 /// properly prioritised journal entries when the daemon runs under systemd; or, once the
 /// daemon installs one, through a structured ``journal`` writer that keeps fields.

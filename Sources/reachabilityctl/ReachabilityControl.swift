@@ -266,11 +266,14 @@ struct Wait: Subcommand {
         options: [
             .value("timeout", "seconds", "Give up after this many seconds (0: wait forever).", default: "30"),
             .value("transport", "transport", "Require this transport: \(transports.map(\.rawValue).joined(separator: ", "))."),
-            .flag("ipv4", "Require IPv4 reachability."),
-            .flag("ipv6", "Require IPv6 reachability."),
+            .flag("ipv4", "Require IPv4 reachability (with --ipv6: both)."),
+            .flag("ipv6", "Require IPv6 reachability (with --ipv4: both)."),
             .value("connectivity", "connectivity", "Require at least this connectivity: \(connectivities.map(\.rawValue).joined(separator: ", "))."),
             .value("host", "host", "Wait for this host name or address instead of the machine."),
-            .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\")."),
+            .value("interface", "interfaces", "Require the route to go through one of these interfaces (comma-separated names or globs)."),
+            .value("carrier-timeout", "seconds", "Give up early once no link but loopback has had carrier for this long (0: never).", default: "0"),
+            .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
+            .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\" and \"waited\")."),
             SourceOption.spec,
         ]
     )
@@ -288,6 +291,12 @@ struct Wait: Subcommand {
     let host: String?
     let json: Bool
     let source: SourceOption
+    /// `--interface`: names or globs, one of which the route must go through.
+    let interfaces: [String]
+    /// `--carrier-timeout`: 0 for never.
+    let carrierTimeout: Double
+    /// `--verbose`: say how long a successful wait took.
+    let verbose: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         timeout = try arguments.seconds("timeout", default: 30)
@@ -298,24 +307,31 @@ struct Wait: Subcommand {
         host = arguments.values["host"]
         json = arguments.flag("json")
         source = try SourceOption(arguments)
+        interfaces = try Self.interfaces(arguments)
+        carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
+        verbose = arguments.flag("verbose")
         guard timeout >= 0 else { throw UsageError(message: "--timeout must not be negative.") }
-        guard !(ipv4 && ipv6) else { throw UsageError(message: "Give at most one of --ipv4 and --ipv6.") }
+        guard carrierTimeout >= 0 else { throw UsageError(message: "--carrier-timeout must not be negative.") }
+    }
+
+    /// What the options call online.
+    var definition: OnlineDefinition {
+        OnlineDefinition(family: ipv4 ? (ipv6 ? .both : .ipv4) : (ipv6 ? .ipv6 : .any),
+                         transport: transport, interfaces: interfaces, connectivity: connectivity)
     }
 
     /// Whether `snapshot` satisfies the options.
     func isSatisfied(by snapshot: ReachabilitySnapshot) -> Bool {
-        guard snapshot.status.isReachable else { return false }
-        if let transport, snapshot.status != ReachabilityStatus(reachableVia: transport) { return false }
-        if ipv4 && !snapshot.isIPv4Reachable { return false }
-        if ipv6 && !snapshot.isIPv6Reachable { return false }
-        if let connectivity, snapshot.connectivity.rank < connectivity.rank { return false }
-        return true
+        definition.isOnline(snapshot)
     }
 
     func run() async -> Int32 {
         let managerSource = source.managerSource
         let manager = host.map { ReachabilityManager(host: $0, source: managerSource) } ?? ReachabilityManager(source: managerSource)
         let source = source
+        let start = WaitClock.now()
+        let termination = TerminationNotice(manager: manager, start: start)
+        let carrierWatch = carrierTimeout > 0 ? CarrierWatch(seconds: carrierTimeout) : nil
         manager.startMonitoring()
         let outcome = await withTaskGroup(of: Int32.self) { group in
             group.addTask {
@@ -334,6 +350,12 @@ struct Wait: Subcommand {
                     return ExitStatus.conditionNotMet
                 }
             }
+            if let carrierWatch {
+                group.addTask {
+                    await carrierWatch.run(start: start)
+                    return ExitStatus.conditionNotMet
+                }
+            }
             let first = await group.next() ?? ExitStatus.conditionNotMet
             group.cancelAll()
             return first
@@ -342,16 +364,20 @@ struct Wait: Subcommand {
         let silence = outcome == ExitStatus.conditionNotMet ? host.flatMap { FirstAnswer.resolverSilence(of: manager, host: $0) } : nil
         let last = silence?.snapshot ?? manager.snapshot
         let available = manager.isDaemonAvailable
+        let elapsed = WaitClock.now() - start
         manager.stopMonitoring()
+        termination.cancel()
         if json {
             var record = StatusRecord(last, daemonAvailable: available)
             record.host = host
             record.resolution = manager.hostResolution
             record.satisfied = outcome == ExitStatus.success
+            record.waited = elapsed
             Output.line(record.json)
         }
         switch outcome {
         case ExitStatus.success:
+            if verbose { Output.write(Self.onlineLine(last, after: elapsed) + "\n", to: STDERR_FILENO) }
             return outcome
         case ExitStatus.daemonUnavailable:
             // The reason already says it when the daemon is absent; a bus problem needs the prefix.
@@ -360,6 +386,7 @@ struct Wait: Subcommand {
         case _ where silence != nil:
             return failure("Timed out after \(timeout) s: \(last.reason).", code: outcome)
         default:
+            if let carrierWatch, carrierWatch.gaveUp.withLock({ $0 }) { return failure(carrierWatch.line(after: elapsed, last), code: outcome) }
             return failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
         }
     }
@@ -488,9 +515,9 @@ func firstAnswer(of manager: ReachabilityManager, host: String? = nil, within se
     }
 }
 
-/// Prints `message` to stderr and returns `code`.
+/// Prints `message` to stderr (as an error when stderr is the journal) and returns `code`.
 func failure(_ message: String, code: Int32) -> Int32 {
-    Output.write("reachabilityctl: \(message)\n", to: STDERR_FILENO)
+    Output.write(Output.errorPrefix + "reachabilityctl: \(message)\n", to: STDERR_FILENO)
     return code
 }
 
@@ -502,6 +529,8 @@ struct StatusRecord {
     var satisfied: Bool?
     /// For a host name: where its resolution stood (`"resolved"`, `"failed"`, `"no-answer"`, `"not-asked"`).
     var resolution: HostResolution?
+    /// `wait --json`: how long the wait took, in seconds.
+    var waited: Double?
     let snapshot: ReachabilitySnapshot
     let daemonAvailable: Bool
 
@@ -532,6 +561,7 @@ struct StatusRecord {
         if let host { members["host"] = .string(host) }
         if let satisfied { members["satisfied"] = .boolean(satisfied) }
         if let resolution { members["resolution"] = .string(Self.text(resolution)) }
+        if let waited { members["waited"] = .number((waited * 1000).rounded() / 1000) }
         return JSONValue.object(members).text
     }
 

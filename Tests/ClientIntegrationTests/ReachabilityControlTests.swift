@@ -334,7 +334,8 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
         let rows: [(arguments: [String], says: String, line: UInt)] = [
-            (["wait", "--ipv4", "--ipv6"], "at most one of --ipv4 and --ipv6", #line),
+            (["wait", "--carrier-timeout", "-1"], "--carrier-timeout must not be negative", #line),
+            (["wait", "--interface", ","], "Give at least one interface name or glob to '--interface'", #line),
             (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
             (["check", ""], "Give a host name or an address", #line),
             (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics.", #line),

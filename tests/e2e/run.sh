@@ -96,17 +96,22 @@ flock 9
 # --- The package -------------------------------------------------------------------------------
 work=$(mktemp -d /var/tmp/reachabilityd-e2e.XXXXXX)
 router=re2e-$$   # the connectivity check's router namespace, made late
-cleanup() {
-    if ip netns list | grep -q "^$router\b"; then
-        for pid in $(ip netns pids "$router" 2>/dev/null); do kill "$pid" 2>/dev/null; done
-        ip netns delete "$router"
-    fi
+# Powers the container off (for good, or to boot it again).
+power_off() {
     if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
         kill -TERM "$nspawn_pid" 2>/dev/null   # nspawn asks the container's systemd to power off
         for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$nspawn_pid" 2>/dev/null
         wait "$nspawn_pid" 2>/dev/null
     fi
+    leader=
+}
+cleanup() {
+    if ip netns list | grep -q "^$router\b"; then
+        for pid in $(ip netns pids "$router" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+        ip netns delete "$router"
+    fi
+    power_off
     if [ -n "${E2E_KEEP_ROOTFS:-}" ]; then
         log "kept $work"
     else
@@ -173,7 +178,8 @@ unpack_rootfs() {
 require "root filesystem unpacked" unpack_rootfs
 
 # --- Boot ------------------------------------------------------------------------------------
-boot() {
+# Starts the container until its manager answers (boot then waits for the boot to settle).
+launch() {
     local machine=reachabilityd-e2e-$$
     # The unified cgroup hierarchy even on a host whose own is hybrid: systemd >= 256 (trixie)
     # boots only on it, and the unit's IPAddressDeny= needs it (BPF programs on cgroup v2).
@@ -193,6 +199,9 @@ boot() {
     # "degraded" is fine: some units of a full boot do not apply to a container.
     # systemctl needs the manager's socket: before it exists it answers nothing at all.
     eventually 30 in_container test -S /run/systemd/private || { tail -20 "$work/console.log"; return 1; }
+}
+boot() {
+    launch || return 1
     local state
     state=$(in_container timeout 60 systemctl is-system-running --wait 2>/dev/null)
     log "container PID 1 is $leader, system $state"
@@ -495,6 +504,166 @@ networkmanager_has_option > /dev/null || in_container nmcli -f DHCP4 device show
 check "Explain shows the API from DHCPv4 (NetworkManager)" eventually 10 explain_has "(RFC 8910, DHCPv4, from NetworkManager)"
 check "with the lease from NetworkManager: Connectivity portal" eventually 20 property_is Connectivity portal
 in_container sh -c 'rm -r /etc/reachabilityd/reachabilityd.conf.d /etc/systemd/system/reachabilityd.service.d && systemctl daemon-reload'
+
+# --- Waiting for the network at boot: reachabilityd-wait-online.service --------------------------
+# The unit as the package installs it, then connectivity mode with the check's servers above, then
+# three boots of the same container with it enabled: the network configured 3 s late by a plain
+# unit (not networkd), two links (one without carrier) beside systemd-networkd-wait-online, and no
+# default route at all. E2E_NETWORKD_FULL=1 waits out networkd-wait-online's own 120 s timeout.
+wait_online=reachabilityd-wait-online.service
+wait_online_section() {
+    check "$wait_online is installed, not enabled" expect_eq "$(in_container systemctl is-enabled $wait_online)" disabled
+    check "systemd-analyze verify $wait_online: no output" expect_eq "$(in_container systemd-analyze verify $wait_online 2>&1)" ""
+    local exposure
+    exposure=$(in_container systemd-analyze security $wait_online 2>/dev/null | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
+    check "systemd-analyze security $wait_online: exposure $exposure <= the daemon's $security" \
+        awk -v w="${exposure:-99}" -v d="${security:-0}" 'BEGIN { exit !(w <= d) }'
+    wait_online_connectivity
+    wait_online_late_network
+    wait_online_beside_networkd
+    wait_online_no_default_route
+    in_container sh -c "systemctl disable --quiet $wait_online systemd-networkd.service systemd-networkd-wait-online.service 2>/dev/null;
+        rm -rf /etc/systemd/system/e2e-*.service /etc/systemd/system/multi-user.target.wants/e2e-*.service \
+            /etc/systemd/system/$wait_online.d /etc/systemd/network/*e2e*; systemctl daemon-reload"
+}
+unit_state() { in_container systemctl show -P ActiveState "$1"; }
+unit_state_is() { [ "$(unit_state "$1")" = "$2" ]; }
+# The unit's journal lines of this boot from reachabilityctl.
+wait_online_said() { in_container journalctl -b --no-pager -o cat _SYSTEMD_UNIT=$wait_online SYSLOG_IDENTIFIER=reachabilityctl; }
+said_matches() { wait_online_said | grep -q "$1"; }
+not_activating() { ! unit_state_is "$1" activating; }
+no_ordering_cycle() { ! in_container journalctl -b --no-pager | grep -i "ordering cycle"; }
+# A unit file in the container's /etc/systemd/system, enabled for multi-user.target.
+put_unit() {
+    local name=$1; shift
+    printf '%s\n' "$@" > "$rootfs/etc/systemd/system/$name" &&
+        mkdir -p "$rootfs/etc/systemd/system/multi-user.target.wants" &&
+        ln -sf "../$name" "$rootfs/etc/systemd/system/multi-user.target.wants/$name"
+}
+# Powers the container off, lets "$@" change its files, boots it again until its manager answers.
+reboot_with() {
+    power_off
+    "$@" && launch
+}
+# What a unit ordered after network-online.target found.
+probe_unit() {
+    put_unit e2e-probe.service "[Unit]" "Wants=network-online.target" "After=network-online.target" "[Service]" \
+        "Type=oneshot" "RemainAfterExit=yes" \
+        "ExecStart=/bin/sh -c 'busctl get-property $bus_name $object $bus_name Status > /run/e2e-probe.status'" \
+        "[Install]" "WantedBy=multi-user.target"
+}
+enable_wait_online() {
+    systemctl --root="$rootfs" --quiet enable $wait_online &&
+        systemctl --root="$rootfs" --quiet disable systemd-networkd.service systemd-networkd-wait-online.service 2>/dev/null
+    rm -rf "$rootfs/etc/systemd/system/e2e-"*.service "$rootfs/etc/systemd/system/multi-user.target.wants/e2e-"*.service \
+        "$rootfs/etc/systemd/network/"*e2e* "$rootfs/etc/systemd/system/$wait_online.d"
+    return 0
+}
+# Seconds from the container's userspace start to a unit's monotonic timestamp PROPERTY.
+since_boot() {
+    local at start
+    at=$(in_container systemctl show -P "$2" "$1") && start=$(in_container systemctl show -P UserspaceTimestampMonotonic) &&
+        awk -v a="$at" -v s="$start" 'BEGIN { if (a == 0) print "-"; else printf "%.1f", (a - s) / 1e6 }'
+}
+
+# Connectivity mode: the check's server redirects (portal), then answers 204 (full). e2ecp0 gets a
+# static address (NetworkManager stopped: its lease's captive-portal API would say portal forever).
+wait_online_connectivity() {
+    in_container sh -c "systemctl stop NetworkManager.service && ip addr flush dev e2ecp0 && ip addr add 10.99.0.2/24 dev e2ecp0 &&
+        ip route replace default via 10.99.0.1 dev e2ecp0 && mkdir -p /run/systemd/system/reachabilityd.service.d /run/systemd/system/$wait_online.d /etc/reachabilityd/reachabilityd.conf.d &&
+        printf '[Service]\\nIPAddressAllow=10.99.0.0/24\\n' > /run/systemd/system/reachabilityd.service.d/e2e.conf &&
+        printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --connectivity full\\n' > /run/systemd/system/$wait_online.d/e2e.conf &&
+        printf '[Connectivity]\\nCheckURL=http://10.99.0.1:8080/check\\nCheckIntervalSec=1\\n' > /etc/reachabilityd/reachabilityd.conf.d/check.conf &&
+        systemctl daemon-reload && systemctl restart reachabilityd.service"
+    echo redirect > "$router_state/mode"
+    check "connectivity mode: Connectivity is portal (the check is redirected)" eventually 20 property_is Connectivity portal
+    in_container systemctl start --no-block $wait_online
+    sleep 3
+    check "connectivity mode: --connectivity full still waits behind the portal" unit_state_is $wait_online activating
+    echo 204 > "$router_state/mode"
+    check "connectivity mode: done once the check says full" eventually 20 unit_state_is $wait_online active
+    check "connectivity mode: the journal says how long it waited" eventually 5 said_matches '^Online after [0-9.]* s via e2ecp0 '
+    in_container sh -c "systemctl stop $wait_online; rm -r /run/systemd/system/reachabilityd.service.d /run/systemd/system/$wait_online.d /etc/reachabilityd/reachabilityd.conf.d &&
+        systemctl daemon-reload && systemctl restart reachabilityd.service"
+}
+
+# Enabled; a unit (not networkd) adds the address and the default route 3 s after the wait starts
+# (3.2 s after systemd marks it activating: reachabilityctl's own clock starts a little later).
+late_network_files() {
+    enable_wait_online && probe_unit &&
+        put_unit e2e-late-network.service "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
+            "ExecStart=/bin/sh -c 'until [ \"\$\$(systemctl show -P ActiveState $wait_online)\" = activating ]; do sleep 0.05; done; sleep 3.2; ip link add e2ew0 type veth peer name e2ew1 && ip link set e2ew1 up && ip link set e2ew0 up && ip addr add 192.0.2.2/24 dev e2ew0 && ip route add default via 192.0.2.1'" \
+            "[Install]" "WantedBy=multi-user.target"
+}
+wait_online_late_network() {
+    require "boot with $wait_online enabled and the network configured 3 s late by a unit" reboot_with late_network_files
+    check "late network: the boot settles" eventually 30 unit_state_is e2e-probe.service active
+    check "late network: a unit after network-online.target found the daemon reachable" \
+        expect_eq "$(in_container cat /run/e2e-probe.status 2>&1)" 's "reachable-via-ethernet"'
+    local said waited
+    said=$(wait_online_said)
+    waited=$(sed -n 's/^Online after \([0-9.]*\) s via e2ew0 .*/\1/p' <<<"$said")
+    log "late network: $(grep '^Online after' <<<"$said")"
+    check "late network: the wait took >= 3 s (${waited:-?} s) and says through e2ew0" awk -v w="${waited:-0}" 'BEGIN { exit !(w >= 3) }'
+    check "late network: no ordering cycle in the boot's journal" no_ordering_cycle
+}
+
+# Two links, e2ec0 without carrier; networkd configures both, ours and networkd-wait-online race.
+beside_networkd_files() {
+    enable_wait_online &&
+        systemctl --root="$rootfs" --quiet enable systemd-networkd.service systemd-networkd-wait-online.service &&
+        put_unit e2e-pull.service "[Unit]" "Wants=network-online.target" "[Service]" "Type=oneshot" "ExecStart=/bin/true" \
+            "[Install]" "WantedBy=multi-user.target" &&  # pulls network-online.target in, orders nothing after it
+        mkdir -p "$rootfs/etc/systemd/network" &&
+        printf '[Match]\nName=e2en0\n\n[Network]\nAddress=192.0.2.2/24\nGateway=192.0.2.1\nLinkLocalAddressing=no\n' > "$rootfs/etc/systemd/network/40-e2e-up.network" &&
+        printf '[Match]\nName=e2ec0\n\n[Network]\nAddress=198.51.100.2/24\nLinkLocalAddressing=no\n' > "$rootfs/etc/systemd/network/40-e2e-nocarrier.network" &&
+        put_unit e2e-links.service "[Unit]" "DefaultDependencies=no" "Before=systemd-networkd.service" "[Service]" "Type=oneshot" \
+            "ExecStart=/bin/sh -c 'ip link add e2en0 type veth peer name e2en1 && ip link set e2en1 up && ip link add e2ec0 type veth peer name e2ec1'" \
+            "[Install]" "WantedBy=multi-user.target"
+}
+wait_online_beside_networkd() {
+    require "boot with $wait_online and systemd-networkd-wait-online enabled, e2ec0 without carrier" reboot_with beside_networkd_files
+    check "beside networkd: ours is done" eventually 30 unit_state_is $wait_online active
+    local ours theirs limit=10
+    ours=$(since_boot $wait_online ActiveEnterTimestampMonotonic)
+    [ -n "${E2E_NETWORKD_FULL:-}" ] && limit=150
+    eventually "$limit" not_activating systemd-networkd-wait-online.service
+    theirs=$(since_boot systemd-networkd-wait-online.service ActiveEnterTimestampMonotonic)
+    [ "$theirs" = - ] && theirs=$(since_boot systemd-networkd-wait-online.service InactiveEnterTimestampMonotonic)
+    [ "$theirs" = - ] && theirs="> $(awk -v o="$ours" -v l="$limit" 'BEGIN { printf "%.1f", o + l }') (still waiting)"
+    log "side by side, same boot: $wait_online done at $ours s; systemd-networkd-wait-online (default options): $theirs s ($(unit_state systemd-networkd-wait-online.service)); ours said: $(wait_online_said | grep '^Online after')"
+    check "beside networkd: ours within 10 s of boot ($ours s), through e2en0" \
+        awk -v o="$ours" 'BEGIN { exit !(o != "-" && o + 0 < 10) }'
+    check "beside networkd: the journal says e2en0" said_matches '^Online after [0-9.]* s via e2en0 '
+    check "beside networkd: no ordering cycle in the boot's journal" no_ordering_cycle
+}
+
+# No default route: the unit fails after its (shortened) timeout, saying why; the boot goes on.
+no_route_files() {
+    enable_wait_online && probe_unit && mkdir -p "$rootfs/etc/systemd/system/$wait_online.d" &&
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 3 --verbose\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf"
+}
+wait_online_no_default_route() {
+    require "boot with $wait_online enabled (--timeout 3) and no default route" reboot_with no_route_files
+    local state
+    state=$(in_container timeout 60 systemctl is-system-running --wait 2>/dev/null)
+    check "no route: the boot is done and degraded, not stuck ($state)" expect_eq "$state" degraded
+    check "no route: multi-user.target reached" expect_eq "$(unit_state multi-user.target)" active
+    check "no route: $wait_online failed" expect_eq "$(unit_state $wait_online)" failed
+    log "no route: $(wait_online_said | grep 'Timed out')"
+    check "no route: one journal line with the daemon's reason" eventually 5 said_matches '^reachabilityctl: Timed out after 3.0 s: not-reachable (.*)\.$'
+    # Stopped by systemd instead: a TimeoutStartSec= shorter than the wait.
+    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0\\nTimeoutStartSec=2\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
+        systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
+    check "no route: stopped by TimeoutStartSec=2, it says where it stood" eventually 5 said_matches '^reachabilityctl: Stopped (SIGTERM) after [0-9.]* s: not-reachable (.*)\.$'
+    # The early give-up: the container has no link but loopback.
+    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0 --carrier-timeout 1\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
+        systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
+    check "no route: --carrier-timeout 1 gives up without carrier, under the unit's sandbox" \
+        eventually 5 said_matches '^reachabilityctl: Gave up after [0-9.]* s: no link but loopback has had carrier for 1.0 s; not-reachable (.*)\.$'
+    check "no route: no ordering cycle in the boot's journal" no_ordering_cycle
+}
+wait_online_section
 
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"

@@ -1,0 +1,107 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What reachabilityd-wait-online.service asks of `reachabilityctl wait`, against the real daemon
+/// on a private bus in a test namespace: the journal lines, the interface set, both families,
+/// the early give-up without carrier, SIGTERM, and connectivity mode with the check's portal.
+final class WaitOnlineTests: DaemonTestCase {
+    /// `reachabilityctl ARGUMENTS` run in the test's namespace (where `--carrier-timeout` reads links).
+    func waitInNamespace(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> CommandResult {
+        try Command.run("ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(), "wait"] + arguments,
+                        environment: try controlEnvironment(), timeout: timeout)
+    }
+
+    /// A `reachabilityctl wait ARGUMENTS` left running; its output in `wait.out` and `wait.err`.
+    func startWait(_ arguments: [String]) throws -> ChildProcess {
+        let directory = try XCTUnwrap(directory)
+        return try ChildProcess(try ClientTestPaths.controlBinary(), ["wait"] + arguments, environment: try controlEnvironment(),
+                                standardOutput: directory.file("wait.out"), standardError: directory.file("wait.err"))
+    }
+
+    /// What the running wait wrote to `name` (wait.out, wait.err).
+    func output(_ name: String) -> String {
+        directory.flatMap { try? String(contentsOfFile: $0.file(name), encoding: .utf8) } ?? ""
+    }
+
+    func testVerboseSaysHowLongAndThroughWhichInterfaceAndJSONHasTheTime() throws {
+        // Given a daemon with nothing reachable, and a wait for ra* with --verbose --json
+        try startDaemon()
+        try configureIPv4Link()
+        let wait = try startWait(["--timeout", "20", "--interface", "eth9,ra*", "--verbose", "--json"])
+        XCTAssertNil(wait.wait(timeout: .seconds(1)), "wait must block while nothing is reachable")
+
+        // When
+        try addIPv4DefaultRoute()
+
+        // Then: one line on stderr, and the JSON's "waited" is the time it took
+        XCTAssertEqual(wait.wait(timeout: .seconds(5)), .exited(0), output("wait.err"))
+        let said = output("wait.err")
+        XCTAssertTrue(said.hasPrefix("Online after ") && said.hasSuffix(" s via ra0 (reachable-via-ethernet).\n"), said)
+        let object = try jsonObject(output("wait.out"))
+        XCTAssertEqual(object["satisfied"] as? Bool, true)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(object["waited"] as? Double), 1.0, output("wait.out"))
+        // and an interface set without ra0, or both families (IPv4 only here), are never online
+        let elsewhere = try reachabilityctl(["wait", "--timeout", "1", "--interface", "eth*"])
+        XCTAssertEqual(elsewhere.termination, .exited(Exit.timeout), elsewhere.standardError)
+        XCTAssertTrue(elsewhere.standardError.contains("reachable-via-ethernet"), elsewhere.standardError)
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "1", "--ipv4", "--ipv6"]).termination, .exited(Exit.timeout))
+        XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--ipv4", "--interface", "ra0"]).termination, .exited(0))
+    }
+
+    func testCarrierTimeoutGivesUpEarlyOnlyWhenNoLinkHasCarrier() throws {
+        // Given a daemon in a namespace whose only links (ra0, ra1) are down
+        try startDaemon()
+
+        // When waiting up to 20 s with a 1 s give-up without carrier
+        let start = ContinuousClock.now
+        let gaveUp = try waitInNamespace(["--timeout", "20", "--carrier-timeout", "1"])
+
+        // Then it gives up after about 1 s, saying why and where the daemon stood
+        XCTAssertEqual(gaveUp.termination, .exited(Exit.timeout), gaveUp.standardError)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
+        XCTAssertTrue(gaveUp.standardError.contains("no link but loopback has had carrier for 1.0 s; not-reachable ("), gaveUp.standardError)
+
+        // Given carrier on ra0 (no route): the full timeout applies
+        try configureIPv4Link()
+        let timedOut = try waitInNamespace(["--timeout", "2", "--carrier-timeout", "1"])
+        XCTAssertEqual(timedOut.termination, .exited(Exit.timeout), timedOut.standardError)
+        XCTAssertTrue(timedOut.standardError.contains("Timed out after 2.0 s: not-reachable ("), timedOut.standardError)
+    }
+
+    func testSIGTERMSaysWhereTheWaitStoodThenEndsByTheSignal() throws {
+        // Given a wait that cannot succeed
+        try startDaemon()
+        let wait = try startWait(["--timeout", "30"])
+        XCTAssertNil(wait.wait(timeout: .seconds(1)))
+
+        // When systemd stops it
+        wait.send(SIGTERM)
+
+        // Then
+        XCTAssertEqual(wait.wait(timeout: .seconds(5)), .signalled(SIGTERM), output("wait.err"))
+        let said = output("wait.err")
+        XCTAssertTrue(said.hasPrefix("reachabilityctl: Stopped (SIGTERM) after ") && said.contains(" s: not-reachable ("), said)
+        XCTAssertEqual(said.split(separator: "\n").count, 1, said)
+    }
+
+    func testConnectivityModeWaitsWhilePortalAndIsDoneWhenFull() throws {
+        // Given a daemon whose check server redirects to its portal
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\n",
+                                                 mode: "redirect")
+        try waitForProperties("the daemon's portal") { $0.string(.connectivity) == Connectivity.portal.rawValue }
+        let wait = try startWait(["--timeout", "30", "--connectivity", "full", "--verbose"])
+        XCTAssertNil(wait.wait(timeout: .seconds(3)), "wait --connectivity full must block behind a portal")
+
+        // When the portal lets the machine through
+        try router.setMode("204")
+
+        // Then
+        XCTAssertEqual(wait.wait(timeout: .seconds(15)), .exited(0), output("wait.err"))
+        XCTAssertTrue(output("wait.err").contains("via ra0"), output("wait.err"))
+    }
+}

@@ -1,0 +1,62 @@
+import ReachabilityCore
+import XCTest
+
+/// What "online" means for `reachabilityctl wait` and reachabilityd-wait-online.service.
+final class OnlineDefinitionTests: XCTestCase {
+    /// A snapshot: reachable over `interface` per family, with the checks' evidence.
+    static func snapshot(_ status: ReachabilityStatus, ipv4: Bool = true, ipv6: Bool = false, interface: String = "eth0",
+                         evidence: Connectivity? = nil) -> ReachabilitySnapshot {
+        ReachabilitySnapshot(status: status, isIPv4Reachable: ipv4, isIPv6Reachable: ipv6, interface: interface,
+                             transport: nil, isMetered: false, reason: "", ipv4Evidence: evidence, ipv6Evidence: evidence)
+    }
+
+    func testTable() {
+        let ethernet = Self.snapshot(.reachableViaEthernet)
+        let rows: [(name: String, definition: OnlineDefinition, snapshot: ReachabilitySnapshot, online: Bool, line: UInt)] = [
+            // Given the default (reachable)
+            ("reachable over ethernet", OnlineDefinition(), ethernet, true, #line),
+            ("not reachable", OnlineDefinition(), Self.snapshot(.notReachable, ipv4: false, interface: ""), false, #line),
+            ("unknown (daemon gone)", OnlineDefinition(), Self.snapshot(.unknown, ipv4: false, interface: ""), false, #line),
+            // A family
+            ("ipv4 asked, ipv4 reachable", OnlineDefinition(family: .ipv4), ethernet, true, #line),
+            ("ipv6 asked, ipv4 only", OnlineDefinition(family: .ipv6), ethernet, false, #line),
+            ("both asked, ipv4 only", OnlineDefinition(family: .both), ethernet, false, #line),
+            ("both asked, both reachable", OnlineDefinition(family: .both), Self.snapshot(.reachableViaEthernet, ipv6: true), true, #line),
+            // A transport
+            ("ethernet asked, over ethernet", OnlineDefinition(transport: .ethernet), ethernet, true, #line),
+            ("wifi asked, over ethernet", OnlineDefinition(transport: .wifi), ethernet, false, #line),
+            // An interface set (globs)
+            ("eth0 asked, over eth0", OnlineDefinition(interfaces: ["eth0"]), ethernet, true, #line),
+            ("en* or eth*, over eth0", OnlineDefinition(interfaces: ["en*", "eth*"]), ethernet, true, #line),
+            ("br0 asked, over eth0", OnlineDefinition(interfaces: ["br0"]), ethernet, false, #line),
+            // A connectivity (with checks on)
+            ("limited asked, no evidence yet (unknown)", OnlineDefinition(connectivity: .limited), ethernet, false, #line),
+            ("limited asked, limited", OnlineDefinition(connectivity: .limited), Self.snapshot(.reachableViaEthernet, evidence: .limited), true, #line),
+            ("full asked, portal", OnlineDefinition(connectivity: .full), Self.snapshot(.reachableViaEthernet, evidence: .portal), false, #line),
+            ("full asked, full", OnlineDefinition(connectivity: .full), Self.snapshot(.reachableViaEthernet, evidence: .full), true, #line),
+            ("full asked, full evidence but not reachable", OnlineDefinition(connectivity: .full),
+             Self.snapshot(.notReachable, ipv4: false, evidence: .full), false, #line),
+        ]
+        for row in rows {
+            // When / Then
+            XCTAssertEqual(row.definition.isOnline(row.snapshot), row.online, row.name, line: row.line)
+        }
+    }
+
+    func testNoCarrierGiveUp() {
+        // Given a 5 s give-up started at t=100, when the observations come in order, then:
+        let rows: [(name: String, observations: [(carrier: Bool, at: Double)], givesUp: Bool, line: UInt)] = [
+            ("no carrier for 4.9 s: not yet", [(false, 101), (false, 104.9)], false, #line),
+            ("no carrier for 5 s from the start: give up", [(false, 101), (false, 105)], true, #line),
+            ("carrier now: never give up", [(true, 200)], false, #line),
+            ("carrier at 103, none at 107.9: not yet (the clock restarted)", [(true, 103), (false, 107.9)], false, #line),
+            ("carrier at 103, none at 108: give up", [(true, 103), (false, 108)], true, #line),
+        ]
+        for row in rows {
+            var giveUp = NoCarrierGiveUp(seconds: 5, start: 100)
+            var last = false
+            for observation in row.observations { last = giveUp.observe(anyCarrier: observation.carrier, at: observation.at) }
+            XCTAssertEqual(last, row.givesUp, row.name, line: row.line)
+        }
+    }
+}
