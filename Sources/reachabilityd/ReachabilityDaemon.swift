@@ -6,11 +6,8 @@ import ReachabilityEngine
 import ReachabilityService
 import SystemSupport
 
-/// `reachabilityd`: the command line of the daemon.
-///
-/// Parsed by hand rather than with swift-argument-parser: that package links Foundation's
-/// Essentials into the static binary (22,000 symbols), which roughly doubles the daemon's
-/// resident size for six options. reachabilityctl, a short-lived tool, uses the package.
+/// `reachabilityd`: the command line of the daemon (the grammar reachabilityctl uses too:
+/// SystemSupport's ``CommandSpec``).
 @main
 enum ReachabilityDaemonCommand {
     static func main() {
@@ -25,10 +22,10 @@ enum ReachabilityDaemonCommand {
             print(DaemonOptions.version)
             exit(EXIT_SUCCESS)
         case .invalid(let message):
-            let text = "Error: \(message)\nUsage: \(DaemonOptions.usage)\n  See 'reachabilityd --help' for more information.\n"
+            let text = "Error: \(message)\nUsage: \(DaemonOptions.spec.usage)\n  See 'reachabilityd --help' for more information.\n"
             var bytes = Array(text.utf8)
             _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            exit(64)  // EX_USAGE, as swift-argument-parser and sysexits.h use
+            exit(64)  // EX_USAGE, as sysexits.h and reachabilityctl use
         }
         Log.maximumLevel = options.logLevel
         // Under systemd: structured entries (MESSAGE_ID and REACHABILITY_* fields) instead of lines.
@@ -52,35 +49,30 @@ struct DaemonOptions: Equatable {
     /// The daemon's version, printed by `--version`.
     static let version = "0.1.0"
 
-    /// The synopsis.
-    static let usage = "reachabilityd [--log-level <level>] [--config <path>] [--sysfs-root <path>] [--receive-buffer <bytes>]"
+    /// The grammar, its usage line and help.
+    static let spec = CommandSpec(
+        program: "reachabilityd",
+        name: "",
+        abstract: "Publish the machine's network reachability on the D-Bus system bus.",
+        discussion: """
+            Reads rtnetlink link, address, route and rule events, asks the kernel which route it
+            would use for a global IPv4 and IPv6 destination, and publishes the result as
+            \(BusContract.busName) on the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set).
+            Logs go to the journal (or stderr, with journald priority prefixes when it is not a
+            terminal). SIGHUP reloads the configuration; SIGTERM and SIGINT stop the daemon.
+            """,
+        options: [
+            .value("log-level", "level", "Most verbose level logged: error, warning, notice, info or debug.", default: "info"),
+            .value("config", "path", "The configuration file; drop-ins are read from <path>.d/*.conf. Reloaded on SIGHUP.",
+                   default: ConfigurationFiles.defaultMainFile),
+            .value("sysfs-root", "path", "Where sysfs is mounted; tests point this at a fake tree.", default: "/sys"),
+            .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, at least 4096.", default: "8388608"),
+            .flag("version", "Show the version."),
+        ]
+    )
 
     /// The text of `--help`.
-    static let help = """
-        OVERVIEW: Publish the machine's network reachability on the D-Bus system bus.
-
-        Reads rtnetlink link, address, route and rule events, asks the kernel which route it
-        would use for a global IPv4 and IPv6 destination, and publishes the result as
-        \(BusContract.busName) on the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set).
-        Logs go to stderr with journald priority prefixes. SIGHUP reloads the configuration;
-        SIGTERM and SIGINT stop the daemon.
-
-        USAGE: \(usage)
-
-        OPTIONS:
-          --log-level <level>     Most verbose level logged: error, warning, notice, info or
-                                  debug. (default: info)
-          --config <path>         The configuration file; drop-ins are read from
-                                  <path>.d/*.conf. Reloaded on SIGHUP.
-                                  (default: /etc/reachabilityd/reachabilityd.conf)
-          --sysfs-root <path>     Where sysfs is mounted; tests point this at a fake tree.
-                                  (default: /sys)
-          --receive-buffer <bytes>
-                                  Netlink receive buffer to request, in bytes, at least 4096.
-                                  (default: 8388608)
-          --version               Show the version.
-          -h, --help              Show help information.
-        """
+    static var help: String { spec.help }
 
     /// What the command line asks for.
     enum Request: Equatable {
@@ -96,38 +88,27 @@ struct DaemonOptions: Equatable {
 
     /// Parses the arguments (without the program name). Accepts `--name value` and `--name=value`.
     static func parse(_ arguments: [String]) -> Request {
-        var options = DaemonOptions()
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            if argument == "-h" || argument == "--help" { return .help }
-            if argument == "--version" { return .version }
-            var name = argument
-            var value: String?
-            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
-                name = String(argument[..<equals])
-                value = String(argument[argument.index(after: equals)...])
-            }
-            guard ["--log-level", "--config", "--sysfs-root", "--receive-buffer"].contains(name) else {
-                return .invalid("Unknown option '\(argument)'")
-            }
-            guard let given = value ?? remaining.popFirst() else { return .invalid("Missing value for '\(name) <value>'") }
-            switch name {
-            case "--log-level":
-                guard let level = LogLevel(name: given) else {
-                    return .invalid("Unknown log level '\(given)'; use error, warning, notice, info or debug.")
+        do throws(UsageError) {
+            guard let parsed = try spec.parse(arguments) else { return .help }
+            if parsed.flag("version") { return .version }
+            var options = DaemonOptions()
+            if let text = parsed.values["log-level"] {
+                guard let level = LogLevel(name: text) else {
+                    throw UsageError(message: "Unknown log level '\(text)'; use error, warning, notice, info or debug.")
                 }
                 options.logLevel = level
-            case "--config":
-                options.configurationFile = given
-            case "--sysfs-root":
-                options.sysfsRoot = given
-            default:
-                guard let bytes = Int32(given), bytes >= 4096 else {
-                    return .invalid("--receive-buffer must be a number of bytes, at least 4096; got '\(given)'")
+            }
+            if let path = parsed.values["config"] { options.configurationFile = path }
+            if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
+            if let text = parsed.values["receive-buffer"] {
+                guard let bytes = Int32(text), bytes >= 4096 else {
+                    throw UsageError(message: "--receive-buffer must be a number of bytes, at least 4096; got '\(text)'.")
                 }
                 options.receiveBufferBytes = bytes
             }
+            return .run(options)
+        } catch {
+            return .invalid(error.message)
         }
-        return .run(options)
     }
 }

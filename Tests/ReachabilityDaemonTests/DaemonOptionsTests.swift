@@ -24,12 +24,13 @@ final class DaemonOptionsTests: XCTestCase {
             (["--help"], .help, #line),
             (["-h", "--bogus"], .help, #line),
             (["--version"], .version, #line),
-            (["--bogus"], .invalid("Unknown option '--bogus'"), #line),
-            (["config"], .invalid("Unknown option 'config'"), #line),
-            (["--config"], .invalid("Missing value for '--config <value>'"), #line),
+            (["--bogus"], .invalid("Unknown option '--bogus'."), #line),
+            (["config"], .invalid("Unexpected argument 'config'."), #line),
+            (["--config"], .invalid("Missing value for '--config <path>'."), #line),
+            (["--version=1"], .invalid("'--version' takes no value."), #line),
             (["--log-level", "loud"], .invalid("Unknown log level 'loud'; use error, warning, notice, info or debug."), #line),
-            (["--receive-buffer", "4095"], .invalid("--receive-buffer must be a number of bytes, at least 4096; got '4095'"), #line),
-            (["--receive-buffer=lots"], .invalid("--receive-buffer must be a number of bytes, at least 4096; got 'lots'"), #line),
+            (["--receive-buffer", "4095"], .invalid("--receive-buffer must be a number of bytes, at least 4096; got '4095'."), #line),
+            (["--receive-buffer=lots"], .invalid("--receive-buffer must be a number of bytes, at least 4096; got 'lots'."), #line),
         ]
         for row in rows {
             // When

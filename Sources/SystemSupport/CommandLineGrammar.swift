@@ -1,60 +1,78 @@
-// The command line's grammar: a small parser of our own instead of swift-argument-parser, whose
-// FoundationEssentials (and our JSON and dates through it) made up a quarter of the binary.
+// The command lines' grammar, reachabilityd's and reachabilityctl's: a small parser of our own
+// instead of swift-argument-parser, which links Foundation's Essentials into a static binary
+// (about a quarter of reachabilityctl, and twice the daemon's resident size).
 
 /// A usage error: the message is printed with the subcommand's usage, and the exit status is 64.
-struct UsageError: Error {
+public struct UsageError: Error {
     /// One sentence, e.g. "Unknown option '--jsn'."
-    let message: String
+    public let message: String
+
+    /// A usage error saying `message`.
+    public init(message: String) {
+        self.message = message
+    }
 }
 
 /// One option of a subcommand: a flag (`--json`) or an option with a value (`--timeout 5`).
-struct OptionSpec {
+public struct OptionSpec: Sendable {
     /// The name without dashes: "json", "timeout".
-    let name: String
+    public let name: String
     /// The value's name in help ("seconds"); nil for a flag.
-    let valueName: String?
+    public let valueName: String?
     /// One line of help.
-    let help: String
+    public let help: String
     /// The default, shown in help.
-    var defaultValue: String?
+    public var defaultValue: String?
 
     /// A flag.
-    static func flag(_ name: String, _ help: String) -> OptionSpec {
+    public static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
     }
 
     /// An option with a value.
-    static func value(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil) -> OptionSpec {
+    public static func value(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultValue)
     }
 
     /// "--timeout <seconds>" or "--json".
-    var synopsis: String {
+    public var synopsis: String {
         valueName.map { "--\(name) <\($0)>" } ?? "--\(name)"
     }
 }
 
-/// A subcommand's grammar and help.
-struct CommandSpec {
-    /// "status".
-    let name: String
+/// A command's (or a subcommand's) grammar and help.
+public struct CommandSpec: Sendable {
+    /// The program: "reachabilityctl".
+    public let program: String
+    /// The subcommand, "status"; "" for a program without subcommands.
+    public let name: String
     /// One line for the subcommand list and OVERVIEW.
-    let abstract: String
+    public let abstract: String
     /// More text for `--help`, ending with the exit statuses.
-    let discussion: String
+    public let discussion: String
     /// The options it takes.
-    let options: [OptionSpec]
+    public let options: [OptionSpec]
     /// Its one positional argument (name and help), if it takes one.
-    var positional: (name: String, help: String)?
+    public var positional: (name: String, help: String)?
+
+    /// A grammar.
+    public init(program: String, name: String, abstract: String, discussion: String, options: [OptionSpec], positional: (name: String, help: String)? = nil) {
+        self.program = program
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.options = options
+        self.positional = positional
+    }
 
     /// The usage line: "reachabilityctl check <host> [--json] …".
-    var usage: String {
-        (["reachabilityctl", name] + (positional.map { ["<\($0.name)>"] } ?? []) + options.map { "[\($0.synopsis)]" })
+    public var usage: String {
+        ([program] + (name.isEmpty ? [] : [name]) + (positional.map { ["<\($0.name)>"] } ?? []) + options.map { "[\($0.synopsis)]" })
             .joined(separator: " ")
     }
 
     /// The text of `--help`.
-    var help: String {
+    public var help: String {
         var lines = ["OVERVIEW: \(abstract)", "", discussion, "", "USAGE: \(usage)", ""]
         if let positional {
             lines += ["ARGUMENTS:", Self.row("<\(positional.name)>", positional.help), ""]
@@ -68,7 +86,7 @@ struct CommandSpec {
     }
 
     /// "  --json                  Print …": the name column 24 wide, longer names on a line of their own.
-    static func row(_ name: String, _ help: String) -> String {
+    public static func row(_ name: String, _ help: String) -> String {
         let column = 24
         let indented = "  " + name
         return indented.count < column
@@ -80,7 +98,7 @@ struct CommandSpec {
     ///
     /// - Returns: what was given, or nil when help was asked for.
     /// - Throws: ``UsageError`` for an unknown option, a missing value or a misplaced argument.
-    func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
+    public func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
         var parsed = ParsedArguments()
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
@@ -113,21 +131,21 @@ struct CommandSpec {
 }
 
 /// What a command line gave: flags, option values (the last of repeated ones) and the positional argument.
-struct ParsedArguments {
+public struct ParsedArguments: Sendable {
     /// The flags given.
-    var flags: Set<String> = []
+    public var flags: Set<String> = []
     /// Option values by name.
-    var values: [String: String] = [:]
+    public var values: [String: String] = [:]
     /// The positional argument.
-    var positional: String?
+    public var positional: String?
 
     /// Whether flag `name` was given.
-    func flag(_ name: String) -> Bool {
+    public func flag(_ name: String) -> Bool {
         flags.contains(name)
     }
 
     /// Option `name` as seconds (a number, `default` when absent).
-    func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
+    public func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
         guard let text = values[name] else { return defaultValue }
         guard let seconds = Double(text), seconds.isFinite else {
             throw UsageError(message: "The value '\(text)' is invalid for '--\(name) <seconds>': give a number of seconds.")
@@ -136,7 +154,7 @@ struct ParsedArguments {
     }
 
     /// Option `name` as one of `allowed`, by its wire string (nil when absent).
-    func choice<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) throws(UsageError) -> Choice? where Choice.RawValue == String {
+    public func choice<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) throws(UsageError) -> Choice? where Choice.RawValue == String {
         guard let text = values[name] else { return nil }
         guard let choice = allowed.first(where: { $0.rawValue == text }) else {
             throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give one of \(allowed.map(\.rawValue).joined(separator: ", ")).")

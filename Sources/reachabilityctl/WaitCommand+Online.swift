@@ -11,7 +11,7 @@ import RTNetlink
 import Synchronization
 import SystemSupport
 
-extension Wait {
+extension WaitCommand {
     /// `--interface`: comma-separated names or globs; empty for any.
     static func interfaces(_ arguments: ParsedArguments) throws(UsageError) -> [String] {
         guard let text = arguments.values["interface"] else { return [] }
@@ -94,7 +94,7 @@ final class CarrierWatch: Sendable {
     /// The line said when it gave up.
     func line(after elapsed: Double, _ snapshot: ReachabilitySnapshot) -> String {
         "Gave up after \(WaitClock.format(elapsed)) s: no link but loopback has had carrier for \(WaitClock.format(seconds)) s; "
-            + "\(Wait.standing(snapshot))."
+            + "\(WaitCommand.standing(snapshot))."
     }
 }
 
@@ -109,7 +109,7 @@ final class TerminationNotice {
         source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: DispatchQueue(label: "org.reachabilityd.ctl.sigterm"))
         source.setEventHandler {
             let elapsed = WaitClock.now() - start
-            Output.write(Output.errorPrefix + "reachabilityctl: Stopped (SIGTERM) after \(WaitClock.format(elapsed)) s: \(Wait.standing(manager.snapshot)).\n",
+            Output.write(Output.errorPrefix + "reachabilityctl: Stopped (SIGTERM) after \(WaitClock.format(elapsed)) s: \(WaitCommand.standing(manager.snapshot)).\n",
                          to: STDERR_FILENO)
             // To the process, not this thread: Dispatch's worker threads block signals.
             signal(SIGTERM, SIG_DFL)

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ReachabilityClient
+import ReachabilityCore
+import SystemSupport
+
+/// `reachabilityctl check HOST|ADDRESS [--json]`.
+struct CheckCommand: Subcommand {
+    static let spec = CommandSpec(
+        program: ReachabilityControl.program,
+        name: "check",
+        abstract: "Show whether one host name or address is reachable, and through which interface.",
+        discussion: """
+            A literal address is checked with the daemon's CheckAddress; a host name is resolved \
+            here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
+            not — a name the resolver fails on, or does not answer for within --answer-timeout, \
+            included (the reason says which; --json's "resolution" is resolved, failed, \
+            no-answer or not-asked). \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
+            """,
+        options: [
+            .flag("json", "Print one JSON object instead of text."),
+            answerTimeoutSpec(default: 10, awaiting: "the answer: the resolver's for a host name, then the daemon's"),
+            SourceOption.spec,
+        ],
+        positional: ("host", "A host name or a literal IPv4/IPv6 address.")
+    )
+
+    let host: String
+    let json: Bool
+    let answerTimeout: Double
+    let source: SourceOption
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        host = arguments.positional ?? ""
+        json = arguments.flag("json")
+        answerTimeout = try arguments.seconds("answer-timeout", default: 10)
+        source = try SourceOption(arguments)
+        guard !host.allSatisfy(\.isWhitespace) else { throw UsageError(message: "Give a host name or an address to check.") }
+    }
+
+    func run() async -> Int32 {
+        let manager = ReachabilityManager(host: host, source: source.managerSource)
+        guard let answer = await firstAnswer(of: manager, host: host, within: answerTimeout) else {
+            return failure("No answer from the system bus within \(answerTimeout) s.", code: ExitStatus.daemonUnavailable)
+        }
+        let (snapshot, available) = (answer.snapshot, answer.daemonAvailable)
+        if json {
+            var record = StatusRecord(snapshot, daemonAvailable: available)
+            record.host = host
+            record.resolution = answer.hostResolution
+            Output.line(record.json)
+        }
+        if answer.isResolverSilence {
+            return failure("\(snapshot.reason).", code: ExitStatus.conditionNotMet)
+        }
+        if !json {
+            // Not reachable: say why (no route, or the name does not resolve).
+            Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
+                + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)")
+                + (snapshot.status.isReachable ? "" : ": \(snapshot.reason)"))
+        }
+        if source.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
+        return snapshot.status.isReachable ? ExitStatus.success : ExitStatus.conditionNotMet
+    }
+}

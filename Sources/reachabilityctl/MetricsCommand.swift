@@ -1,0 +1,31 @@
+import ReachabilityClient
+import ReachabilityCore
+import SystemSupport
+
+/// `reachabilityctl metrics`: the daemon's state as Prometheus metrics.
+struct MetricsCommand: Subcommand {
+    static let spec = CommandSpec(
+        program: ReachabilityControl.program,
+        name: "metrics",
+        abstract: "Print the daemon's metrics in Prometheus' text format (what it keeps for node_exporter).",
+        discussion: "Calls the daemon's Metrics method; [Metrics] TextfileDirectory= makes the daemon keep the same text "
+            + "in node_exporter's textfile-collector directory. \(ExitStatus.help(conditionNotMet: nil))",
+        options: [answerTimeoutSpec(default: 10)]
+    )
+
+    let answerTimeout: Double
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        answerTimeout = try arguments.seconds("answer-timeout", default: 10)
+    }
+
+    func run() async -> Int32 {
+        do throws(DaemonReportError) {
+            let metrics = try await ReachabilityManager.daemonMetrics(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
+            Output.line(metrics.hasSuffix("\n") ? String(metrics.dropLast()) : metrics)
+            return ExitStatus.success
+        } catch {
+            return failure(error.description, code: ExitStatus.daemonUnavailable)
+        }
+    }
+}
