@@ -77,7 +77,7 @@ public struct BusMessage {
             return nil
         }
         return BusError(
-            name: error.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+            name: error.pointee.name.map { String(cString: $0) } ?? BusDriver.failedError,
             message: error.pointee.message.map { String(cString: $0) } ?? ""
         )
     }

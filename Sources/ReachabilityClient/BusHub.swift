@@ -34,7 +34,7 @@ protocol BusHubListener: AnyObject {
 /// One bus connection per bus, shared by every manager of the process that talks to it.
 ///
 /// Confined to `queue`, which the managers of that bus share. While at least one listener is
-/// attached the hub keeps a connection with matches for `NameOwnerChanged` of the daemon's name
+/// attached the hub keeps a connection with a ``NameOwnerWatch`` on the daemon's name
 /// (so a stopped daemon reads `.absent` at once and a restarted one is re-read),
 /// `PropertiesChanged` on the daemon's object and, once a listener asks, `RoutesChanged`;
 /// signals are believed only from the name's current owner. A bus that cannot be reached is
@@ -78,6 +78,8 @@ final class BusHub: @unchecked Sendable {
     private var epoch = 0
     private var connection: BusConnection?
     private var matches: [BusSlot] = []
+    /// Who owns the daemon's name.
+    private var nameOwner: NameOwnerWatch?
     private var routesMatch: BusSlot?
     private var reconnectTimer: DispatchSourceTimer?
     /// Connections lost or refused since the bus last answered: what the backoff counts.
@@ -219,23 +221,17 @@ final class BusHub: @unchecked Sendable {
             case .address(let address): try BusConnection.open(address: address, queue: queue)
             }
             self.connection = connection
-            matches.append(try connection.addMatch(Self.nameOwnerChangedRule) { [weak self] message in
-                self?.nameOwnerChanged(message, epoch: current)
-            })
             matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
                 self?.propertiesChanged(message, epoch: current)
             })
             addRoutesMatchIfNeeded()
+            nameOwner = try NameOwnerWatch(of: BusContract.busName, on: connection) { [weak self] event in
+                self?.nameOwnerEvent(event, epoch: current)
+            }
             try connection.startProcessing { [weak self] error in
                 // Not from inside the connection's own processing: tear down on the next turn.
                 guard let self else { return }
                 self.queue.async { self.connectionLost(error, epoch: current) }
-            }
-            try connection.call(
-                destination: Self.busDriver, path: Self.busDriverPath, interface: Self.busDriver, member: "GetNameOwner",
-                arguments: [BusContract.busName]
-            ) { [weak self] reply in
-                self?.nameOwnerReply(reply, epoch: current)
             }
         } catch {
             connectionLost(error, epoch: current)
@@ -279,6 +275,7 @@ final class BusHub: @unchecked Sendable {
         state = nil
         routesMatch = nil
         matches = []  // removes the matches while the connection can still send RemoveMatch
+        nameOwner = nil
         connection?.close()
         connection = nil
     }
@@ -290,26 +287,14 @@ final class BusHub: @unchecked Sendable {
         return nil
     }
 
-    private func nameOwnerReply(_ reply: BusMessage, epoch replyEpoch: Int) {
-        guard replyEpoch == epoch else { return }
+    private func nameOwnerEvent(_ event: NameOwnerEvent, epoch eventEpoch: Int) {
+        guard eventEpoch == epoch else { return }
         // The bus driver answered (not sd-bus failing the call as the connection dropped): the
         // bus works, and the next loss starts the backoff afresh.
-        if reply.error.map({ $0.name == BusError.nameHasNoOwner }) ?? true { failedConnections = 0 }
-        // NameHasNoOwner: not running now; NameOwnerChanged tells when it starts.
-        guard reply.error == nil, let unique = try? reply.readString() else { return setState(.absent) }
-        daemonAppeared(unique)
-    }
-
-    private func nameOwnerChanged(_ message: BusMessage, epoch signalEpoch: Int) {
-        guard signalEpoch == epoch, message.sender == Self.busDriver || message.sender == nil,
-              let name = try? message.readString(), name == BusContract.busName,
-              (try? message.readString()) != nil, let newOwner = try? message.readString()
-        else { return }
-        if newOwner.isEmpty {
-            setState(.absent)
-        } else {
-            daemonAppeared(newOwner)
-        }
+        if case .initialOwner = event { failedConnections = 0 }
+        // No owner: not running now; NameOwnerChanged tells when it starts.
+        guard let owner = event.owner else { return setState(.absent) }
+        daemonAppeared(owner)
     }
 
     /// Reads every property of the new owner. Until the answer the state is unknown (nil).
@@ -319,7 +304,7 @@ final class BusHub: @unchecked Sendable {
         let current = epoch
         do throws(SystemError) {
             try connection?.call(
-                destination: BusContract.busName, path: BusContract.objectPath, interface: Self.propertiesInterface,
+                destination: BusContract.busName, path: BusContract.objectPath, interface: BusDriver.propertiesInterface,
                 member: "GetAll", arguments: [BusContract.interface]
             ) { [weak self] reply in
                 self?.allProperties(reply, owner: unique, epoch: current)
@@ -361,21 +346,13 @@ final class BusHub: @unchecked Sendable {
 
     // MARK: - Names
 
-    static let busDriver = "org.freedesktop.DBus"
-    static let busDriverPath = "/org/freedesktop/DBus"
-    static let propertiesInterface = "org.freedesktop.DBus.Properties"
-
-    /// The bus driver's announcements of the daemon's name changing hands.
-    static let nameOwnerChangedRule =
-        "type='signal',sender='\(busDriver)',path='\(busDriverPath)',interface='\(busDriver)',member='NameOwnerChanged',arg0='\(BusContract.busName)'"
-
     /// The daemon's announcements that routing changed; the sender is checked against the owner.
     static let routesChangedRule =
         "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
 
     /// Property changes of the daemon's object; the sender is checked against the current owner.
     static let propertiesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
+        "type='signal',path='\(BusContract.objectPath)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
 }
 
 /// A weak reference to a listener.

@@ -214,11 +214,7 @@ public final class ReachabilityObject: @unchecked Sendable {
             connection.rearm()
         }
         do throws(SystemError) {
-            try connection.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetConnectionUnixUser", arguments: [caller]
-            ) { reply in
-                let user = reply.error == nil ? try? reply.readUInt32() : nil
+            try connection.askUnixUser(of: caller) { user in
                 admitParked(user.map { $0 == 0 ? CallerShare(connection: caller) : CallerShare(user: $0) } ?? CallerShare(connection: caller))
             }
         } catch {

@@ -19,13 +19,11 @@ final class NetworkManagerCaptivePortals {
     static let captivePortalOptions = ["default_url", "captive_portal_uri"]
     private static let deviceInterface = "org.freedesktop.NetworkManager.Device"
     private static let dhcp4ConfigInterface = "org.freedesktop.NetworkManager.DHCP4Config"
-    private static let propertiesInterface = "org.freedesktop.DBus.Properties"
-
     private let connection: BusConnection
     private let linkIndex: (String) -> InterfaceIndex?
     private let record: (String?, InterfaceIndex) -> Void
     private var changes: [BusSlot] = []
-    private var appearance: BusServiceAppearance?
+    private var appearance: NameOwnerWatch?
     /// The device each DHCP4Config object belongs to, as last asked.
     private var deviceOfConfiguration: [String: String] = [:]
 
@@ -53,13 +51,13 @@ final class NetworkManagerCaptivePortals {
             guard let self, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
             ask(aboutDevice: device)
         })
-        appearance = try BusServiceAppearance(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
+        appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
             self?.askAboutEveryDevice()
         }
     }
 
     private func propertiesChangedRule(interface: String) -> String {
-        "type='signal',sender='\(Self.busName)',interface='\(Self.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
+        "type='signal',sender='\(Self.busName)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
     }
 
     private func askAboutEveryDevice() {
@@ -71,7 +69,7 @@ final class NetworkManagerCaptivePortals {
 
     /// Asks which link a device is and which DHCP4Config it has, then that configuration's options.
     private func ask(aboutDevice device: String) {
-        call(path: device, interface: Self.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
+        call(path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
             guard let self, let properties = try? reply.readPropertyDictionary(),
                   case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
                   case .string(let configuration)? = properties["Dhcp4Config"]
@@ -84,7 +82,7 @@ final class NetworkManagerCaptivePortals {
     }
 
     private func askForOptions(of configuration: String, link index: InterfaceIndex) {
-        call(path: configuration, interface: Self.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
+        call(path: configuration, interface: BusDriver.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
             [weak self] reply in
             guard (try? reply.enterVariant(holding: "a{sv}")) != nil, let options = try? reply.readPropertyDictionary() else {
                 return Log.debug("NetworkManager's options of \(configuration) are not a dictionary")

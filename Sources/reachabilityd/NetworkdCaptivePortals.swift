@@ -19,7 +19,7 @@ final class NetworkdCaptivePortals {
     private let linkIndices: () -> [InterfaceIndex]
     private let record: (String?, InterfaceIndex) -> Void
     private var linkChanges: BusSlot?
-    private var appearance: BusServiceAppearance?
+    private var appearance: NameOwnerWatch?
 
     /// - Parameters:
     ///   - connection: the daemon's system bus connection.
@@ -40,7 +40,7 @@ final class NetworkdCaptivePortals {
             guard let self, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)
         }
-        appearance = try BusServiceAppearance(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in
+        appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in
             self?.askAboutEveryLink()
         }
     }
