@@ -21,6 +21,17 @@ public enum BusDriver {
     }
 }
 
+extension BusError {
+    /// The bus has no owner for the destination (`NameHasNoOwner`).
+    public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    /// The destination name is not known to the bus (`ServiceUnknown`).
+    public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    /// The bus refused the call: the caller has too many calls pending (`LimitsExceeded`).
+    public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+    /// No reply came in time (`NoReply`).
+    public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+}
+
 extension BusConnection {
     /// Asks the bus which user `connection` (a unique name) runs as; `reply` gets the user ID
     /// on the queue, nil when the bus cannot tell.

@@ -143,7 +143,7 @@ final class BusHub: @unchecked Sendable {
     /// The most calls to the daemon this process has in flight; more wait here, in order.
     /// dbus-daemon's system bus refuses a connection more than 128 pending replies
     /// (`max_replies_per_connection`, `LimitsExceeded`), and the daemon more than
-    /// `ReachabilityObject.waitingCallsPerCaller` waiting calls (`Busy`).
+    /// the daemon's `CallAdmission.waitingCallsPerCaller` waiting calls (`Busy`).
     static let callsInFlightLimit = 64
 
     /// A call waiting for a place among the calls in flight.
