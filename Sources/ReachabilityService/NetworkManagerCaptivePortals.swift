@@ -12,7 +12,7 @@ import SystemSupport
 /// when its `Dhcp4Config` or `IpInterface` changes, or its DHCP4Config's options change (a new
 /// lease). Without NetworkManager nothing happens: the calls never start it and their errors
 /// are only debug-logged. Confined to the daemon's queue.
-final class NetworkManagerCaptivePortals {
+public final class NetworkManagerCaptivePortals {
     /// NetworkManager's bus name.
     static let busName = "org.freedesktop.NetworkManager"
     /// The keys of DHCPv4 option 114 in a DHCP4Config's `Options`: dhclient's name, dhcpcd's.
@@ -28,10 +28,10 @@ final class NetworkManagerCaptivePortals {
     private var deviceOfConfiguration: [String: String] = [:]
 
     /// - Parameters:
-    ///   - connection: the daemon's system bus connection.
+    ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndex: the index of the link with a name, if the daemon knows it.
     ///   - record: takes a link's URI (nil: none) on the queue.
-    init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
+    public init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndex = linkIndex
         self.record = record
@@ -39,7 +39,7 @@ final class NetworkManagerCaptivePortals {
 
     /// Subscribes to NetworkManager's device, DHCP and name changes, and asks about every
     /// device if it runs.
-    func start() throws(SystemError) {
+    public func start() throws(SystemError) {
         changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
             guard let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
