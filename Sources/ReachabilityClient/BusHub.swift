@@ -4,33 +4,6 @@ import ReachabilityCore
 import Synchronization
 import SystemSupport
 
-/// Which bus a manager talks to.
-enum BusEndpoint: Sendable, Hashable {
-    /// The system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
-    case system
-    /// A bus at an explicit address, e.g. a test's private bus.
-    case address(String)
-}
-
-/// What a hub knows about the daemon, as it tells its listeners.
-enum DaemonState: Sendable, Equatable {
-    /// The bus cannot be reached; the text says why.
-    case busUnavailable(String)
-    /// Nobody owns the daemon's name.
-    case absent
-    /// The daemon runs as `owner` and publishes `properties` (as read with `GetAll` and
-    /// updated by `PropertiesChanged`).
-    case running(owner: String, properties: [String: PropertyValue])
-}
-
-/// Something following the daemon through a hub. Called on the hub's queue.
-protocol BusHubListener: AnyObject {
-    /// The daemon's state changed (or the listener just attached and the state is known).
-    func hub(_ hub: BusHub, daemonState: DaemonState)
-    /// The daemon announced `RoutesChanged`.
-    func hubRoutesChanged(_ hub: BusHub)
-}
-
 /// One bus connection per bus, shared by every manager of the process that talks to it.
 ///
 /// Confined to `queue`, which the managers of that bus share. While at least one listener is
@@ -140,12 +113,6 @@ final class BusHub: @unchecked Sendable {
 
     // MARK: - Calls
 
-    /// The most calls to the daemon this process has in flight; more wait here, in order.
-    /// dbus-daemon's system bus refuses a connection more than 128 pending replies
-    /// (`max_replies_per_connection`, `LimitsExceeded`), and the daemon more than
-    /// the daemon's `CallAdmission.waitingCallsPerCaller` waiting calls (`Busy`).
-    static let callsInFlightLimit = 64
-
     /// A call waiting for a place among the calls in flight.
     private struct WaitingCall {
         var member: String
@@ -154,25 +121,22 @@ final class BusHub: @unchecked Sendable {
         var reply: (BusMessage?) -> Void
     }
 
-    private var callsInFlight = 0
-    private var waitingCalls: [WaitingCall] = []
-    private var nextWaitingCall = 0
+    private var calls = CallsInFlight<WaitingCall>()
 
     /// Calls a method of the daemon's object with string arguments; `reply` gets nil when the
-    /// connection goes (or went) away before the answer. Beyond ``callsInFlightLimit`` calls in
+    /// connection goes (or went) away before the answer. Beyond ``CallsInFlight/limit`` calls in
     /// flight the call waits its turn.
     func callDaemon(member: String, arguments: [String], timeoutMicroseconds: UInt64, reply: @escaping (BusMessage?) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard connection != nil else { return reply(nil) }
         let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds, reply: reply)
-        guard callsInFlight < Self.callsInFlightLimit else { return waitingCalls.append(call) }
-        send(call)
+        if let call = calls.start(call) { send(call) }
     }
 
+    /// Sends a call that has its place in flight.
     private func send(_ call: WaitingCall) {
         guard let connection else { return call.reply(nil) }
         let current = epoch
-        callsInFlight += 1
         do throws(SystemError) {
             try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
@@ -190,24 +154,7 @@ final class BusHub: @unchecked Sendable {
 
     /// Frees a place in flight and sends the next waiting call.
     private func callFinished() {
-        callsInFlight -= 1
-        guard nextWaitingCall < waitingCalls.count else { return }
-        let next = waitingCalls[nextWaitingCall]
-        nextWaitingCall += 1
-        if nextWaitingCall == waitingCalls.count {
-            waitingCalls = []
-            nextWaitingCall = 0
-        }
-        send(next)
-    }
-
-    /// Answers every waiting call with nil (the connection went) and forgets those in flight.
-    private func abandonCalls() {
-        let abandoned = waitingCalls[nextWaitingCall...]
-        waitingCalls = []
-        nextWaitingCall = 0
-        callsInFlight = 0
-        for call in abandoned { call.reply(nil) }
+        if let next = calls.finish() { send(next) }
     }
 
     // MARK: - Connection
@@ -271,7 +218,7 @@ final class BusHub: @unchecked Sendable {
     /// Forgets the connection and everything learnt through it; starts a new epoch.
     private func tearDown() {
         epoch += 1
-        abandonCalls()
+        for call in calls.abandon() { call.reply(nil) }  // the connection went
         state = nil
         routesMatch = nil
         matches = []  // removes the matches while the connection can still send RemoveMatch
@@ -353,13 +300,4 @@ final class BusHub: @unchecked Sendable {
     /// Property changes of the daemon's object; the sender is checked against the current owner.
     static let propertiesChangedRule =
         "type='signal',path='\(BusContract.objectPath)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
-}
-
-/// A weak reference to a listener.
-private struct WeakListener {
-    weak var listener: BusHubListener?
-
-    init(_ listener: BusHubListener) {
-        self.listener = listener
-    }
 }

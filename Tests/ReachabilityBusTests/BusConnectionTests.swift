@@ -147,10 +147,13 @@ final class BusConnectionTests: XCTestCase {
             defer { withExtendedLifetime(watch) {} }
             XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the first lookup answered")
 
-            // When the name is taken, then released
-            try queue.sync { try connection.requestName(name) }
+            // When another connection takes the name, then releases it (another: a connection's
+            // own synchronous name calls may read the signal before processing resumes)
+            let owner = try queue.sync { try BusConnection.open(address: address, queue: queue) }
+            defer { queue.sync { owner.close() } }
+            try queue.sync { try owner.requestName(name) }
             XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the taking was told")
-            queue.sync { connection.releaseName(name) }
+            queue.sync { owner.releaseName(name) }
             XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the release was told")
 
             // Then: no owner, this connection, no owner again
