@@ -70,14 +70,10 @@ public final class ReachabilityObject: @unchecked Sendable {
             return 1  // handled: the reply comes when its turn does
         }))
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
-        do throws(SystemError) {
-            slot = try connection.exportObject(
-                path: BusContract.objectPath, interface: BusContract.interface, vtable: CReach_reachability_vtable(), userdata: handlers
-            )
-        } catch {
-            handlers.deallocate()
-            throw error
-        }
+        // Every stored property is set: if this throws, deinit runs and frees the handlers.
+        slot = try connection.exportObject(
+            path: BusContract.objectPath, interface: BusContract.interface, vtable: CReach_reachability_vtable(), userdata: handlers
+        )
     }
 
     deinit {
