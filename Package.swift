@@ -39,7 +39,8 @@ let package = Package(
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
         // matches, calls and errors.
         .target(name: "ReachabilityBus", dependencies: ["CSystemd", "ReachabilityCore", "SystemSupport"]),
-        // The daemon's side of the bus: the exported object and its signals, sd_notify.
+        // The daemon's side of the bus: the exported object, its signals and call admission,
+        // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.
         .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
@@ -79,8 +80,9 @@ let package = Package(
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport"]),
-        // The executable's own types, through @testable import: the command line, the journal
-        // fields, the networkd and NetworkManager captive-portal readers.
+        // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
+        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
+        // The executable's own types, through @testable import: the command line, the journal fields.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.

@@ -10,14 +10,14 @@ import SystemSupport
 // client library and the CLI. Everything here runs on the connection's queue, like the rest of
 // `BusConnection`; replies and signals arrive there from `sd_bus_process`.
 
-/// A registration on the bus that lasts as long as this object: a signal match.
+/// A registration on the bus that lasts as long as this object: a signal match, an exported object.
 ///
 /// Release it on the connection's queue (sd-bus is single-threaded per connection).
 /// The corresponding C type is `sd_bus_slot`.
 public final class BusSlot: @unchecked Sendable {
     private let slot: OpaquePointer
 
-    fileprivate init(_ slot: OpaquePointer) {
+    init(_ slot: OpaquePointer) {
         self.slot = slot
     }
 
@@ -41,18 +41,13 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// "org.example.Error: message".
     public var description: String { message.isEmpty ? name : "\(name): \(message)" }
-
-    /// The bus has no owner for the destination (`NameHasNoOwner`).
-    public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
-    /// The destination name is not known to the bus (`ServiceUnknown`).
-    public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
 }
 
 /// A message received in a callback, valid only during that callback: the typed reads the
 /// client needs. Reads advance through the message's body.
 public struct BusMessage {
     /// The underlying `sd_bus_message *`, borrowed.
-    private let message: OpaquePointer
+    let message: OpaquePointer
 
     init(_ message: OpaquePointer) {
         self.message = message
@@ -77,7 +72,7 @@ public struct BusMessage {
             return nil
         }
         return BusError(
-            name: error.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+            name: error.pointee.name.map { String(cString: $0) } ?? BusDriver.failedError,
             message: error.pointee.message.map { String(cString: $0) } ?? ""
         )
     }

@@ -4,37 +4,10 @@ import ReachabilityCore
 import Synchronization
 import SystemSupport
 
-/// Which bus a manager talks to.
-enum BusEndpoint: Sendable, Hashable {
-    /// The system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
-    case system
-    /// A bus at an explicit address, e.g. a test's private bus.
-    case address(String)
-}
-
-/// What a hub knows about the daemon, as it tells its listeners.
-enum DaemonState: Sendable, Equatable {
-    /// The bus cannot be reached; the text says why.
-    case busUnavailable(String)
-    /// Nobody owns the daemon's name.
-    case absent
-    /// The daemon runs as `owner` and publishes `properties` (as read with `GetAll` and
-    /// updated by `PropertiesChanged`).
-    case running(owner: String, properties: [String: PropertyValue])
-}
-
-/// Something following the daemon through a hub. Called on the hub's queue.
-protocol BusHubListener: AnyObject {
-    /// The daemon's state changed (or the listener just attached and the state is known).
-    func hub(_ hub: BusHub, daemonState: DaemonState)
-    /// The daemon announced `RoutesChanged`.
-    func hubRoutesChanged(_ hub: BusHub)
-}
-
 /// One bus connection per bus, shared by every manager of the process that talks to it.
 ///
 /// Confined to `queue`, which the managers of that bus share. While at least one listener is
-/// attached the hub keeps a connection with matches for `NameOwnerChanged` of the daemon's name
+/// attached the hub keeps a connection with a ``NameOwnerWatch`` on the daemon's name
 /// (so a stopped daemon reads `.absent` at once and a restarted one is re-read),
 /// `PropertiesChanged` on the daemon's object and, once a listener asks, `RoutesChanged`;
 /// signals are believed only from the name's current owner. A bus that cannot be reached is
@@ -78,6 +51,8 @@ final class BusHub: @unchecked Sendable {
     private var epoch = 0
     private var connection: BusConnection?
     private var matches: [BusSlot] = []
+    /// Who owns the daemon's name.
+    private var nameOwner: NameOwnerWatch?
     private var routesMatch: BusSlot?
     private var reconnectTimer: DispatchSourceTimer?
     /// Connections lost or refused since the bus last answered: what the backoff counts.
@@ -138,12 +113,6 @@ final class BusHub: @unchecked Sendable {
 
     // MARK: - Calls
 
-    /// The most calls to the daemon this process has in flight; more wait here, in order.
-    /// dbus-daemon's system bus refuses a connection more than 128 pending replies
-    /// (`max_replies_per_connection`, `LimitsExceeded`), and the daemon more than
-    /// `ReachabilityObject.waitingCallsPerCaller` waiting calls (`Busy`).
-    static let callsInFlightLimit = 64
-
     /// A call waiting for a place among the calls in flight.
     private struct WaitingCall {
         var member: String
@@ -152,25 +121,22 @@ final class BusHub: @unchecked Sendable {
         var reply: (BusMessage?) -> Void
     }
 
-    private var callsInFlight = 0
-    private var waitingCalls: [WaitingCall] = []
-    private var nextWaitingCall = 0
+    private var calls = CallsInFlight<WaitingCall>()
 
     /// Calls a method of the daemon's object with string arguments; `reply` gets nil when the
-    /// connection goes (or went) away before the answer. Beyond ``callsInFlightLimit`` calls in
+    /// connection goes (or went) away before the answer. Beyond ``CallsInFlight/limit`` calls in
     /// flight the call waits its turn.
     func callDaemon(member: String, arguments: [String], timeoutMicroseconds: UInt64, reply: @escaping (BusMessage?) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard connection != nil else { return reply(nil) }
         let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds, reply: reply)
-        guard callsInFlight < Self.callsInFlightLimit else { return waitingCalls.append(call) }
-        send(call)
+        if let call = calls.start(call) { send(call) }
     }
 
+    /// Sends a call that has its place in flight.
     private func send(_ call: WaitingCall) {
         guard let connection else { return call.reply(nil) }
         let current = epoch
-        callsInFlight += 1
         do throws(SystemError) {
             try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
@@ -188,24 +154,7 @@ final class BusHub: @unchecked Sendable {
 
     /// Frees a place in flight and sends the next waiting call.
     private func callFinished() {
-        callsInFlight -= 1
-        guard nextWaitingCall < waitingCalls.count else { return }
-        let next = waitingCalls[nextWaitingCall]
-        nextWaitingCall += 1
-        if nextWaitingCall == waitingCalls.count {
-            waitingCalls = []
-            nextWaitingCall = 0
-        }
-        send(next)
-    }
-
-    /// Answers every waiting call with nil (the connection went) and forgets those in flight.
-    private func abandonCalls() {
-        let abandoned = waitingCalls[nextWaitingCall...]
-        waitingCalls = []
-        nextWaitingCall = 0
-        callsInFlight = 0
-        for call in abandoned { call.reply(nil) }
+        if let next = calls.finish() { send(next) }
     }
 
     // MARK: - Connection
@@ -219,23 +168,17 @@ final class BusHub: @unchecked Sendable {
             case .address(let address): try BusConnection.open(address: address, queue: queue)
             }
             self.connection = connection
-            matches.append(try connection.addMatch(Self.nameOwnerChangedRule) { [weak self] message in
-                self?.nameOwnerChanged(message, epoch: current)
-            })
             matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
                 self?.propertiesChanged(message, epoch: current)
             })
             addRoutesMatchIfNeeded()
+            nameOwner = try NameOwnerWatch(of: BusContract.busName, on: connection) { [weak self] event in
+                self?.nameOwnerEvent(event, epoch: current)
+            }
             try connection.startProcessing { [weak self] error in
                 // Not from inside the connection's own processing: tear down on the next turn.
                 guard let self else { return }
                 self.queue.async { self.connectionLost(error, epoch: current) }
-            }
-            try connection.call(
-                destination: Self.busDriver, path: Self.busDriverPath, interface: Self.busDriver, member: "GetNameOwner",
-                arguments: [BusContract.busName]
-            ) { [weak self] reply in
-                self?.nameOwnerReply(reply, epoch: current)
             }
         } catch {
             connectionLost(error, epoch: current)
@@ -275,10 +218,11 @@ final class BusHub: @unchecked Sendable {
     /// Forgets the connection and everything learnt through it; starts a new epoch.
     private func tearDown() {
         epoch += 1
-        abandonCalls()
+        for call in calls.abandon() { call.reply(nil) }  // the connection went
         state = nil
         routesMatch = nil
         matches = []  // removes the matches while the connection can still send RemoveMatch
+        nameOwner = nil
         connection?.close()
         connection = nil
     }
@@ -290,26 +234,14 @@ final class BusHub: @unchecked Sendable {
         return nil
     }
 
-    private func nameOwnerReply(_ reply: BusMessage, epoch replyEpoch: Int) {
-        guard replyEpoch == epoch else { return }
+    private func nameOwnerEvent(_ event: NameOwnerEvent, epoch eventEpoch: Int) {
+        guard eventEpoch == epoch else { return }
         // The bus driver answered (not sd-bus failing the call as the connection dropped): the
         // bus works, and the next loss starts the backoff afresh.
-        if reply.error.map({ $0.name == BusError.nameHasNoOwner }) ?? true { failedConnections = 0 }
-        // NameHasNoOwner: not running now; NameOwnerChanged tells when it starts.
-        guard reply.error == nil, let unique = try? reply.readString() else { return setState(.absent) }
-        daemonAppeared(unique)
-    }
-
-    private func nameOwnerChanged(_ message: BusMessage, epoch signalEpoch: Int) {
-        guard signalEpoch == epoch, message.sender == Self.busDriver || message.sender == nil,
-              let name = try? message.readString(), name == BusContract.busName,
-              (try? message.readString()) != nil, let newOwner = try? message.readString()
-        else { return }
-        if newOwner.isEmpty {
-            setState(.absent)
-        } else {
-            daemonAppeared(newOwner)
-        }
+        if case .initialOwner = event { failedConnections = 0 }
+        // No owner: not running now; NameOwnerChanged tells when it starts.
+        guard let owner = event.owner else { return setState(.absent) }
+        daemonAppeared(owner)
     }
 
     /// Reads every property of the new owner. Until the answer the state is unknown (nil).
@@ -319,7 +251,7 @@ final class BusHub: @unchecked Sendable {
         let current = epoch
         do throws(SystemError) {
             try connection?.call(
-                destination: BusContract.busName, path: BusContract.objectPath, interface: Self.propertiesInterface,
+                destination: BusContract.busName, path: BusContract.objectPath, interface: BusDriver.propertiesInterface,
                 member: "GetAll", arguments: [BusContract.interface]
             ) { [weak self] reply in
                 self?.allProperties(reply, owner: unique, epoch: current)
@@ -361,28 +293,11 @@ final class BusHub: @unchecked Sendable {
 
     // MARK: - Names
 
-    static let busDriver = "org.freedesktop.DBus"
-    static let busDriverPath = "/org/freedesktop/DBus"
-    static let propertiesInterface = "org.freedesktop.DBus.Properties"
-
-    /// The bus driver's announcements of the daemon's name changing hands.
-    static let nameOwnerChangedRule =
-        "type='signal',sender='\(busDriver)',path='\(busDriverPath)',interface='\(busDriver)',member='NameOwnerChanged',arg0='\(BusContract.busName)'"
-
     /// The daemon's announcements that routing changed; the sender is checked against the owner.
     static let routesChangedRule =
         "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
 
     /// Property changes of the daemon's object; the sender is checked against the current owner.
     static let propertiesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
-}
-
-/// A weak reference to a listener.
-private struct WeakListener {
-    weak var listener: BusHubListener?
-
-    init(_ listener: BusHubListener) {
-        self.listener = listener
-    }
+        "type='signal',path='\(BusContract.objectPath)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
 }

@@ -173,7 +173,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     /// Errors that mean the daemon did not get to answer (busy, or the bus refused the call).
     private static let unansweredErrors: Set<String> = [
-        BusContract.busyError, "org.freedesktop.DBus.Error.LimitsExceeded", "org.freedesktop.DBus.Error.NoReply",
+        BusContract.busyError, BusError.limitsExceeded, BusError.noReply,
     ]
 
     /// The daemon's answer for `address`; nil when it gave none (no reply, busy, timed out).

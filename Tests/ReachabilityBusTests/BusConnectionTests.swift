@@ -71,12 +71,12 @@ final class BusConnectionTests: XCTestCase {
     }
 
     /// Calls a method of the bus daemon's interface at `destination` and waits for the reply.
-    private func callBusDaemon(_ connection: BusConnection, member: String, destination: String = "org.freedesktop.DBus") throws -> Reply {
+    private func callBusDaemon(_ connection: BusConnection, member: String, destination: String = BusDriver.name) throws -> Reply {
         let replied = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var answer: Reply?
         try queue.sync {
             try connection.call(
-                destination: destination, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member,
+                destination: destination, path: BusDriver.path, interface: BusDriver.interface, member: member,
                 timeoutMicroseconds: 5_000_000
             ) { reply in
                 answer = Reply(errorName: reply.error?.name, string: reply.error == nil ? try? reply.readString() : nil)
@@ -129,6 +129,39 @@ final class BusConnectionTests: XCTestCase {
             // Then
             XCTAssertEqual(received.wait(timeout: .now() + 5), .success, "NameOwnerChanged arrived")
             XCTAssertEqual(queue.sync { owners }, [name])
+        }
+    }
+
+    func testThatANameOwnerWatchTellsTheOwnerThenEachChange() throws {
+        try withConnection { connection in
+            // Given a watch on a name nobody owns yet
+            let name = "org.reachabilityd.Watched\(getpid())"
+            let told = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var events: [NameOwnerEvent] = []
+            let watch = try queue.sync {
+                try NameOwnerWatch(of: name, on: connection) { event in
+                    events.append(event)
+                    told.signal()
+                }
+            }
+            defer { withExtendedLifetime(watch) {} }
+            XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the first lookup answered")
+
+            // When another connection takes the name, then releases it (another: a connection's
+            // own synchronous name calls may read the signal before processing resumes)
+            let owner = try queue.sync { try BusConnection.open(address: address, queue: queue) }
+            defer { queue.sync { owner.close() } }
+            try queue.sync { try owner.requestName(name) }
+            XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the taking was told")
+            queue.sync { owner.releaseName(name) }
+            XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the release was told")
+
+            // Then: no owner, this connection, no owner again
+            let seen = queue.sync { events }
+            XCTAssertEqual(seen.count, 3, "\(seen)")
+            XCTAssertEqual(seen.first, .initialOwner(nil))
+            XCTAssertEqual(seen.dropFirst().first?.owner?.hasPrefix(":"), true, "\(seen)")
+            XCTAssertEqual(seen.last, .ownerChanged(nil))
         }
     }
 

@@ -289,3 +289,38 @@ final class ReconnectBackoffTests: XCTestCase {
         }
     }
 }
+
+final class CallsInFlightTests: XCTestCase {
+    func testCallsBeyondTheLimitWaitTheirTurnInOrder() {
+        // Given as many calls in flight as allowed
+        var calls = CallsInFlight<Int>()
+        for number in 0..<CallsInFlight<Int>.limit {
+            XCTAssertEqual(calls.start(number), number, "call \(number) goes at once")
+        }
+
+        // When two more come
+        XCTAssertNil(calls.start(100))
+        XCTAssertNil(calls.start(101))
+
+        // Then each finished call lets the oldest waiting one go, and then a place is free
+        XCTAssertEqual(calls.finish(), 100)
+        XCTAssertEqual(calls.finish(), 101)
+        XCTAssertNil(calls.finish())
+        XCTAssertEqual(calls.start(102), 102)
+    }
+
+    func testALostConnectionHandsBackTheWaitingCalls() {
+        // Given a full flight and two waiting calls
+        var calls = CallsInFlight<Int>()
+        for number in 0..<CallsInFlight<Int>.limit { _ = calls.start(number) }
+        _ = calls.start(100)
+        _ = calls.start(101)
+
+        // When the connection goes
+        let abandoned = calls.abandon()
+
+        // Then the waiting calls come back in order, and every place is free again
+        XCTAssertEqual(abandoned, [100, 101])
+        for number in 0..<CallsInFlight<Int>.limit { XCTAssertEqual(calls.start(number), number) }
+    }
+}

@@ -12,28 +12,26 @@ import SystemSupport
 /// when its `Dhcp4Config` or `IpInterface` changes, or its DHCP4Config's options change (a new
 /// lease). Without NetworkManager nothing happens: the calls never start it and their errors
 /// are only debug-logged. Confined to the daemon's queue.
-final class NetworkManagerCaptivePortals {
+public final class NetworkManagerCaptivePortals {
     /// NetworkManager's bus name.
     static let busName = "org.freedesktop.NetworkManager"
     /// The keys of DHCPv4 option 114 in a DHCP4Config's `Options`: dhclient's name, dhcpcd's.
     static let captivePortalOptions = ["default_url", "captive_portal_uri"]
     private static let deviceInterface = "org.freedesktop.NetworkManager.Device"
     private static let dhcp4ConfigInterface = "org.freedesktop.NetworkManager.DHCP4Config"
-    private static let propertiesInterface = "org.freedesktop.DBus.Properties"
-
     private let connection: BusConnection
     private let linkIndex: (String) -> InterfaceIndex?
     private let record: (String?, InterfaceIndex) -> Void
     private var changes: [BusSlot] = []
-    private var appearance: BusServiceAppearance?
+    private var appearance: NameOwnerWatch?
     /// The device each DHCP4Config object belongs to, as last asked.
     private var deviceOfConfiguration: [String: String] = [:]
 
     /// - Parameters:
-    ///   - connection: the daemon's system bus connection.
+    ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndex: the index of the link with a name, if the daemon knows it.
     ///   - record: takes a link's URI (nil: none) on the queue.
-    init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
+    public init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndex = linkIndex
         self.record = record
@@ -41,7 +39,7 @@ final class NetworkManagerCaptivePortals {
 
     /// Subscribes to NetworkManager's device, DHCP and name changes, and asks about every
     /// device if it runs.
-    func start() throws(SystemError) {
+    public func start() throws(SystemError) {
         changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
             guard let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
@@ -53,13 +51,13 @@ final class NetworkManagerCaptivePortals {
             guard let self, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
             ask(aboutDevice: device)
         })
-        appearance = try BusServiceAppearance(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
+        appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
             self?.askAboutEveryDevice()
         }
     }
 
     private func propertiesChangedRule(interface: String) -> String {
-        "type='signal',sender='\(Self.busName)',interface='\(Self.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
+        "type='signal',sender='\(Self.busName)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
     }
 
     private func askAboutEveryDevice() {
@@ -71,7 +69,7 @@ final class NetworkManagerCaptivePortals {
 
     /// Asks which link a device is and which DHCP4Config it has, then that configuration's options.
     private func ask(aboutDevice device: String) {
-        call(path: device, interface: Self.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
+        call(path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
             guard let self, let properties = try? reply.readPropertyDictionary(),
                   case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
                   case .string(let configuration)? = properties["Dhcp4Config"]
@@ -84,7 +82,7 @@ final class NetworkManagerCaptivePortals {
     }
 
     private func askForOptions(of configuration: String, link index: InterfaceIndex) {
-        call(path: configuration, interface: Self.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
+        call(path: configuration, interface: BusDriver.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
             [weak self] reply in
             guard (try? reply.enterVariant(holding: "a{sv}")) != nil, let options = try? reply.readPropertyDictionary() else {
                 return Log.debug("NetworkManager's options of \(configuration) are not a dictionary")

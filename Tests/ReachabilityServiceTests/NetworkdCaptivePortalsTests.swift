@@ -1,6 +1,6 @@
 import ReachabilityCore
 import XCTest
-@testable import reachabilityd
+@testable import ReachabilityService
 
 /// systemd-networkd's link object paths (sd-bus's label escaping of the index).
 final class NetworkdCaptivePortalsTests: XCTestCase {

@@ -1,6 +1,6 @@
 import ReachabilityCore
 import XCTest
-@testable import reachabilityd
+@testable import ReachabilityService
 
 /// Where NetworkManager's DHCP4Config `Options` hold DHCPv4 option 114: the name depends on the
 /// DHCP client that took the lease.

@@ -10,7 +10,7 @@ import SystemSupport
 /// networkd (re)starts. Without networkd, or with one too old to record the option, nothing
 /// happens: the calls never start it (`startsService: false`) and their errors are only
 /// debug-logged. Confined to the daemon's queue.
-final class NetworkdCaptivePortals {
+public final class NetworkdCaptivePortals {
     /// networkd's bus name.
     static let busName = "org.freedesktop.network1"
     private static let linkPathPrefix = "/org/freedesktop/network1/link/"
@@ -19,20 +19,20 @@ final class NetworkdCaptivePortals {
     private let linkIndices: () -> [InterfaceIndex]
     private let record: (String?, InterfaceIndex) -> Void
     private var linkChanges: BusSlot?
-    private var appearance: BusServiceAppearance?
+    private var appearance: NameOwnerWatch?
 
     /// - Parameters:
-    ///   - connection: the daemon's system bus connection.
+    ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndices: the links to ask about when networkd (re)starts.
     ///   - record: takes a link's URI (nil: none) on the queue.
-    init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (String?, InterfaceIndex) -> Void) {
+    public init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (String?, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndices = linkIndices
         self.record = record
     }
 
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
-    func start() throws(SystemError) {
+    public func start() throws(SystemError) {
         linkChanges = try connection.addMatch(
             "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
                 + "path_namespace='/org/freedesktop/network1/link'"
@@ -40,7 +40,7 @@ final class NetworkdCaptivePortals {
             guard let self, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)
         }
-        appearance = try BusServiceAppearance(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in
+        appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in
             self?.askAboutEveryLink()
         }
     }

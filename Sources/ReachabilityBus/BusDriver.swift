@@ -1,0 +1,139 @@
+import SystemSupport
+
+/// The bus driver (`org.freedesktop.DBus`, the bus itself): its names, and the calls and the
+/// signal of it that the daemon and the clients use. The one place these names are spelled.
+public enum BusDriver {
+    /// The driver's bus name (also its interface's name).
+    public static let name = "org.freedesktop.DBus"
+    /// The driver's object path.
+    public static let path = "/org/freedesktop/DBus"
+    /// The driver's interface.
+    public static let interface = "org.freedesktop.DBus"
+    /// The standard interface of properties (`Get`, `GetAll`, `PropertiesChanged`).
+    public static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    /// The error of a failed call that says nothing more.
+    static let failedError = "org.freedesktop.DBus.Error.Failed"
+
+    /// The driver's announcements that a name changes hands, `NameOwnerChanged(name, old
+    /// owner, new owner)`, narrowed by `argument` (e.g. `arg0='org.example'`).
+    static func nameOwnerChangedRule(_ argument: String) -> String {
+        "type='signal',sender='\(name)',path='\(path)',interface='\(interface)',member='NameOwnerChanged',\(argument)"
+    }
+}
+
+extension BusError {
+    /// The bus has no owner for the destination (`NameHasNoOwner`).
+    public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    /// The destination name is not known to the bus (`ServiceUnknown`).
+    public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    /// The bus refused the call: the caller has too many calls pending (`LimitsExceeded`).
+    public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+    /// No reply came in time (`NoReply`).
+    public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+}
+
+extension BusConnection {
+    /// Asks the bus which user `connection` (a unique name) runs as; `reply` gets the user ID
+    /// on the queue, nil when the bus cannot tell.
+    /// The bus method is `org.freedesktop.DBus.GetConnectionUnixUser`.
+    public func askUnixUser(of connection: String, reply: @escaping (UInt32?) -> Void) throws(SystemError) {
+        try call(
+            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface,
+            member: "GetConnectionUnixUser", arguments: [connection]
+        ) { message in
+            reply(message.error == nil ? try? message.readUInt32() : nil)
+        }
+    }
+}
+
+/// What a ``NameOwnerWatch`` tells.
+public enum NameOwnerEvent: Sendable, Equatable {
+    /// The bus answered the first lookup: the name's owner, nil when it has none (`NameHasNoOwner`).
+    case initialOwner(String?)
+    /// The first lookup failed otherwise (e.g. the connection dropped before the answer).
+    case lookupFailed(BusError)
+    /// The name changed hands: its new owner, nil when it was released.
+    case ownerChanged(String?)
+
+    /// The owner the event reports, if any.
+    public var owner: String? {
+        switch self {
+        case .initialOwner(let owner), .ownerChanged(let owner): owner
+        case .lookupFailed: nil
+        }
+    }
+}
+
+/// Follows who owns a bus name: the owner at the start (`GetNameOwner`), then every change
+/// (`NameOwnerChanged`, believed only from the bus driver); or, with
+/// ``departures(on:left:)``, every connection that leaves the bus. The one name-owner watcher
+/// of the daemon and the clients. Confined to the connection's queue; the watch lasts as
+/// long as this object.
+public final class NameOwnerWatch {
+    private let slot: BusSlot
+
+    /// Starts watching `name`: the match first, then the lookup, so no change falls between.
+    ///
+    /// - Parameters:
+    ///   - name: the well-known name, e.g. `org.freedesktop.network1`.
+    ///   - connection: the connection to watch on.
+    ///   - handler: called on the queue with the first owner, then with each change.
+    public init(of name: String, on connection: BusConnection, handler: @escaping (NameOwnerEvent) -> Void) throws(SystemError) {
+        slot = try connection.addMatch(BusDriver.nameOwnerChangedRule("arg0='\(name)'")) { message in
+            guard message.sender == BusDriver.name || message.sender == nil,
+                  (try? message.readString()) == name, (try? message.readString()) != nil,
+                  let owner = try? message.readString()
+            else { return }
+            handler(.ownerChanged(owner.isEmpty ? nil : owner))
+        }
+        try connection.call(
+            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name]
+        ) { reply in
+            if let error = reply.error {
+                handler(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
+            } else if let owner = try? reply.readString() {
+                handler(.initialOwner(owner))
+            } else {
+                handler(.lookupFailed(BusError(name: BusDriver.failedError, message: "GetNameOwner answered without a name")))
+            }
+        }
+    }
+
+    private init(slot: BusSlot) {
+        self.slot = slot
+    }
+
+    /// Calls `appeared` whenever the service `name` gets an owner: once at the start if it
+    /// runs already, and at each start or restart. A service that stops is not reported.
+    ///
+    /// - Parameters:
+    ///   - name: the service's well-known name.
+    ///   - description: the service's name for the debug log ("systemd-networkd").
+    ///   - connection: the connection to watch on.
+    ///   - appeared: called on the queue when the service (re)appears.
+    public static func appearances(
+        of name: String, description: String, on connection: BusConnection, appeared: @escaping () -> Void
+    ) throws(SystemError) -> NameOwnerWatch {
+        try NameOwnerWatch(of: name, on: connection) { event in
+            if event.owner != nil {
+                appeared()
+            } else if case .ownerChanged = event {
+                return
+            } else {
+                Log.debug("\(description) is not running.")
+            }
+        }
+    }
+
+    /// Calls `left` with the unique name of every connection that leaves the bus.
+    ///
+    /// - Parameters:
+    ///   - connection: the connection to watch on.
+    ///   - left: called on the queue with the departed connection's unique name (":1.42").
+    public static func departures(on connection: BusConnection, left: @escaping (String) -> Void) throws(SystemError) -> NameOwnerWatch {
+        NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChangedRule("arg2=''")) { message in
+            guard let name = try? message.readString(), name.hasPrefix(":") else { return }
+            left(name)
+        })
+    }
+}

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+
+/// Admits the exported object's method calls by fair shares and serves them in turn.
+///
+/// A caller's first calls wait until the bus says which user it runs as
+/// (`GetConnectionUnixUser`): all connections of one unprivileged user draw on one
+/// ``CallerShare``, root's and those the bus cannot place on their own. Over its share's
+/// budget (``CallerBudget``) or waiting-call limit a call is answered
+/// `org.reachabilityd.Error.Busy` at once; otherwise it waits its turn (``FairQueue``), so
+/// that shares are served in turn and a flood from one delays another's call by one call, not
+/// by the flood. Confined to the connection's queue.
+final class CallAdmission: @unchecked Sendable {
+    /// The most calls one caller may have waiting; more get `Busy`. (dbus-daemon's system bus
+    /// lets a connection have 128 calls pending, so this guards other bus configurations.)
+    static let waitingCallsPerCaller = 256
+    /// The most waiting calls served per turn of the queue.
+    static let callsPerTurn = 16
+
+    private let connection: BusConnection
+    private let serve: (BusMethodCall, CallerShare) -> Void
+    /// Each share's part of the queue's time for method calls.
+    private var budget = CallerBudget()
+    /// Method calls waiting their turn, one per share in turn.
+    private var waiting = FairQueue<BusMethodCall>()
+    /// Whose share each caller (unique name) draws on, once the bus told its user.
+    private var shareOfCaller: [String: CallerShare] = [:]
+    /// The calls of callers whose user the bus is being asked, in order.
+    private var awaitingUser: [String: [BusMethodCall]] = [:]
+    private var serviceQueued = false
+
+    /// - Parameters:
+    ///   - connection: the bus connection (its queue is this object's queue).
+    ///   - serve: answers an admitted call in its turn, given the share it draws on.
+    init(connection: BusConnection, serve: @escaping (BusMethodCall, CallerShare) -> Void) {
+        self.connection = connection
+        self.serve = serve
+    }
+
+    /// Takes a method call: it waits for its caller's user, waits its turn, or is answered
+    /// `Busy` now.
+    func take(_ call: BusMethodCall) {
+        let sender = call.sender
+        if let share = shareOfCaller[sender] {
+            admitOrRefuse(call, share: share.name)
+            return
+        }
+        let parked = awaitingUser[sender, default: []]
+        guard parked.count < Self.waitingCallsPerCaller else { return refuse(call, share: sender) }
+        awaitingUser[sender] = parked + [call]
+        if parked.isEmpty { askUser(of: sender) }
+    }
+
+    /// Forgets a caller that left the bus and the calls it left waiting (never answered: nobody
+    /// is there to read them); a root caller's budget goes with it, a user's stays with the user.
+    ///
+    /// - Returns: its share when that was the share's last connection (what it watched can go).
+    func forgetCaller(_ name: String) -> CallerShare? {
+        awaitingUser[name] = nil
+        let share = shareOfCaller.removeValue(forKey: name)
+        if share?.isUser == false { budget.forget(name) }
+        _ = waiting.removeAll(from: share?.name ?? name, where: { $0.sender == name })
+        guard let share, !shareOfCaller.values.contains(share) else { return nil }
+        return share
+    }
+
+    /// Asks the bus which user `caller` runs as, then admits its parked calls under its share
+    /// (its own unique name when it is root or the bus cannot tell).
+    private func askUser(of caller: String) {
+        let admitParked: (CallerShare) -> Void = { [weak self] share in
+            guard let self, let parked = awaitingUser.removeValue(forKey: caller) else { return }
+            shareOfCaller[caller] = share
+            for call in parked { admitOrRefuse(call, share: share.name) }
+            connection.rearm()
+        }
+        do throws(SystemError) {
+            try connection.askUnixUser(of: caller) { user in
+                admitParked(user.map { $0 == 0 ? CallerShare(connection: caller) : CallerShare(user: $0) } ?? CallerShare(connection: caller))
+            }
+        } catch {
+            Log.debug("\(error); \(caller) gets a share of its own.")
+            admitParked(CallerShare(connection: caller))
+        }
+    }
+
+    /// Queues `call` under `share` unless the share is over its budget or waiting-call limit;
+    /// then it is answered `Busy`.
+    private func admitOrRefuse(_ call: BusMethodCall, share: String) {
+        guard budget.admits(share, now: clockSeconds(CLOCK_MONOTONIC)), waiting.count(of: share) < Self.waitingCallsPerCaller else {
+            return refuse(call, share: share)
+        }
+        waiting.append(call, from: share)
+        if !serviceQueued {
+            serviceQueued = true
+            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
+        }
+    }
+
+    private func refuse(_ call: BusMethodCall, share: String) {
+        let message = "\(share) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
+            + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
+        do throws(SystemError) {
+            try call.reply(error: BusError(name: BusContract.busyError, message: message))
+        } catch {
+            Log.debug("\(error)")
+        }
+    }
+
+    /// Serves up to ``callsPerTurn`` waiting calls, one per share in turn, charging each
+    /// share's budget with the CPU time its call took; queues another turn for the rest.
+    private func serveWaitingCalls() {
+        serviceQueued = false
+        for _ in 0..<Self.callsPerTurn {
+            guard let (share, call) = waiting.next() else { break }
+            let started = clockSeconds(CLOCK_MONOTONIC)
+            let cpuBefore = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
+            serve(call, shareOfCaller[call.sender] ?? CallerShare(connection: call.sender))
+            budget.charge(share, seconds: clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
+        }
+        connection.rearm()
+        if !waiting.isEmpty, !serviceQueued {
+            serviceQueued = true
+            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
+        }
+    }
+}
