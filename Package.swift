@@ -79,7 +79,7 @@ let package = Package(
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
-        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport"]),
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
         .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
         // The executable's own types, through @testable import: the command line, the journal fields.

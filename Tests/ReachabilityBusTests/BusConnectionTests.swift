@@ -2,55 +2,32 @@ import Dispatch
 import Foundation
 import ReachabilityBus
 import SystemSupport
+import TestSupport
 import XCTest
 
 /// The bus core against a real, private `dbus-daemon` (a session-type bus in a temporary
 /// directory; no root needed): calls, replies, errors, matches and names.
 final class BusConnectionTests: XCTestCase {
-    private var daemon: Process?
+    private var directory: TemporaryDirectory?
+    private var bus: PrivateBus?
     private var address = ""
-    private var directory: URL?
     private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus")
 
     override func setUpWithError() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessFailure("dbus-daemon is missing (apt-get install dbus)") }
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("dbus-daemon is missing (apt-get install dbus)") }
             throw XCTSkip("dbus-daemon is not installed")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bus-tests-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory(prefix: "bus-tests")
         self.directory = directory
-        let socket = directory.appendingPathComponent("bus").path
-        let configuration = directory.appendingPathComponent("bus.conf")
-        try """
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: configuration, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(configuration.path)", "--nofork", "--nopidfile"]
-        try process.run()
-        daemon = process
-        address = "unix:path=\(socket)"
-        let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: socket) {
-            guard Date() < deadline else { throw HarnessFailure("dbus-daemon made no socket at \(socket) in 5 s") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        let bus = try PrivateBus.permissive(in: directory)
+        self.bus = bus
+        address = bus.address
     }
 
     override func tearDown() {
-        daemon?.terminate()
-        daemon?.waitUntilExit()
-        if let directory { try? FileManager.default.removeItem(at: directory) }
+        bus?.stop()
+        directory?.remove()
     }
 
     /// Opens a processing connection on the queue; closes it after `body`.
@@ -176,10 +153,4 @@ final class BusConnectionTests: XCTestCase {
         XCTAssertEqual(error.errno, ENOENT, "\(error)")
         XCTAssertTrue("\(error)".contains("connect to unix:path=/nonexistent"), "\(error)")
     }
-}
-
-/// A set-up failure with a message.
-struct HarnessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -14,17 +14,43 @@ package final class PrivateBus {
     package let logPath: String
     private let process: ChildProcess
 
-    /// Starts a bus and waits until it has printed its address.
+    /// Starts a bus with the project's policy and waits until it has printed its address.
     ///
     /// - Parameter directory: where the configuration, socket and logs go.
     /// - Throws: `HarnessError` when the bus does not start.
-    package init(in directory: TemporaryDirectory) throws {
+    package convenience init(in directory: TemporaryDirectory) throws {
+        try self.init(in: directory) { try Self.configuration(socketPath: $0, policyFiles: TestPaths.policyFiles()) }
+    }
+
+    /// Starts a bus where any connection may own any name and call anything (a session-type
+    /// bus, no project policy): the bus core's own tests, which need no root.
+    ///
+    /// - Parameter directory: where the configuration, socket and logs go.
+    /// - Returns: the running bus.
+    /// - Throws: `HarnessError` when the bus does not start.
+    package static func permissive(in directory: TemporaryDirectory) throws -> PrivateBus {
+        try PrivateBus(in: directory) { socketPath in
+            """
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(escaped(socketPath))</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        }
+    }
+
+    private init(in directory: TemporaryDirectory, configuration: (String) throws -> String) throws {
         let socketPath = directory.file("system_bus_socket")
         let logPath = directory.file("dbus-daemon.log")
         let configPath = directory.file("bus.conf")
         let addressPath = directory.file("bus.address")
-        try Self.configuration(socketPath: socketPath, policyFiles: TestPaths.policyFiles())
-            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        try configuration(socketPath).write(toFile: configPath, atomically: true, encoding: .utf8)
         let process = try ChildProcess(
             "dbus-daemon", ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
             standardOutput: addressPath, standardError: logPath
