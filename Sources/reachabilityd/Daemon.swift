@@ -139,8 +139,7 @@ final class Daemon: @unchecked Sendable {
         defer { storeGeneration() }
         guard let object else { return }
         let previous = object.snapshot
-        // The signals first: formatting and writing the log line took about 30 µs, in front of
-        // StatusChanged (measured from the netlink wake-up to sending it: ~270 µs before).
+        // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
         object.publish(snapshot)
         let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
         Log.write(
