@@ -316,12 +316,24 @@ check "the default route removed and added again, 3 times: Status follows" toggl
 sleep 60
 unit_journal=$(in_container journalctl --no-pager -o short-monotonic -u reachabilityd.service)
 log "the unit's journal: $(grep -vc '^-- ' <<<"$unit_journal") lines since the package was installed"
+# The unit's LimitNICE=-4 lets libdispatch's manager thread take the nice value -4 it asks for.
+# A service manager without CAP_SYS_RESOURCE (this container's, where the host's root lacks it)
+# cannot raise the limit; systemd then leaves it at 0 and that thread's setpriority() fails with
+# EACCES, one line per start. Only then, and only those, are not counted (and said so).
+manager_thread_line='Failed to set thread priority for worker thread: pqc=0x[0-9a-f]* errno=13$'
+unit_noise=$(grep -E 'errno=|Failed to' <<<"$unit_journal")
+if ! in_container grep -q '^Max nice priority  *24  ' "/proc/$(main_pid)/limits"; then
+    refused=$(grep -c "$manager_thread_line" <<<"$unit_noise")
+    starts=$(grep -c 'Started reachabilityd.service' <<<"$unit_journal")
+    if [ "$refused" -le "$starts" ]; then
+        log "NOTE: LimitNICE=-4 not applied (the container's systemd lacks CAP_SYS_RESOURCE): not counted: $refused line(s) of the manager thread refused nice -4 (errno=13), over $starts start(s)"
+        unit_noise=$(grep -v "$manager_thread_line" <<<"$unit_noise")
+    fi
+fi
 journal_has_no_library_noise() {
-    local noise
-    noise=$(grep -E 'errno=|Failed to' <<<"$unit_journal")
-    [ -z "$noise" ] && return 0
-    head -4 <<<"$noise"
-    echo "$(wc -l <<<"$noise") line(s) with errno= or Failed to"
+    [ -z "$unit_noise" ] && return 0
+    head -4 <<<"$unit_noise"
+    echo "$(wc -l <<<"$unit_noise") line(s) with errno= or Failed to"
     return 1
 }
 check "after the route changes and an idle minute, no line of the unit's journal has errno= or Failed to" \
