@@ -322,8 +322,9 @@ log "the unit's journal: $(grep -vc '^-- ' <<<"$unit_journal") lines since the p
 # EACCES, one line per start. Only then, and only those, are not counted (and said so).
 manager_thread_line='Failed to set thread priority for worker thread: pqc=0x[0-9a-f]* errno=13$'
 unit_noise=$(grep -E 'errno=|Failed to' <<<"$unit_journal")
-if ! in_container grep -q '^Max nice priority  *24  ' "/proc/$(main_pid)/limits"; then
-    refused=$(grep -c "$manager_thread_line" <<<"$unit_noise")
+refused=$(grep -c "$manager_thread_line" <<<"$unit_noise")
+if [ "$refused" -gt 0 ] && [ "$(in_container systemctl show -p LimitNICESoft --value reachabilityd.service)" = 24 ] &&
+    ! in_container grep -q '^Max nice priority  *24  ' "/proc/$(main_pid)/limits"; then
     starts=$(grep -c 'Started reachabilityd.service' <<<"$unit_journal")
     if [ "$refused" -le "$starts" ]; then
         log "NOTE: LimitNICE=-4 not applied (the container's systemd lacks CAP_SYS_RESOURCE): not counted: $refused line(s) of the manager thread refused nice -4 (errno=13), over $starts start(s)"
