@@ -155,18 +155,6 @@ public enum RouteLookup: Sendable, Hashable {
     case failed(errno: Int32)
 }
 
-/// The scope of a source address, as the rule judges it.
-public enum AddressScope: Sendable, Hashable {
-    /// Usable for traffic beyond the local networks.
-    case global
-    /// IPv4 `scope link` (or 169.254/16), IPv6 link-local (`fe80::/10`).
-    case link
-    /// This host only: IPv4 `scope host` or 127/8, IPv6 `::1`.
-    case host
-    /// No address at all (`0.0.0.0`, `::`): the kernel found none to use.
-    case unspecified
-}
-
 /// The source address the kernel selects for an application's connection to a destination.
 public struct SourceAddress: Sendable, Hashable {
     /// The address as text, e.g. "192.0.2.10".

@@ -99,7 +99,7 @@ final class GatewayFollowing {
     /// - Returns: nil when no family's current gateway's evidence changed; else the family, and
     ///   whether its evidence cleared (the gateway answers again).
     func apply(_ neighbour: NeighbourMessage) -> (family: AddressFamily, cleared: Bool)? {
-        guard let family = LinkTable.family(neighbour.family) else { return nil }
+        guard let family = neighbour.addressFamily else { return nil }
         let before = gateways.current(family)?.evidence
         guard gateways.apply(neighbour, family: family) else { return nil }
         return (family, before != nil && gateways.current(family)?.evidence == nil)

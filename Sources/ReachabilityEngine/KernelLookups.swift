@@ -35,9 +35,7 @@ final class KernelLookups {
     /// own verdict — unreachable, prohibit... — can be told). `zoneLink` binds both to a
     /// link-local destination's link (`sin6_scope_id`, `RTA_OIF`).
     func answers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
-        let probe = SourceAddressQuery.source(
-            toward: destination.bytes, family: destination.family.netlinkFamily, scopeID: UInt32(bitPattern: zoneLink?.rawValue ?? 0)
-        )
+        let probe = SourceAddressQuery.source(toward: destination, boundTo: zoneLink)
         let source = applicationSource(probe: probe, toward: destination, zoneLink: zoneLink)
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
@@ -52,14 +50,9 @@ final class KernelLookups {
         probe: Result<[UInt8], SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?
     ) -> Result<[UInt8], SystemError> {
         guard let query else { return probe }
-        let family = destination.family.netlinkFamily
         do {
-            let probeFlowLookup = try query.lookupRoute(
-                to: destination.bytes, family: family, outputInterface: zoneLink?.rawValue, flow: SourceAddressQuery.flow
-            )
-            let applicationFlowLookup = try query.lookupRoute(
-                to: destination.bytes, family: family, outputInterface: zoneLink?.rawValue, flow: StatusReducer.applicationFlow
-            )
+            let probeFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: SourceAddressQuery.flow)
+            let applicationFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: StatusReducer.applicationFlow)
             return StatusReducer.applicationSource(
                 probe: probe, probeFlowLookup: probeFlowLookup, applicationFlowLookup: applicationFlowLookup, family: destination.family
             )
@@ -73,16 +66,13 @@ final class KernelLookups {
     /// the resolved next hop, then (for a route) the matched entry, which adds prefix and metric.
     private func routeLookup(to destination: IPAddress, source: [UInt8]?, outputInterface: InterfaceIndex?) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
-        let source = source.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
+        let source = source.flatMap { IPAddress(family: destination.family, bytes: $0) }.flatMap { $0.scope == .unspecified ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
-            let family = destination.family.netlinkFamily
             let flow = StatusReducer.applicationFlow
-            let answer = try query.lookupRoute(to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, flow: flow)
+            let answer = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: destination.family) }
-            let matchedEntry = try query.lookupRoute(
-                to: destination.bytes, family: family, source: source, outputInterface: outputInterface?.rawValue, flow: flow, matchedEntry: true
-            )
+            let matchedEntry = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: true)
             return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: destination.family)
         } catch {
             Log.warning("\(error)")
@@ -93,7 +83,7 @@ final class KernelLookups {
     /// The state of `gateway`'s neighbour entry (`RTM_GETNEIGH`); nil when the kernel has none
     /// or the socket is closed.
     func neighbourState(of gateway: GatewayNeighbour) throws(SystemError) -> NeighbourState? {
-        try query?.neighbourState(of: gateway.address.bytes, family: gateway.address.family.netlinkFamily, index: gateway.link.rawValue)
+        try query?.neighbourState(of: gateway.address, on: gateway.link)
     }
 
     /// Dumps of every link and address; nil when the socket is closed.

@@ -135,23 +135,9 @@ struct LinkTable: Equatable {
         )
     }
 
-    /// The family of netlink's one-byte family field; nil for other families.
-    static func family(_ number: UInt8) -> AddressFamily? {
-        switch number {
-        case IPAddressBytes.ipv4Family: .ipv4
-        case IPAddressBytes.ipv6Family: .ipv6
-        default: nil
-        }
-    }
-
     private static func address(_ message: AddressMessage) -> Address? {
         guard let bytes = message.address else { return nil }
-        guard let family = family(message.family) else { return nil }
+        guard let family = message.addressFamily else { return nil }
         return Address(index: InterfaceIndex(message.index), family: family, bytes: bytes, prefixLength: message.prefixLength)
     }
-}
-
-extension AddressFamily {
-    /// `AF_INET` or `AF_INET6` as netlink's one-byte family field (the boundary to RTNetlink).
-    var netlinkFamily: UInt8 { self == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family }
 }

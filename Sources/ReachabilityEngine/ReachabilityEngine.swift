@@ -194,7 +194,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             switch message.payload {
             case .newRoute(let route), .deleteRoute(let route):
                 if RouteFilterControl.concernsProbes(route) {
-                    changed.formUnion(LinkTable.family(route.family).map { [$0] } ?? AddressFamily.allCases)
+                    changed.formUnion(route.addressFamily.map { [$0] } ?? AddressFamily.allCases)
                 } else if routeFilter.concernsWatched(route) {
                     routing = true
                 }

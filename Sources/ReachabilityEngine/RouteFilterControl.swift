@@ -53,14 +53,14 @@ final class RouteFilterControl: @unchecked Sendable {
     /// Whether a route message can change the route to a probe destination (its prefix contains
     /// the probe of its family); other route messages come from watched destinations.
     static func concernsProbes(_ route: RouteMessage) -> Bool {
-        guard let family = LinkTable.family(route.family) else { return true }
+        guard let family = route.addressFamily else { return true }
         return IPAddressBytes.prefix(route.destination, length: route.destinationLength, contains: Probes.address(of: family).bytes)
     }
 
     /// Whether a route message (not the probes') can change the route to a watched destination.
     /// (The filter may keep every route for a moment: see ``watch(_:caller:)``.)
     func concernsWatched(_ route: RouteMessage) -> Bool {
-        LinkTable.family(route.family).map { watched.isAffected(byRouteTo: route.destination, length: route.destinationLength, family: $0) } ?? true
+        route.addressFamily.map { watched.isAffected(byRouteTo: route.destination, length: route.destinationLength, family: $0) } ?? true
     }
 
     /// Adds `address` to the watched destinations; a new one gets the filter rebuilt, one
