@@ -34,3 +34,25 @@ extension NeighbourMessage {
     /// The entry's family; nil for a family other than IPv4 and IPv6 (a bridge's entries).
     public var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
 }
+
+extension AddressMessage {
+    /// The address (``address``) as a value; nil without one or for another family.
+    public var ipAddress: IPAddress? { addressFamily.flatMap { family in address.flatMap { IPAddress(family: family, bytes: $0) } } }
+}
+
+extension RouteMessage {
+    /// The gateway (``gateway``) as a value; nil without one or for another family.
+    public var gatewayAddress: IPAddress? { addressFamily.flatMap { family in gateway.flatMap { IPAddress(family: family, bytes: $0) } } }
+    /// The preferred source (``preferredSource``) as a value; nil without one or for another family.
+    public var preferredSourceAddress: IPAddress? {
+        addressFamily.flatMap { family in preferredSource.flatMap { IPAddress(family: family, bytes: $0) } }
+    }
+    /// The destination prefix's address (``destination``) as a value; nil for a default route
+    /// (no `RTA_DST`) or another family.
+    public var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
+}
+
+extension NeighbourMessage {
+    /// The neighbour's address (``destination``) as a value; nil without one or for another family.
+    public var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
+}

@@ -24,13 +24,13 @@ public enum SourceAddressQuery {
     ///   - destination: the destination (its zone is not looked at: `link` says it).
     ///   - link: the IPv6 zone's link (`sin6_scope_id`), for a link-local destination; nil for
     ///     none.
-    /// - Returns: the source address bytes (all zero when IPv4 found no address to use), or
+    /// - Returns: the source address (`0.0.0.0` when IPv4 found no address to use), or
     ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
     ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
     ///   no source address, `EAFNOSUPPORT` when the family is disabled).
-    public static func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<[UInt8], SystemError> {
+    public static func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
         let family = destination.family.netlinkFamily
-        return Result { () throws(SystemError) -> [UInt8] in
+        return Result { () throws(SystemError) -> IPAddress in
             let descriptor = try valueOrErrno("open UDP socket") {
                 socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             }
@@ -46,7 +46,8 @@ public enum SourceAddressQuery {
                     try valueOrErrno("read the UDP socket's source address") { getsockname(descriptor, pointer, &length) }
                 }
             }
-            return addressBytes(of: local, family: family)
+            // (The bytes of a sockaddr_in or sockaddr_in6: always the family's length.)
+            return IPAddress(family: destination.family, bytes: addressBytes(of: local, family: family))!
         }
     }
 

@@ -30,7 +30,7 @@ enum ExplainAssembly {
         let links = shown.sorted().compactMap { index -> ExplainReport.Link? in
             guard let facts = table.facts(forLink: index, configuration: state.configuration) else { return nil }
             let addresses = (addressesByLink[index] ?? [])
-                .map { ExplainReport.Address(text: "\(IPAddress.text(of: $0.key.bytes, family: $0.key.family))/\($0.key.prefixLength)", facts: $0.value) }
+                .map { ExplainReport.Address(text: "\($0.key.address)/\($0.key.prefixLength)", facts: $0.value) }
                 .sorted { $0.text < $1.text }
             return ExplainReport.Link(
                 facts: facts, addresses: addresses, captivePortalAPIs: captivePortalAPIs.advertised(on: index).map { "\($0.uri) (RFC 8910, \($0.source.rawValue))" }

@@ -47,8 +47,8 @@ final class KernelLookups {
     /// source-less lookups with the probe's keys and the application's differ (a policy rule on
     /// `ipproto`), see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
     private func applicationSource(
-        probe: Result<[UInt8], SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?
-    ) -> Result<[UInt8], SystemError> {
+        probe: Result<IPAddress, SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?
+    ) -> Result<IPAddress, SystemError> {
         guard let query else { return probe }
         do {
             let probeFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: SourceAddressQuery.flow)
@@ -64,9 +64,9 @@ final class KernelLookups {
 
     /// Asks the kernel for the route of the application's flow to `destination` from `source`:
     /// the resolved next hop, then (for a route) the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: IPAddress, source: [UInt8]?, outputInterface: InterfaceIndex?) -> RouteLookup {
+    private func routeLookup(to destination: IPAddress, source: IPAddress?, outputInterface: InterfaceIndex?) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
-        let source = source.flatMap { IPAddress(family: destination.family, bytes: $0) }.flatMap { $0.scope == .unspecified ? nil : $0 }
+        let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
         do {
             guard let query else { return .failed(errno: EBADF) }
             let flow = StatusReducer.applicationFlow

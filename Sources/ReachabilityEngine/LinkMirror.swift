@@ -48,13 +48,13 @@ final class LinkMirror: @unchecked Sendable {
         if links.isInterrupted || addresses.isInterrupted { scheduleResynchronisation() }
     }
 
-    /// Brings the mirror up to the kernel's `answers` for a destination of `family`: a source
+    /// Brings the mirror up to the kernel's `answers` for a destination: a source
     /// no link holds is not reachable (an IPv6 route's src outliving its address), but the
     /// mirror may lag the kernel by an address added a moment ago, whose message is not read
     /// yet, so the addresses are read again before the rule judges.
-    func catchUp(with answers: StatusReducer.KernelAnswers, family: AddressFamily) {
-        guard case .success(let bytes) = answers.source, !bytes.allSatisfy({ $0 == 0 }), table.address(bytes, family: family) == nil else { return }
-        Log.debug("The selected source \(IPAddress.text(of: bytes, family: family)) is not in the mirror; reading the addresses again.")
+    func catchUp(with answers: StatusReducer.KernelAnswers) {
+        guard case .success(let source) = answers.source, source.scope != .unspecified, table.address(source) == nil else { return }
+        Log.debug("The selected source \(source) is not in the mirror; reading the addresses again.")
         do {
             try resynchronise()
         } catch {

@@ -7,9 +7,11 @@ struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
         var index: InterfaceIndex
-        var family: AddressFamily
-        var bytes: [UInt8]
+        var address: IPAddress
         var prefixLength: UInt8
+
+        /// The address's family.
+        var family: AddressFamily { address.family }
     }
 
     private(set) var links: [InterfaceIndex: LinkDescription] = [:]
@@ -84,13 +86,13 @@ struct LinkTable: Equatable {
         return true
     }
 
-    /// The link that holds address `bytes` of `family` (any prefix length) and the address's
+    /// The link that holds `address` (any prefix length) and the address's
     /// facts; nil when no link does. When several links hold it (one copy failed DAD, another
     /// is fine), a usable copy is the one the kernel selected; then the lowest index.
-    func address(_ bytes: [UInt8], family: AddressFamily) -> (link: LinkDescription, facts: AddressFacts)? {
+    func address(_ address: IPAddress) -> (link: LinkDescription, facts: AddressFacts)? {
         addresses
-            .compactMap { address, facts in
-                address.family == family && address.bytes == bytes ? links[address.index].map { (link: $0, facts: facts) } : nil
+            .compactMap { held, facts in
+                held.address == address ? links[held.index].map { (link: $0, facts: facts) } : nil
             }
             .min { ($0.facts.isUsableGlobal ? 0 : 1, $0.link.index) < ($1.facts.isUsableGlobal ? 0 : 1, $1.link.index) }
     }
@@ -136,8 +138,7 @@ struct LinkTable: Equatable {
     }
 
     private static func address(_ message: AddressMessage) -> Address? {
-        guard let bytes = message.address else { return nil }
-        guard let family = message.addressFamily else { return nil }
-        return Address(index: InterfaceIndex(message.index), family: family, bytes: bytes, prefixLength: message.prefixLength)
+        guard let address = message.ipAddress else { return nil }
+        return Address(index: InterfaceIndex(message.index), address: address, prefixLength: message.prefixLength)
     }
 }

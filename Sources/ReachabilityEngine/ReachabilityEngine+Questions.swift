@@ -76,10 +76,10 @@ extension ReachabilityEngine {
     }
 
     /// The kernel's answers for `destination`, with the mirror brought up to them
-    /// (``LinkMirror/catchUp(with:family:)``).
+    /// (``LinkMirror/catchUp(with:)``).
     func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
         let answers = lookups.answers(for: destination, zoneLink: zoneLink)
-        mirror.catchUp(with: answers, family: destination.family)
+        mirror.catchUp(with: answers)
         return answers
     }
 
