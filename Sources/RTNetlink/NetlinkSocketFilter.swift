@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CNetlinkShims
+import NetworkTypes
 import SystemSupport
 
 /// A classic-BPF socket filter (`SO_ATTACH_FILTER`) for the rtnetlink monitor socket: the kernel
@@ -56,17 +57,16 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     /// IPv4 5; at 128 of each the program is about 3,200 instructions of the kernel's 4,096).
     public static let maximumDestinationsPerFamily = 128
 
-    /// The most neighbours a ``neighboursOf(ipv4Neighbours:ipv6Neighbours:)`` program follows per family.
+    /// The most neighbours a ``neighboursOf(_:)`` program follows per family.
     public static let maximumNeighboursPerFamily = 8
 
     /// The filter that keeps only route messages able to change the route to one of
-    /// `ipv4Destinations` or `ipv6Destinations` (and every non-route message).
+    /// `destinations` (and every non-route message).
     ///
-    /// - Parameters:
-    ///   - ipv4Destinations: IPv4 addresses, 4 bytes each, at most ``maximumDestinationsPerFamily``.
-    ///   - ipv6Destinations: IPv6 addresses, 16 bytes each, at most ``maximumDestinationsPerFamily``.
-    public static func routesContaining(ipv4Destinations: [[UInt8]], ipv6Destinations: [[UInt8]]) -> NetlinkSocketFilter {
-        precondition(ipv4Destinations.allSatisfy { $0.count == 4 } && ipv6Destinations.allSatisfy { $0.count == 16 }, "destinations must be 4 or 16 bytes")
+    /// - Parameter destinations: IPv4 and IPv6 addresses, at most ``maximumDestinationsPerFamily``
+    ///   of each family.
+    public static func routesContaining(_ destinations: [IPAddress]) -> NetlinkSocketFilter {
+        let (ipv4Destinations, ipv6Destinations) = bytesByFamily(destinations)
         precondition(max(ipv4Destinations.count, ipv6Destinations.count) <= maximumDestinationsPerFamily, "too many destinations for one BPF program")
         var program = BPFAssembler()
         let header = LinuxNetlink.headerLength
@@ -110,19 +110,18 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     }
 
     /// The filter of the neighbour socket: keeps `RTM_NEWNEIGH`/`RTM_DELNEIGH` messages whose
-    /// `NDA_DST` (the kernel's first attribute) equals one of `ipv4Neighbours` or
-    /// `ipv6Neighbours`, the gateways the daemon follows; drops every other neighbour (a busy
+    /// `NDA_DST` (the kernel's first attribute) equals one of `neighbours`, the gateways the
+    /// daemon follows; drops every other neighbour (a busy
     /// LAN's ARP and NDP churn) and other families' entries (bridge forwarding entries); keeps
     /// what it cannot decide (another layout, a datagram of several messages, other types).
     ///
     /// A socket of its own: the route filter's size is what `net.core.optmem_max` leaves room
     /// for (twice, while one program replaces another), all of it for watched destinations.
     ///
-    /// - Parameters:
-    ///   - ipv4Neighbours: IPv4 addresses, 4 bytes each, at most ``maximumNeighboursPerFamily``.
-    ///   - ipv6Neighbours: IPv6 addresses, 16 bytes each, at most ``maximumNeighboursPerFamily``.
-    public static func neighboursOf(ipv4Neighbours: [[UInt8]], ipv6Neighbours: [[UInt8]]) -> NetlinkSocketFilter {
-        precondition(ipv4Neighbours.allSatisfy { $0.count == 4 } && ipv6Neighbours.allSatisfy { $0.count == 16 }, "neighbours must be 4 or 16 bytes")
+    /// - Parameter neighbours: IPv4 and IPv6 addresses, at most ``maximumNeighboursPerFamily`` of
+    ///   each family.
+    public static func neighboursOf(_ neighbours: [IPAddress]) -> NetlinkSocketFilter {
+        let (ipv4Neighbours, ipv6Neighbours) = bytesByFamily(neighbours)
         precondition(max(ipv4Neighbours.count, ipv6Neighbours.count) <= maximumNeighboursPerFamily, "too many neighbours for one BPF program")
         var program = BPFAssembler()
         let header = LinuxNetlink.headerLength
@@ -200,6 +199,11 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     fileprivate enum RouteMessageOffset {
         static let family = 0
         static let destinationLength = 1
+    }
+
+    /// The addresses' bytes, IPv4's then IPv6's: what the programs compare.
+    private static func bytesByFamily(_ addresses: [IPAddress]) -> (ipv4: [[UInt8]], ipv6: [[UInt8]]) {
+        (addresses.filter { $0.family == .ipv4 }.map(\.bytes), addresses.filter { $0.family == .ipv6 }.map(\.bytes))
     }
 }
 

@@ -27,7 +27,7 @@ final class GatewayFollowing {
         do {
             let socket = try NetlinkSocket.open()
             do throws(SystemError) {
-                try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [], ipv6Neighbours: []).attach(to: socket)
+                try NetlinkSocketFilter.neighboursOf([]).attach(to: socket)
                 try socket.subscribe(to: [.neighbour, .routerOption])
             } catch {
                 socket.close()
@@ -77,8 +77,7 @@ final class GatewayFollowing {
         let fresh = gateways.follow(chosen)
         if let monitor, !fresh.isEmpty {
             do {
-                try NetlinkSocketFilter.neighboursOf(ipv4Neighbours: gateways.addresses(of: .ipv4), ipv6Neighbours: gateways.addresses(of: .ipv6))
-                    .attach(to: monitor)
+                try NetlinkSocketFilter.neighboursOf(gateways.addresses(of: .ipv4) + gateways.addresses(of: .ipv6)).attach(to: monitor)
             } catch {
                 Log.warning("Failed to follow the gateways' neighbour entries: \(error), ignoring.")
             }
@@ -101,7 +100,7 @@ final class GatewayFollowing {
     func apply(_ neighbour: NeighbourMessage) -> (family: AddressFamily, cleared: Bool)? {
         guard let family = neighbour.addressFamily else { return nil }
         let before = gateways.current(family)?.evidence
-        guard gateways.apply(neighbour, family: family) else { return nil }
+        guard gateways.apply(neighbour) else { return nil }
         return (family, before != nil && gateways.current(family)?.evidence == nil)
     }
 }

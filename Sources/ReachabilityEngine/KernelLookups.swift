@@ -71,9 +71,9 @@ final class KernelLookups {
             guard let query else { return .failed(errno: EBADF) }
             let flow = StatusReducer.applicationFlow
             let answer = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow)
-            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil, family: destination.family) }
+            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil) }
             let matchedEntry = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: true)
-            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: destination.family)
+            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry)
         } catch {
             Log.warning("\(error)")
             return .failed(errno: error.errno)

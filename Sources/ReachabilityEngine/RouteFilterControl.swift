@@ -45,22 +45,20 @@ final class RouteFilterControl: @unchecked Sendable {
     /// (``concernsWatched(_:)``).
     static func filter(watching watched: WatchedDestinations) -> NetlinkSocketFilter {
         guard watched.fitsTheFilter else { return .keepingEverything }
-        return NetlinkSocketFilter.routesContaining(
-            ipv4Destinations: [Probes.ipv4.bytes] + watched.ipv4, ipv6Destinations: [Probes.ipv6.bytes] + watched.ipv6
-        )
+        return NetlinkSocketFilter.routesContaining(Probes.all + watched.ipv4 + watched.ipv6)
     }
 
     /// Whether a route message can change the route to a probe destination (its prefix contains
     /// the probe of its family); other route messages come from watched destinations.
     static func concernsProbes(_ route: RouteMessage) -> Bool {
         guard let family = route.addressFamily else { return true }
-        return IPAddressBytes.prefix(route.destination, length: route.destinationLength, contains: Probes.address(of: family).bytes)
+        return route.prefixContains(Probes.address(of: family))
     }
 
     /// Whether a route message (not the probes') can change the route to a watched destination.
     /// (The filter may keep every route for a moment: see ``watch(_:caller:)``.)
     func concernsWatched(_ route: RouteMessage) -> Bool {
-        route.addressFamily.map { watched.isAffected(byRouteTo: route.destination, length: route.destinationLength, family: $0) } ?? true
+        watched.isAffected(byRouteTo: route)
     }
 
     /// Adds `address` to the watched destinations; a new one gets the filter rebuilt, one
@@ -68,7 +66,7 @@ final class RouteFilterControl: @unchecked Sendable {
     /// message stands in until the interval ends and one rebuild covers every address watched
     /// meanwhile (the engine tells watched routes from others itself).
     func watch(_ address: IPAddress, caller: CallerShare) {
-        guard address != Probes.ipv4, address != Probes.ipv6, watched.ask(about: address.bytes, caller: caller) else { return }
+        guard address != Probes.ipv4, address != Probes.ipv6, watched.ask(about: address, caller: caller) else { return }
         scheduleRebuild()
     }
 

@@ -111,8 +111,7 @@ enum StatusReducer {
     ///   - answer: the plain lookup's answer: the resolved next hop.
     ///   - matchedEntry: the `RTM_F_FIB_MATCH` lookup's answer (prefix and metric of the entry
     ///     that matched); asked only when `answer` is a route, ignored otherwise.
-    ///   - family: the destination's family, for the gateway's text.
-    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?, family: AddressFamily) -> RouteLookup {
+    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?) -> RouteLookup {
         let route: RouteMessage
         switch answer {
         case .error(let code): return .failed(errno: code)

@@ -90,7 +90,7 @@ enum StatusReducerOracle {
                 .address
             return StatusReducer.KernelAnswers(
                 source: source.map { .success($0) } ?? .failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)),
-                lookup: StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
+                lookup: StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry)
             )
         }
     }

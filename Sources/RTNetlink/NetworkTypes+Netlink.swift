@@ -3,8 +3,8 @@ import Glibc
 #endif
 import NetworkTypes
 
-/// Where the kernel's family numbers stop: netlink's one-byte family field and the
-/// ``AddressFamily`` the layers above speak.
+/// Where the kernel's numbers stop: netlink's one-byte family field and address bytes become
+/// the ``AddressFamily`` and ``IPAddress`` values the layers above speak.
 extension AddressFamily {
     /// The family netlink's one-byte family field names (`AF_INET`, `AF_INET6`); nil for other
     /// families (bridge, MPLS...).
@@ -50,6 +50,19 @@ extension RouteMessage {
     /// The destination prefix's address (``destination``) as a value; nil for a default route
     /// (no `RTA_DST`) or another family.
     public var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
+
+    /// The prefix's network address (the destination with the bits past
+    /// ``destinationLength`` cleared); nil for a default route or another family.
+    public var network: IPAddress? {
+        guard let destination, destinationLength > 0, let family = addressFamily else { return nil }
+        return IPAddress(family: family, bytes: IPAddressBytes.masked(destination, length: destinationLength, width: family.addressLength))
+    }
+
+    /// Whether the route's prefix contains `address`: a default route contains every address,
+    /// a prefix of the other family none.
+    public func prefixContains(_ address: IPAddress) -> Bool {
+        IPAddressBytes.prefix(destination, length: destinationLength, contains: address.bytes)
+    }
 }
 
 extension NeighbourMessage {
