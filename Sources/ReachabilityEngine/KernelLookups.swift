@@ -68,7 +68,7 @@ final class KernelLookups {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
         let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
         do {
-            guard let query else { return .failed(errno: EBADF) }
+            guard let query else { return .failed(errno: .badFileDescriptor) }
             let flow = StatusReducer.applicationFlow
             let answer = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil) }
@@ -76,7 +76,7 @@ final class KernelLookups {
             return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry)
         } catch {
             Log.warning("\(error)")
-            return .failed(errno: error.errno)
+            return .failed(errno: Errno(error.errno))
         }
     }
 

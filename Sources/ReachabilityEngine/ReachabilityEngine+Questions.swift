@@ -91,7 +91,7 @@ extension ReachabilityEngine {
         var zoneLink: InterfaceIndex?
         if destination.family == .ipv6, scope == .link, let zone = destination.zone {
             guard let index = mirror.table.index(ofZone: zone) else {
-                return DestinationFacts(family: .ipv6, lookup: .failed(errno: ENODEV), source: .failed(errno: ENODEV), destinationScope: scope)
+                return DestinationFacts(family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope)
             }
             zoneLink = index
         }

@@ -92,7 +92,7 @@ enum StatusReducer {
     static func sourceSelection(_ answer: Result<IPAddress, SystemError>, in table: LinkTable) -> SourceSelection {
         let address: IPAddress
         switch answer {
-        case .failure(let error): return .failed(errno: error.errno)
+        case .failure(let error): return .failed(errno: Errno(error.errno))
         case .success(let selected): address = selected
         }
         let held = table.address(address)
@@ -114,7 +114,7 @@ enum StatusReducer {
     static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?) -> RouteLookup {
         let route: RouteMessage
         switch answer {
-        case .error(let code): return .failed(errno: code)
+        case .error(let code): return .failed(errno: Errno(code))
         case .route(let resolved): route = resolved
         }
         var matched: RouteMessage?

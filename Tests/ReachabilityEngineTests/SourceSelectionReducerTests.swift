@@ -18,7 +18,7 @@ final class SourceSelectionReducerTests: XCTestCase {
         // Then: not held (an IPv6 route's src outliving its address), scoped by value
         XCTAssertEqual(global, .selected(SourceAddress(address: "192.0.2.10", scope: .global, isHeld: false)))
         XCTAssertEqual(loopback, .selected(SourceAddress(address: "::1", scope: .host, isHeld: false)))
-        XCTAssertEqual(refused, .failed(errno: EADDRNOTAVAIL))
+        XCTAssertEqual(refused, .failed(errno: Errno(EADDRNOTAVAIL)))
     }
 }
 
