@@ -30,10 +30,14 @@ let package = Package(
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "ReachabilityCore", "SystemSupport"]),
         // The one errno-checked helper every C call goes through, and the journald-style logger.
         .target(name: "SystemSupport"),
+        // The address types under both RTNetlink and ReachabilityCore: IPAddress, AddressFamily,
+        // AddressScope, InterfaceIndex (ReachabilityCore re-exports them). No I/O.
+        .target(name: "NetworkTypes"),
         // Pure decision logic: facts in, status out. No I/O.
-        .target(name: "ReachabilityCore"),
-        // rtnetlink: socket, requests, parser, Dispatch-driven monitor.
-        .target(name: "RTNetlink", dependencies: ["CNetlinkShims", "SystemSupport"]),
+        .target(name: "ReachabilityCore", dependencies: ["NetworkTypes"]),
+        // rtnetlink: socket, requests, parser, Dispatch-driven monitor; its messages carry
+        // NetworkTypes' values, and the kernel's numbers for them stop here.
+        .target(name: "RTNetlink", dependencies: ["CNetlinkShims", "NetworkTypes", "SystemSupport"]),
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
@@ -75,7 +79,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ReachabilityCore"], path: "Tests/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
-        .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "TestSupport"]),
+        .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.

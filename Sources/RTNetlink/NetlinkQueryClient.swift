@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NetworkTypes
 import SystemSupport
 
 /// Request/response rtnetlink: dumps and route lookups on a blocking, unsubscribed socket.
@@ -98,11 +99,11 @@ public final class NetlinkQueryClient {
         }
     }
 
-    /// The state of the neighbour entry for `address` on link `index` (`RTM_GETNEIGH`); nil
-    /// when the kernel has none.
-    public func neighbourState(of address: [UInt8], family: UInt8, index: Int32) throws(SystemError) -> NeighbourState? {
+    /// The state of the neighbour entry for `address` on `link` (`RTM_GETNEIGH`); nil when the
+    /// kernel has none.
+    public func neighbourState(of address: IPAddress, on link: InterfaceIndex) throws(SystemError) -> NeighbourState? {
         let expected = nextSequence()
-        try socket.send(NetlinkRequest.getNeighbour(address, family: family, index: index, sequence: expected))
+        try socket.send(NetlinkRequest.getNeighbour(address.bytes, family: address.family.netlinkFamily, index: link.rawValue, sequence: expected))
         while true {
             for case .success(let message) in try receiveReply(sequence: expected) {
                 switch message.payload {
@@ -120,19 +121,19 @@ public final class NetlinkQueryClient {
     /// - Parameters:
     ///   - source: the source address of the flow (`RTA_SRC`), e.g. the one
     ///     ``SourceAddressQuery`` found; nil for a lookup without one.
-    ///   - outputInterface: the interface index the flow is bound to (`RTA_OIF`: a link-local
+    ///   - outputInterface: the link the flow is bound to (`RTA_OIF`: a link-local
     ///     destination's zone); nil for none.
     ///   - flow: the flow's transport keys (`RTA_IP_PROTO`, `RTA_DPORT`), which policy rules on
     ///     `ipproto` and `dport` match; nil for a lookup without them.
     ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
     ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
     public func lookupRoute(
-        to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
+        to destination: IPAddress, source: IPAddress? = nil, outputInterface: InterfaceIndex? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
     ) throws(SystemError) -> RouteAnswer {
         let request = { (sequence: UInt32) in
             NetlinkRequest.lookupRoute(
-                to: destination, family: family, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: matchedEntry,
-                sequence: sequence
+                to: destination.bytes, family: destination.family.netlinkFamily, source: source?.bytes, outputInterface: outputInterface?.rawValue,
+                flow: flow, matchedEntry: matchedEntry, sequence: sequence
             )
         }
         do {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CNetlinkShims
+import NetworkTypes
 import SystemSupport
 
 /// Asks the kernel which source address an application's connection to a destination would
@@ -20,21 +21,21 @@ public enum SourceAddressQuery {
     /// The source address the kernel selects toward `destination`.
     ///
     /// - Parameters:
-    ///   - destination: 4 or 16 address bytes.
-    ///   - family: `AF_INET` or `AF_INET6` as netlink's one-byte family.
-    ///   - scopeID: the IPv6 zone's interface index (`sin6_scope_id`), for a link-local
-    ///     destination; 0 for none.
-    /// - Returns: the source address bytes (all zero when IPv4 found no address to use), or
+    ///   - destination: the destination (its zone is not looked at: `link` says it).
+    ///   - link: the IPv6 zone's link (`sin6_scope_id`), for a link-local destination; nil for
+    ///     none.
+    /// - Returns: the source address (`0.0.0.0` when IPv4 found no address to use), or
     ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
     ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
     ///   no source address, `EAFNOSUPPORT` when the family is disabled).
-    public static func source(toward destination: [UInt8], family: UInt8, scopeID: UInt32 = 0) -> Result<[UInt8], SystemError> {
-        Result { () throws(SystemError) -> [UInt8] in
+    public static func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
+        let family = destination.family.netlinkFamily
+        return Result { () throws(SystemError) -> IPAddress in
             let descriptor = try valueOrErrno("open UDP socket") {
                 socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             }
             defer { _ = close(descriptor) }
-            var address = socketAddress(destination, family: family, scopeID: scopeID)
+            var address = socketAddress(destination.bytes, family: family, scopeID: UInt32(bitPattern: link?.rawValue ?? 0))
             _ = try address.withSocketAddress { pointer, length throws(SystemError) in
                 try valueOrErrno("connect UDP socket of family \(family) to the probe destination") { connect(descriptor, pointer, length) }
             }
@@ -45,7 +46,8 @@ public enum SourceAddressQuery {
                     try valueOrErrno("read the UDP socket's source address") { getsockname(descriptor, pointer, &length) }
                 }
             }
-            return addressBytes(of: local, family: family)
+            // (The bytes of a sockaddr_in or sockaddr_in6: always the family's length.)
+            return IPAddress(family: destination.family, bytes: addressBytes(of: local, family: family))!
         }
     }
 

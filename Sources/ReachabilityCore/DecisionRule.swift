@@ -73,9 +73,9 @@ public enum ReachabilityRule {
         let source: SourceAddress
         let usable = facts.destinationScope == .link ? "link-local or global" : "global"
         switch facts.source {
-        case .failed(let code) where code == EADDRNOTAVAIL:
+        case .failed(let code) where code == .addressNotAvailable:
             return notReachable("\(link.name) has no usable \(usable) \(family.displayName) address")
-        case .failed(let code) where code == EINVAL && facts.destinationScope == .link && family == .ipv6:
+        case .failed(let code) where code == .invalidArgument && facts.destinationScope == .link && family == .ipv6:
             return notReachable("a link-local destination needs its link as a zone, e.g. fe80::1%\(link.name)")
         case .failed(let code):
             return notReachable("a connection over \(link.name) fails with errno \(code)")
@@ -147,16 +147,16 @@ public enum ReachabilityRule {
     /// says so, the other family's more specific reason is the one published.
     public static let noRouteReason = "no default route"
 
-    private static func lookupFailureReason(errno code: Int32) -> String {
+    private static func lookupFailureReason(errno code: Errno) -> String {
         // The kernel answers a lookup that ends in a non-unicast route with an errno
         // (IPv4 fib_props, IPv6 likewise): unreachable → EHOSTUNREACH, blackhole → EINVAL,
         // prohibit → EACCES, throw past the last table → EAGAIN; no route at all → ENETUNREACH.
         switch code {
-        case ENETUNREACH, EAGAIN: noRouteReason
-        case EHOSTUNREACH: "default route is unreachable"
-        case EACCES: "default route is prohibit"
-        case EINVAL: "default route is blackhole"
-        case ENODEV: "its zone names no interface of this host"
+        case .networkUnreachable, .resourceTemporarilyUnavailable: noRouteReason
+        case .noRouteToHost: "default route is unreachable"
+        case .permissionDenied: "default route is prohibit"
+        case .invalidArgument: "default route is blackhole"
+        case .noSuchDevice: "its zone names no interface of this host"
         default: "route lookup failed with errno \(code)"
         }
     }

@@ -151,20 +151,8 @@ public struct RouteFacts: Sendable, Hashable {
 public enum RouteLookup: Sendable, Hashable {
     /// The kernel answered with a route.
     case route(RouteFacts)
-    /// The kernel answered with an error (positive errno), e.g. `ENETUNREACH` when there is no route.
-    case failed(errno: Int32)
-}
-
-/// The scope of a source address, as the rule judges it.
-public enum AddressScope: Sendable, Hashable {
-    /// Usable for traffic beyond the local networks.
-    case global
-    /// IPv4 `scope link` (or 169.254/16), IPv6 link-local (`fe80::/10`).
-    case link
-    /// This host only: IPv4 `scope host` or 127/8, IPv6 `::1`.
-    case host
-    /// No address at all (`0.0.0.0`, `::`): the kernel found none to use.
-    case unspecified
+    /// The kernel answered with an error, e.g. `ENETUNREACH` when there is no route.
+    case failed(errno: Errno)
 }
 
 /// The source address the kernel selects for an application's connection to a destination.
@@ -205,9 +193,9 @@ public struct SourceAddress: Sendable, Hashable {
 public enum SourceSelection: Sendable, Hashable {
     /// The kernel selected this address (possibly one that is not usable: `0.0.0.0`, `::1`).
     case selected(SourceAddress)
-    /// The kernel refused the connection with this errno (positive): `EADDRNOTAVAIL` when IPv6
-    /// has no source address, or the route's own error.
-    case failed(errno: Int32)
+    /// The kernel refused the connection with this error: `EADDRNOTAVAIL` when IPv6 has no
+    /// source address, or the route's own error.
+    case failed(errno: Errno)
 }
 
 /// Everything the rule looks at for one destination of one family.

@@ -53,13 +53,3 @@ public enum Transport: String, Sendable, CaseIterable, Hashable {
     public var isMeteredByDefault: Bool { self == .wwan }
 }
 
-/// An IP address family the rule is evaluated for.
-public enum AddressFamily: String, Sendable, CaseIterable, Hashable {
-    /// IPv4.
-    case ipv4
-    /// IPv6.
-    case ipv6
-
-    /// "IPv4" or "IPv6", for human sentences.
-    public var displayName: String { self == .ipv4 ? "IPv4" : "IPv6" }
-}

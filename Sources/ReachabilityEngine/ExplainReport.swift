@@ -88,14 +88,14 @@ public struct ExplainReport: Sendable, Hashable {
             let facts = family.facts
             var route: String
             switch facts.lookup {
-            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code))"
+            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code.rawValue))"
             case .route(let found):
                 route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
                     + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
             }
             switch facts.source {
             case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
-            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code)))"
+            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code.rawValue)))"
             }
             let verdict = family.verdict
             lines.append("\(facts.family.displayName) (route to \(family.destination)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")

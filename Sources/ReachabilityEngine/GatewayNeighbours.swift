@@ -64,19 +64,19 @@ struct GatewayNeighbours {
     /// A new or changed neighbour entry (`RTM_NEWNEIGH`) of a followed gateway; returns whether
     /// the evidence of a family's current gateway changed. (A deleted entry says nothing: a
     /// failed gateway stays failed until it resolves again.)
-    mutating func apply(_ message: NeighbourMessage, family: AddressFamily) -> Bool {
-        guard let destination = message.destination, let address = IPAddress(family: family, bytes: destination) else { return false }
+    mutating func apply(_ message: NeighbourMessage) -> Bool {
+        guard let address = message.destinationAddress else { return false }
         let link = InterfaceIndex(message.index)
-        let before = current(family)
-        update(family, address: address, link: link, with: message.state)
-        return current(family) != before
+        let before = current(address.family)
+        update(address.family, address: address, link: link, with: message.state)
+        return current(address.family) != before
     }
 
     /// The addresses the neighbour socket's filter keeps entries of: every followed gateway's.
-    func addresses(of family: AddressFamily) -> [[UInt8]] {
-        var addresses: [[UInt8]] = []
-        for gateway in known[family] ?? [] where !addresses.contains(gateway.address.bytes) {
-            addresses.append(gateway.address.bytes)
+    func addresses(of family: AddressFamily) -> [IPAddress] {
+        var addresses: [IPAddress] = []
+        for gateway in known[family] ?? [] where !addresses.contains(gateway.address) {
+            addresses.append(gateway.address)
         }
         return addresses
     }

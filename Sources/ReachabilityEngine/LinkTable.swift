@@ -7,9 +7,11 @@ struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
         var index: InterfaceIndex
-        var family: AddressFamily
-        var bytes: [UInt8]
+        var address: IPAddress
         var prefixLength: UInt8
+
+        /// The address's family.
+        var family: AddressFamily { address.family }
     }
 
     private(set) var links: [InterfaceIndex: LinkDescription] = [:]
@@ -84,13 +86,13 @@ struct LinkTable: Equatable {
         return true
     }
 
-    /// The link that holds address `bytes` of `family` (any prefix length) and the address's
+    /// The link that holds `address` (any prefix length) and the address's
     /// facts; nil when no link does. When several links hold it (one copy failed DAD, another
     /// is fine), a usable copy is the one the kernel selected; then the lowest index.
-    func address(_ bytes: [UInt8], family: AddressFamily) -> (link: LinkDescription, facts: AddressFacts)? {
+    func address(_ address: IPAddress) -> (link: LinkDescription, facts: AddressFacts)? {
         addresses
-            .compactMap { address, facts in
-                address.family == family && address.bytes == bytes ? links[address.index].map { (link: $0, facts: facts) } : nil
+            .compactMap { held, facts in
+                held.address == address ? links[held.index].map { (link: $0, facts: facts) } : nil
             }
             .min { ($0.facts.isUsableGlobal ? 0 : 1, $0.link.index) < ($1.facts.isUsableGlobal ? 0 : 1, $1.link.index) }
     }
@@ -135,23 +137,8 @@ struct LinkTable: Equatable {
         )
     }
 
-    /// The family of netlink's one-byte family field; nil for other families.
-    static func family(_ number: UInt8) -> AddressFamily? {
-        switch number {
-        case IPAddressBytes.ipv4Family: .ipv4
-        case IPAddressBytes.ipv6Family: .ipv6
-        default: nil
-        }
-    }
-
     private static func address(_ message: AddressMessage) -> Address? {
-        guard let bytes = message.address else { return nil }
-        guard let family = family(message.family) else { return nil }
-        return Address(index: InterfaceIndex(message.index), family: family, bytes: bytes, prefixLength: message.prefixLength)
+        guard let address = message.ipAddress else { return nil }
+        return Address(index: InterfaceIndex(message.index), address: address, prefixLength: message.prefixLength)
     }
-}
-
-extension AddressFamily {
-    /// `AF_INET` or `AF_INET6` as netlink's one-byte family field (the boundary to RTNetlink).
-    var netlinkFamily: UInt8 { self == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family }
 }

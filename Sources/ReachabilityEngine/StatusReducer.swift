@@ -21,8 +21,8 @@ enum StatusReducer {
     /// flow (``applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``), and
     /// the route lookup for that source with the flow's keys.
     struct KernelAnswers {
-        /// The selected source address bytes, or why `connect` failed.
-        var source: Result<[UInt8], SystemError>
+        /// The selected source address, or why `connect` failed.
+        var source: Result<IPAddress, SystemError>
         /// The route lookup.
         var lookup: RouteLookup
     }
@@ -40,7 +40,7 @@ enum StatusReducer {
     static func destinationFacts(
         in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration, destinationScope: AddressScope = .global
     ) -> DestinationFacts {
-        let source = sourceSelection(answers.source, family: family, in: table)
+        let source = sourceSelection(answers.source, in: table)
         guard case .route(let route) = answers.lookup, let index = route.outputInterfaceIndex else {
             return DestinationFacts(family: family, lookup: answers.lookup, source: source, destinationScope: destinationScope)
         }
@@ -65,39 +65,42 @@ enum StatusReducer {
     ///   - probeFlowLookup: the source-less lookup with the probe's keys.
     ///   - applicationFlowLookup: the source-less lookup with ``applicationFlow``'s keys.
     ///   - family: the destination's family.
-    /// - Returns: the source as ``SourceAddressQuery`` reports one: address bytes (all zero when
+    /// - Returns: the source as ``SourceAddressQuery`` reports one: an address (`0.0.0.0` when
     ///   IPv4 found no address), or an error carrying the kernel's errno.
     static func applicationSource(
-        probe: Result<[UInt8], SystemError>, probeFlowLookup: NetlinkQueryClient.RouteAnswer, applicationFlowLookup: NetlinkQueryClient.RouteAnswer,
+        probe: Result<IPAddress, SystemError>, probeFlowLookup: NetlinkQueryClient.RouteAnswer, applicationFlowLookup: NetlinkQueryClient.RouteAnswer,
         family: AddressFamily
-    ) -> Result<[UInt8], SystemError> {
+    ) -> Result<IPAddress, SystemError> {
         if probeFlowLookup == applicationFlowLookup { return probe }
         switch applicationFlowLookup {
         case .error(let code):
             return .failure(SystemError(action: "look up the route of a connection (\(applicationFlow.description))", errno: code))
         case .route(let route):
-            if let source = route.preferredSource { return .success(source) }
+            if let source = route.preferredSourceAddress { return .success(source) }
             // No address to select: IPv4 says 0.0.0.0 (as `getsockname` would), IPv6 refuses.
             return family == .ipv4
-                ? .success([UInt8](repeating: 0, count: 4))
+                ? .success(unspecifiedIPv4)
                 : .failure(SystemError(action: "select a source address for a connection (\(applicationFlow.description))", errno: EADDRNOTAVAIL))
         }
     }
 
+    /// `0.0.0.0`: what `getsockname` says when IPv4 found no source address.
+    private static let unspecifiedIPv4 = IPAddress("0.0.0.0")!
+
     /// The source address as the rule sees it: its scope (from `table` when a link holds it,
     /// else from the address itself), the link holding it and whether DAD lets it be used.
-    static func sourceSelection(_ answer: Result<[UInt8], SystemError>, family: AddressFamily, in table: LinkTable) -> SourceSelection {
-        let bytes: [UInt8]
+    static func sourceSelection(_ answer: Result<IPAddress, SystemError>, in table: LinkTable) -> SourceSelection {
+        let address: IPAddress
         switch answer {
-        case .failure(let error): return .failed(errno: error.errno)
-        case .success(let selected): bytes = selected
+        case .failure(let error): return .failed(errno: Errno(error.errno))
+        case .success(let selected): address = selected
         }
-        let held = table.address(bytes, family: family)
-        var scope = IPAddress(family: family, bytes: bytes)?.scope ?? .global
+        let held = table.address(address)
+        var scope = address.scope
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
         return .selected(SourceAddress(
-            address: IPAddress.text(of: bytes, family: family), scope: scope, linkName: held?.link.name,
+            address: address.description, scope: scope, linkName: held?.link.name,
             isVerified: isVerified, isHeld: held != nil
         ))
     }
@@ -108,11 +111,10 @@ enum StatusReducer {
     ///   - answer: the plain lookup's answer: the resolved next hop.
     ///   - matchedEntry: the `RTM_F_FIB_MATCH` lookup's answer (prefix and metric of the entry
     ///     that matched); asked only when `answer` is a route, ignored otherwise.
-    ///   - family: the destination's family, for the gateway's text.
-    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?, family: AddressFamily) -> RouteLookup {
+    static func routeLookup(answer: NetlinkQueryClient.RouteAnswer, matchedEntry: NetlinkQueryClient.RouteAnswer?) -> RouteLookup {
         let route: RouteMessage
         switch answer {
-        case .error(let code): return .failed(errno: code)
+        case .error(let code): return .failed(errno: Errno(code))
         case .route(let resolved): route = resolved
         }
         var matched: RouteMessage?
@@ -120,12 +122,12 @@ enum StatusReducer {
         return .route(RouteFacts(
             type: routeType(route.type),
             outputInterfaceIndex: route.outputInterface.map { InterfaceIndex($0) },
-            gateway: route.gateway.map { IPAddress.text(of: $0, family: family) },
+            gateway: route.gatewayAddress?.description,
             table: route.table,
             isLinkDown: route.isLinkDown,
             matchedPrefix: matched.flatMap { entry in
-                guard entry.destinationLength > 0, let prefix = entry.destination else { return nil }
-                return "\(IPAddress.text(of: prefix, family: family))/\(entry.destinationLength)"
+                guard entry.destinationLength > 0, let prefix = entry.destinationAddress else { return nil }
+                return "\(prefix)/\(entry.destinationLength)"
             },
             metric: matched?.priority
         ))

@@ -35,8 +35,8 @@ public struct WatchedDestinations: Sendable, Equatable {
 
     /// One caller's addresses, least recently asked first, and when it last asked.
     private struct Caller: Sendable, Equatable {
-        var ipv4: [[UInt8]] = []
-        var ipv6: [[UInt8]] = []
+        var ipv4: [IPAddress] = []
+        var ipv6: [IPAddress] = []
         var lastAsked: UInt64 = 0
     }
 
@@ -47,11 +47,11 @@ public struct WatchedDestinations: Sendable, Equatable {
     private var callers: [String: Caller] = [:]
     private var clock: UInt64 = 0
     /// How many callers watch each address.
-    private var watchers: [[UInt8]: Int] = [:]
-    /// Every caller's IPv4 addresses (4 bytes each), sorted, each once.
-    public private(set) var ipv4: [[UInt8]] = []
-    /// Every caller's IPv6 addresses (16 bytes each), sorted, each once.
-    public private(set) var ipv6: [[UInt8]] = []
+    private var watchers: [IPAddress: Int] = [:]
+    /// Every caller's IPv4 addresses, sorted (by their bytes), each once.
+    public private(set) var ipv4: [IPAddress] = []
+    /// Every caller's IPv6 addresses, sorted (by their bytes), each once.
+    public private(set) var ipv6: [IPAddress] = []
 
     /// An empty set keeping at most `capacity` addresses per caller and family, `userCapacity`
     /// for an unprivileged user's share.
@@ -67,12 +67,11 @@ public struct WatchedDestinations: Sendable, Equatable {
     /// The callers with watches.
     public var callerCount: Int { callers.count }
 
-    /// Records `caller`'s question about `address` (4 bytes for IPv4, 16 for IPv6).
+    /// Records `caller`'s question about `address`.
     ///
     /// - Returns: true when the set of watched addresses changed (`address` is new, or one went
     ///   out with it), false when it only became the caller's most recently asked.
-    public mutating func ask(about address: [UInt8], caller: CallerShare = CallerShare(connection: "")) -> Bool {
-        precondition(address.count == 4 || address.count == 16, "an address is 4 or 16 bytes")
+    public mutating func ask(about address: IPAddress, caller: CallerShare = CallerShare(connection: "")) -> Bool {
         clock += 1
         var changed = false
         if callers[caller.name] == nil, callers.count == Self.callerCapacity,
@@ -81,10 +80,10 @@ public struct WatchedDestinations: Sendable, Equatable {
         }
         var entry = callers[caller.name] ?? Caller()
         entry.lastAsked = clock
-        var evicted: [UInt8]?
+        var evicted: IPAddress?
         let isNew: Bool
         let room = caller.isUser ? userCapacity : capacity
-        if address.count == 4 {
+        if address.family == .ipv4 {
             (isNew, evicted) = Self.ask(about: address, in: &entry.ipv4, capacity: room)
         } else {
             (isNew, evicted) = Self.ask(about: address, in: &entry.ipv6, capacity: room)
@@ -106,21 +105,21 @@ public struct WatchedDestinations: Sendable, Equatable {
         return changed
     }
 
-    /// Whether a route to `prefix`/`length` can change the route to a watched address of its
-    /// family (its prefix contains one; a default route contains them all). The addresses a
-    /// prefix contains are consecutive in sorted order: the first one not below the prefix's
-    /// network address decides.
-    public func isAffected(byRouteTo prefix: [UInt8]?, length: UInt8, family: AddressFamily) -> Bool {
+    /// Whether `route` can change the route to a watched address of its family (its prefix
+    /// contains one; a default route contains them all; a route of another family may, for all
+    /// this set knows). The addresses a prefix contains are consecutive in sorted order: the
+    /// first one not below the prefix's network address decides.
+    public func isAffected(byRouteTo route: RouteMessage) -> Bool {
+        guard let family = route.addressFamily else { return true }
         let addresses = family == .ipv4 ? ipv4 : ipv6
-        guard let prefix, length > 0 else { return !addresses.isEmpty }
-        let network = IPAddressBytes.masked(prefix, length: length, width: family == .ipv4 ? 4 : 16)
+        guard let network = route.network else { return !addresses.isEmpty }
         let index = Self.insertionIndex(of: network, in: addresses)
-        return index < addresses.count && IPAddressBytes.prefix(prefix, length: length, contains: addresses[index])
+        return index < addresses.count && route.prefixContains(addresses[index])
     }
 
     /// Makes `address` the caller's most recently asked; returns whether it was new and the
     /// address pushed out to make room, if one was.
-    private static func ask(about address: [UInt8], in addresses: inout [[UInt8]], capacity: Int) -> (Bool, [UInt8]?) {
+    private static func ask(about address: IPAddress, in addresses: inout [IPAddress], capacity: Int) -> (Bool, IPAddress?) {
         if let index = addresses.firstIndex(of: address) {
             addresses.append(addresses.remove(at: index))
             return (false, nil)
@@ -131,10 +130,10 @@ public struct WatchedDestinations: Sendable, Equatable {
     }
 
     /// One more caller watches `address`; true when it was watched by none.
-    private mutating func retain(_ address: [UInt8]) -> Bool {
+    private mutating func retain(_ address: IPAddress) -> Bool {
         watchers[address, default: 0] += 1
         guard watchers[address] == 1 else { return false }
-        if address.count == 4 {
+        if address.family == .ipv4 {
             ipv4.insert(address, at: Self.insertionIndex(of: address, in: ipv4))
         } else {
             ipv6.insert(address, at: Self.insertionIndex(of: address, in: ipv6))
@@ -143,14 +142,14 @@ public struct WatchedDestinations: Sendable, Equatable {
     }
 
     /// One caller less watches `address`; true when none is left.
-    private mutating func release(_ address: [UInt8]) -> Bool {
+    private mutating func release(_ address: IPAddress) -> Bool {
         guard let count = watchers[address] else { return false }
         guard count == 1 else {
             watchers[address] = count - 1
             return false
         }
         watchers[address] = nil
-        if address.count == 4 {
+        if address.family == .ipv4 {
             ipv4.remove(at: Self.insertionIndex(of: address, in: ipv4))
         } else {
             ipv6.remove(at: Self.insertionIndex(of: address, in: ipv6))
@@ -158,13 +157,13 @@ public struct WatchedDestinations: Sendable, Equatable {
         return true
     }
 
-    /// The first position in sorted `addresses` whose address is not below `address`.
-    private static func insertionIndex(of address: [UInt8], in addresses: [[UInt8]]) -> Int {
+    /// The first position in sorted `addresses` (of one family) whose address is not below `address`.
+    private static func insertionIndex(of address: IPAddress, in addresses: [IPAddress]) -> Int {
         var low = 0
         var high = addresses.count
         while low < high {
             let middle = (low + high) / 2
-            if addresses[middle].lexicographicallyPrecedes(address) { low = middle + 1 } else { high = middle }
+            if addresses[middle].bytes.lexicographicallyPrecedes(address.bytes) { low = middle + 1 } else { high = middle }
         }
         return low
     }

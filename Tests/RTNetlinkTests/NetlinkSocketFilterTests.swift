@@ -2,12 +2,18 @@
 import Glibc
 #endif
 import RTNetlink
+import NetworkTypes
 import XCTest
 
 /// The monitor socket's classic-BPF filter: which route messages it keeps, run by a small
 /// interpreter of the kernel's semantics over byte fixtures, and accepted by the real kernel.
+/// Addresses of 4 or 16 bytes as values.
+private func addresses(_ list: [[UInt8]]) -> [IPAddress] {
+    list.map { IPAddress(family: $0.count == 4 ? .ipv4 : .ipv6, bytes: $0)! }
+}
+
 final class NetlinkSocketFilterTests: XCTestCase {
-    private let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: [[8, 8, 8, 8]], ipv6Destinations: [NetlinkSocketFilterTests.googleIPv6])
+    private let filter = NetlinkSocketFilter.routesContaining(addresses([[8, 8, 8, 8], NetlinkSocketFilterTests.googleIPv6]))
     private static let googleIPv6: [UInt8] = [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88]
 
     func testThatTheKernelAcceptsTheProgram() throws {
@@ -22,8 +28,8 @@ final class NetlinkSocketFilterTests: XCTestCase {
     func testThatTheNeighbourFilterKeepsOnlyTheFollowedGatewaysEntries() throws {
         // Given a filter following one gateway per family, and one following none
         let ipv6Gateway: [UInt8] = [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1]
-        let following = NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [[10, 77, 0, 1]], ipv6Neighbours: [ipv6Gateway])
-        let none = NetlinkSocketFilter.neighboursOf(ipv4Neighbours: [], ipv6Neighbours: [])
+        let following = NetlinkSocketFilter.neighboursOf(addresses([[10, 77, 0, 1], ipv6Gateway]))
+        let none = NetlinkSocketFilter.neighboursOf([])
         let socket = try NetlinkSocket.open()
         defer { socket.close() }
         XCTAssertNoThrow(try following.attach(to: socket), "program: \(following.instructions)")
@@ -128,7 +134,7 @@ final class NetlinkSocketFilterTests: XCTestCase {
         let count = NetlinkSocketFilter.maximumDestinationsPerFamily
         let ipv4 = (0..<count).map { [UInt8(10 + $0), UInt8($0), 1, 1] }
         let ipv6 = (0..<count).map { [0x20, 0x01, 0x0d, 0xb8, UInt8($0), 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8($0), 1] }
-        let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: ipv4, ipv6Destinations: ipv6)
+        let filter = NetlinkSocketFilter.routesContaining(addresses(ipv4 + ipv6))
 
         // Then every destination's own prefixes are kept, the first and the last in the program alike
         for (index, address) in ipv4.enumerated() {
@@ -157,7 +163,7 @@ final class NetlinkSocketFilterTests: XCTestCase {
         var generator = SplitMix64(seed: 42)
         let ipv4 = (0..<5).map { _ in (0..<4).map { _ in UInt8.random(in: 0...255, using: &generator) } }
         let ipv6 = (0..<5).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) } }
-        let filter = NetlinkSocketFilter.routesContaining(ipv4Destinations: ipv4, ipv6Destinations: ipv6)
+        let filter = NetlinkSocketFilter.routesContaining(addresses(ipv4 + ipv6))
         for _ in 0..<3000 {
             let isIPv4 = Bool.random(using: &generator)
             let addresses = isIPv4 ? ipv4 : ipv6
@@ -185,10 +191,9 @@ final class NetlinkSocketFilterTests: XCTestCase {
         try filter.attach(to: socket)
         for count in [65, NetlinkSocketFilter.maximumDestinationsPerFamily] {
             let assembling = ContinuousClock.now
-            let large = NetlinkSocketFilter.routesContaining(
-                ipv4Destinations: (0..<count).map { [10, UInt8($0), 0, 1] },
-                ipv6Destinations: (0..<count).map { [0xfd, UInt8($0)] + [UInt8](repeating: 0, count: 13) + [1] }
-            )
+            let large = NetlinkSocketFilter.routesContaining(addresses(
+                (0..<count).map { [10, UInt8($0), 0, 1] } + (0..<count).map { [0xfd, UInt8($0)] + [UInt8](repeating: 0, count: 13) + [1] }
+            ))
             let assembled = (ContinuousClock.now - assembling) / .microseconds(1)
             XCTAssertLessThanOrEqual(large.instructions.count, 4096, "BPF_MAXINSNS")
 

@@ -174,7 +174,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
                                underlying: UnderlyingLink(name: "wwan0", transport: .wwan))
 
         // When
-        let snapshot = ReachabilityRule.decide(ipv4: facts(tunnel), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH), source: .failed(errno: ENETUNREACH)))
+        let snapshot = ReachabilityRule.decide(ipv4: facts(tunnel), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: Errno(ENETUNREACH)), source: .failed(errno: Errno(ENETUNREACH))))
 
         // Then
         XCTAssertEqual(snapshot.status, .reachableViaWWAN)
@@ -227,7 +227,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, isMetered: true)
 
         // When
-        let snapshot = ReachabilityRule.decide(ipv4: facts(hotspot), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: ENETUNREACH), source: .failed(errno: ENETUNREACH)))
+        let snapshot = ReachabilityRule.decide(ipv4: facts(hotspot), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: Errno(ENETUNREACH)), source: .failed(errno: Errno(ENETUNREACH))))
 
         // Then
         XCTAssertTrue(snapshot.isMetered)

@@ -92,12 +92,12 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("no IPv4 address anywhere", Fixture.routed(.ipv4, via: eth0, source: .selected(Fixture.noIPv4)), .notReachable, "eth0 has no usable global IPv4 address"),
             Row(
                 "no IPv6 source address (EADDRNOTAVAIL)",
-                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EADDRNOTAVAIL)),
+                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: Errno(EADDRNOTAVAIL))),
                 .notReachable, "eth0 has no usable global IPv6 address"
             ),
             Row(
                 "connect fails otherwise",
-                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EPERM)),
+                Fixture.routed(.ipv6, via: eth0, source: .failed(errno: Errno(EPERM))),
                 .notReachable, "a connection over eth0 fails with errno \(EPERM)"
             ),
             Row(
@@ -127,12 +127,12 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             ),
             Row(
                 "a link-local destination without a zone (connect gives EINVAL)",
-                Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .failed(errno: EINVAL))),
+                Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .failed(errno: Errno(EINVAL)))),
                 .notReachable, "a link-local destination needs its link as a zone, e.g. fe80::1%eth0"
             ),
             Row(
                 "a link-local destination whose zone names no interface",
-                DestinationFacts(family: .ipv6, lookup: .failed(errno: ENODEV), source: .failed(errno: ENODEV), destinationScope: .link),
+                DestinationFacts(family: .ipv6, lookup: .failed(errno: Errno(ENODEV)), source: .failed(errno: Errno(ENODEV)), destinationScope: .link),
                 .notReachable, "its zone names no interface of this host"
             ),
             Row(
@@ -332,7 +332,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             Row(
                 "neither, one family without any route: the other family's reason is more specific",
                 ipv4: noIPv4Route,
-                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: EADDRNOTAVAIL)),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: Errno(EADDRNOTAVAIL))),
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,
@@ -342,7 +342,7 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             Row(
                 "neither, for two specific and different reasons",
                 ipv4: Fixture.routed(.ipv4, via: eth0Down),
-                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: EADDRNOTAVAIL)),
+                ipv6: Fixture.routed(.ipv6, via: Fixture.eth0, source: .failed(errno: Errno(EADDRNOTAVAIL))),
                 ReachabilitySnapshot(
                     status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                     interface: "", transport: nil, isMetered: false,

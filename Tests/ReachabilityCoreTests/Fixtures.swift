@@ -76,6 +76,6 @@ enum Fixture {
     /// Facts for a destination of `family` whose lookup the kernel answered with `code` (and
     /// whose `connect` failed with it).
     static func failed(_ family: AddressFamily, errno code: Int32) -> DestinationFacts {
-        DestinationFacts(family: family, lookup: .failed(errno: code), source: .failed(errno: code))
+        DestinationFacts(family: family, lookup: .failed(errno: Errno(code)), source: .failed(errno: Errno(code)))
     }
 }

@@ -22,7 +22,7 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [.ipv4])
         for row in rows {
             // When
-            let changed = gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: row.state, destination: gateway.bytes), family: .ipv4)
+            let changed = gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: row.state, destination: gateway.bytes))
 
             // Then
             XCTAssertEqual(changed, row.changed, "\(row.state)", line: row.line)
@@ -36,9 +36,9 @@ final class GatewayNeighboursTests: XCTestCase {
         _ = gateways.follow([.ipv4: (gateway, link)])
 
         // When other neighbours fail: another address, the same address on another link, the other family
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .failed, destination: [10, 77, 0, 9]), family: .ipv4))
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: 8, state: .failed, destination: gateway.bytes), family: .ipv4))
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link.rawValue, state: .failed, destination: gateway.bytes), family: .ipv6))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .failed, destination: [10, 77, 0, 9])))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: 8, state: .failed, destination: gateway.bytes)))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link.rawValue, state: .failed, destination: gateway.bytes)))
 
         // Then
         XCTAssertNil(gateways.current(.ipv4)?.evidence)
@@ -65,9 +65,9 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertEqual(evidenceBack, .limited)
         XCTAssertEqual(moved, [.ipv4])
         XCTAssertNil(gateways.current(.ipv4)?.evidence)
-        XCTAssertEqual(gateways.addresses(of: .ipv4), [gateway.bytes, other.bytes], "both stay followed")
+        XCTAssertEqual(gateways.addresses(of: .ipv4), [gateway, other], "both stay followed")
         // and a recent gateway's entry is still followed while another is chosen
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .resolved, destination: gateway.bytes), family: .ipv4))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .resolved, destination: gateway.bytes)))
         XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [])
         XCTAssertNil(gateways.current(.ipv4)?.evidence, "it resolved while not chosen")
     }
@@ -79,6 +79,6 @@ final class GatewayNeighboursTests: XCTestCase {
         for address in addresses { _ = gateways.follow([.ipv4: (address, link)]) }
 
         // Then the least recently chosen are forgotten
-        XCTAssertEqual(gateways.addresses(of: .ipv4), addresses.suffix(GatewayNeighbours.capacity).map(\.bytes))
+        XCTAssertEqual(gateways.addresses(of: .ipv4), Array(addresses.suffix(GatewayNeighbours.capacity)))
     }
 }

@@ -11,65 +11,65 @@ final class SourceSelectionReducerTests: XCTestCase {
         let table = LinkTable(inspector: SysfsLinkInspector(root: "/nonexistent"))
 
         // When
-        let global = StatusReducer.sourceSelection(.success([192, 0, 2, 10]), family: .ipv4, in: table)
-        let loopback = StatusReducer.sourceSelection(.success(IPAddress("::1")!.bytes), family: .ipv6, in: table)
-        let refused = StatusReducer.sourceSelection(.failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)), family: .ipv6, in: table)
+        let global = StatusReducer.sourceSelection(.success(IPAddress("192.0.2.10")!), in: table)
+        let loopback = StatusReducer.sourceSelection(.success(IPAddress("::1")!), in: table)
+        let refused = StatusReducer.sourceSelection(.failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)), in: table)
 
         // Then: not held (an IPv6 route's src outliving its address), scoped by value
         XCTAssertEqual(global, .selected(SourceAddress(address: "192.0.2.10", scope: .global, isHeld: false)))
         XCTAssertEqual(loopback, .selected(SourceAddress(address: "::1", scope: .host, isHeld: false)))
-        XCTAssertEqual(refused, .failed(errno: EADDRNOTAVAIL))
+        XCTAssertEqual(refused, .failed(errno: Errno(EADDRNOTAVAIL)))
     }
 }
 
 /// How the UDP probe's source becomes the source of the application's flow (TCP to port 443)
 /// when policy rules on `ipproto` tell the two apart (issue 25, D2).
 final class ApplicationSourceTests: XCTestCase {
-    private static let ra0Address: [UInt8] = [10, 77, 0, 2]
-    private static let tun0Address: [UInt8] = [10, 99, 0, 2]
+    private static let ra0Address = IPAddress("10.77.0.2")!
+    private static let tun0Address = IPAddress("10.99.0.2")!
 
     /// A source-less lookup's answer: a unicast route in `table` through link `index`, selecting `source`.
-    private static func route(table: UInt32, index: Int32, source: [UInt8]?) -> NetlinkQueryClient.RouteAnswer {
+    private static func route(table: UInt32, index: Int32, source: IPAddress?) -> NetlinkQueryClient.RouteAnswer {
         .route(RouteMessage(
             family: 2, destinationLength: 32, table: table, type: 1, scope: 0, flags: 0, destination: [8, 8, 8, 8], outputInterface: index,
-            preferredSource: source
+            preferredSource: source?.bytes
         ))
     }
 
     /// A source, or the errno of why there is none.
     private enum Outcome: Equatable {
-        case bytes([UInt8])
+        case address(IPAddress)
         case errno(Int32)
 
-        init(_ result: Result<[UInt8], SystemError>) {
+        init(_ result: Result<IPAddress, SystemError>) {
             switch result {
-            case .success(let bytes): self = .bytes(bytes)
+            case .success(let address): self = .address(address)
             case .failure(let error): self = .errno(error.errno)
             }
         }
     }
 
-    private static func refused(_ code: Int32) -> Result<[UInt8], SystemError> { .failure(SystemError(action: "connect", errno: code)) }
+    private static func refused(_ code: Int32) -> Result<IPAddress, SystemError> { .failure(SystemError(action: "connect", errno: code)) }
 
     func testThatTheApplicationFlowDecidesWhenTheProtocolsDisagree() {
         let main = Self.route(table: 254, index: 2, source: Self.ra0Address)
         let table100 = Self.route(table: 100, index: 5, source: Self.tun0Address)
-        let rows: [(name: String, probe: Result<[UInt8], SystemError>, udp: NetlinkQueryClient.RouteAnswer, tcp: NetlinkQueryClient.RouteAnswer,
+        let rows: [(name: String, probe: Result<IPAddress, SystemError>, udp: NetlinkQueryClient.RouteAnswer, tcp: NetlinkQueryClient.RouteAnswer,
                     family: AddressFamily, expected: Outcome, line: UInt)] = [
             ("no rule on the protocol: the probe's source (it also sees IPv6 source-specific routes)",
-             .success(Self.ra0Address), main, main, .ipv4, .bytes(Self.ra0Address), #line),
+             .success(Self.ra0Address), main, main, .ipv4, .address(Self.ra0Address), #line),
             ("both lookups fail alike: the probe's own answer",
              Self.refused(ENETUNREACH), .error(errno: ENETUNREACH), .error(errno: ENETUNREACH), .ipv6, .errno(ENETUNREACH), #line),
             ("ipproto udp dport 443 prohibit: QUIC blocked, TCP gets ra0's source",
-             Self.refused(EACCES), .error(errno: EACCES), main, .ipv4, .bytes(Self.ra0Address), #line),
+             Self.refused(EACCES), .error(errno: EACCES), main, .ipv4, .address(Self.ra0Address), #line),
             ("ipproto tcp dport 443 prohibit: the probe got through, TCP does not",
              .success(Self.ra0Address), main, .error(errno: EACCES), .ipv4, .errno(EACCES), #line),
             ("ipproto tcp lookup 100: TCP selects tun0's source",
-             .success(Self.ra0Address), main, table100, .ipv4, .bytes(Self.tun0Address), #line),
+             .success(Self.ra0Address), main, table100, .ipv4, .address(Self.tun0Address), #line),
             ("ipproto udp lookup 100: TCP stays with the main table's source",
-             .success(Self.tun0Address), table100, main, .ipv4, .bytes(Self.ra0Address), #line),
+             .success(Self.tun0Address), table100, main, .ipv4, .address(Self.ra0Address), #line),
             ("TCP's route selects no IPv4 source: 0.0.0.0, as getsockname says",
-             .success(Self.ra0Address), main, Self.route(table: 100, index: 5, source: nil), .ipv4, .bytes([0, 0, 0, 0]), #line),
+             .success(Self.ra0Address), main, Self.route(table: 100, index: 5, source: nil), .ipv4, .address(IPAddress("0.0.0.0")!), #line),
             ("TCP's route selects no IPv6 source: no address to use",
              .success(Self.ra0Address), main, Self.route(table: 100, index: 5, source: nil), .ipv6, .errno(EADDRNOTAVAIL), #line),
         ]

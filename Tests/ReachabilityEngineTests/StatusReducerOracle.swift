@@ -85,12 +85,12 @@ enum StatusReducerOracle {
             if case .route(let route) = answer { outputLink = route.outputInterface.map { InterfaceIndex($0) } }
             let source = table.addresses
                 .filter { $0.key.family == family && $0.value.isUsableGlobal }
-                .map { (onOutputLink: $0.key.index == outputLink, bytes: $0.key.bytes) }
-                .min { $0.onOutputLink != $1.onOutputLink ? $0.onOutputLink : $0.bytes.lexicographicallyPrecedes($1.bytes) }?
-                .bytes
+                .map { (onOutputLink: $0.key.index == outputLink, address: $0.key.address) }
+                .min { $0.onOutputLink != $1.onOutputLink ? $0.onOutputLink : $0.address.bytes.lexicographicallyPrecedes($1.address.bytes) }?
+                .address
             return StatusReducer.KernelAnswers(
                 source: source.map { .success($0) } ?? .failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)),
-                lookup: StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry, family: family)
+                lookup: StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry)
             )
         }
     }

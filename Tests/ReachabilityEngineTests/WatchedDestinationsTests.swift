@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import ReachabilityCore
 import ReachabilityEngine
 import XCTest
@@ -14,8 +14,8 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertTrue(watched.ask(about: [10, 9, 1, 1]))
         XCTAssertFalse(watched.ask(about: [10, 9, 1, 1]))
         XCTAssertTrue(watched.ask(about: ipv6(1)))
-        XCTAssertEqual(watched.ipv4, [[10, 9, 1, 1]])
-        XCTAssertEqual(watched.ipv6, [ipv6(1)])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 9, 1, 1]])
+        XCTAssertEqual(watched.ipv6Bytes, [ipv6(1)])
     }
 
     func testThatTheLeastRecentlyAskedAddressIsForgottenFirst() {
@@ -27,9 +27,9 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 4]))
 
         // Then the first one asked is gone, and the one gone is new again (pushing out the next)
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 2], [10, 0, 0, 3], [10, 0, 0, 4]])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 2], [10, 0, 0, 3], [10, 0, 0, 4]])
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 1]))
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
     }
 
     func testThatAskingAgainRefreshesAnAddress() {
@@ -42,7 +42,7 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 4]))
 
         // Then the refreshed one stays and the next oldest went
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 1], [10, 0, 0, 3], [10, 0, 0, 4]])
     }
 
     func testThatTheFamiliesHaveTheirOwnCap() {
@@ -56,8 +56,8 @@ final class WatchedDestinationsTests: XCTestCase {
         _ = watched.ask(about: [10, 0, 0, 2])
 
         // Then no IPv6 address was pushed out
-        XCTAssertEqual(watched.ipv6, [ipv6(1), ipv6(2)])
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 2]])
+        XCTAssertEqual(watched.ipv6Bytes, [ipv6(1), ipv6(2)])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 1], [10, 0, 0, 2]])
     }
 
     func testThatTenThousandDistinctAddressesOnlyChurnTheSet() {
@@ -75,10 +75,10 @@ final class WatchedDestinationsTests: XCTestCase {
 
         // Then every one was new, and the set holds the last 16 of each family
         XCTAssertEqual(new, 20_000)
-        XCTAssertEqual(watched.ipv4.count, 16)
-        XCTAssertEqual(watched.ipv6.count, 16)
-        XCTAssertEqual(watched.ipv4.first, [10, 0, UInt8(9984 >> 8), UInt8(9984 & 0xff)])
-        XCTAssertEqual(watched.ipv4.last, [10, 0, UInt8(9999 >> 8), UInt8(9999 & 0xff)])
+        XCTAssertEqual(watched.ipv4Bytes.count, 16)
+        XCTAssertEqual(watched.ipv6Bytes.count, 16)
+        XCTAssertEqual(watched.ipv4Bytes.first, [10, 0, UInt8(9984 >> 8), UInt8(9984 & 0xff)])
+        XCTAssertEqual(watched.ipv4Bytes.last, [10, 0, UInt8(9999 >> 8), UInt8(9999 & 0xff)])
         XCTAssertTrue(watched.fitsTheFilter)
     }
 
@@ -91,14 +91,14 @@ final class WatchedDestinationsTests: XCTestCase {
         for host in 0..<116 { _ = watched.ask(about: [10, 200, 0, UInt8(host)], caller: CallerShare(connection: ":1.2")) }
 
         // Then root's stays, the other keeps its last 16, and the filter cannot list 17
-        XCTAssertTrue(watched.ipv4.contains([10, 9, 1, 1]))
-        XCTAssertEqual(watched.ipv4.count, 17)
+        XCTAssertTrue(watched.ipv4Bytes.contains([10, 9, 1, 1]))
+        XCTAssertEqual(watched.ipv4Bytes.count, 17)
         XCTAssertFalse(watched.fitsTheFilter)
         XCTAssertTrue(watched.isAffected(byRouteTo: [10, 9, 0, 0], length: 16, family: .ipv4))
 
         // When the other caller leaves, its watches go; root's stay
         XCTAssertTrue(watched.forget(caller: ":1.2"))
-        XCTAssertEqual(watched.ipv4, [[10, 9, 1, 1]])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 9, 1, 1]])
         XCTAssertTrue(watched.fitsTheFilter)
         XCTAssertFalse(watched.forget(caller: ":1.2"), "already gone")
     }
@@ -112,13 +112,13 @@ final class WatchedDestinationsTests: XCTestCase {
         for host: UInt8 in 1...18 { _ = watched.ask(about: [10, 2, 0, host], caller: CallerShare(user: 1000)) }
 
         // Then the user keeps its 8 most recent, the service all of its own: it all fits the filter
-        XCTAssertEqual(watched.ipv4.filter { $0[1] == 2 }, (11...18).map { [10, 2, 0, $0] })
-        XCTAssertEqual(watched.ipv4.filter { $0[1] == 1 }.count, 8)
+        XCTAssertEqual(watched.ipv4Bytes.filter { $0[1] == 2 }, (11...18).map { [10, 2, 0, $0] })
+        XCTAssertEqual(watched.ipv4Bytes.filter { $0[1] == 1 }.count, 8)
         XCTAssertTrue(watched.fitsTheFilter)
         XCTAssertEqual(WatchedDestinations.defaultUserCapacity * 2, WatchedDestinations.filterCapacity)
         // and its last connection leaving takes them all
         XCTAssertTrue(watched.forget(caller: CallerShare(user: 1000).name))
-        XCTAssertEqual(watched.ipv4.count, 8)
+        XCTAssertEqual(watched.ipv4Bytes.count, 8)
     }
 
     func testThatAnAddressTwoCallersWatchStaysUntilBothLetGo() {
@@ -126,9 +126,9 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: "a")))
         XCTAssertFalse(watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: "b")), "already watched by a")
         XCTAssertTrue(watched.ask(about: [10, 0, 0, 2], caller: CallerShare(connection: "a")), ".2 is new (a let .1 go, b still has it)")
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 1], [10, 0, 0, 2]], "b still watches .1")
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 1], [10, 0, 0, 2]], "b still watches .1")
         XCTAssertTrue(watched.forget(caller: "b"))
-        XCTAssertEqual(watched.ipv4, [[10, 0, 0, 2]])
+        XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 2]])
     }
 
     func testThatTheLeastRecentlyAskingCallerGoesBeyondTheCallerCap() {
@@ -139,8 +139,8 @@ final class WatchedDestinationsTests: XCTestCase {
         _ = watched.ask(about: [10, 0, 0, 1], caller: CallerShare(connection: ":1.0"))  // the first asks again
         XCTAssertTrue(watched.ask(about: [10, 255, 0, 1], caller: CallerShare(connection: ":1.new")))
         XCTAssertEqual(watched.callerCount, WatchedDestinations.callerCapacity)
-        XCTAssertTrue(watched.ipv4.contains([10, 0, 0, 1]), "the caller that asked again stays")
-        XCTAssertFalse(watched.ipv4.contains([10, 0, 1, 1]), "the least recently asking one went")
+        XCTAssertTrue(watched.ipv4Bytes.contains([10, 0, 0, 1]), "the caller that asked again stays")
+        XCTAssertFalse(watched.ipv4Bytes.contains([10, 0, 1, 1]), "the least recently asking one went")
     }
 
     func testThatTheBinarySearchAgreesWithAScanOfEveryAddress() {
@@ -159,7 +159,7 @@ final class WatchedDestinationsTests: XCTestCase {
                 ? [10, UInt8.random(in: 0...3, using: &generator), UInt8.random(in: 0...255, using: &generator), 0]
                 : [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }
             let length = UInt8.random(in: 1...UInt8(width * 8), using: &generator)
-            let scanned = (family == .ipv4 ? watched.ipv4 : watched.ipv6).contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
+            let scanned = (family == .ipv4 ? watched.ipv4Bytes : watched.ipv6Bytes).contains { IPAddressBytes.prefix(prefix, length: length, contains: $0) }
             XCTAssertEqual(watched.isAffected(byRouteTo: prefix, length: length, family: family), scanned, "\(prefix)/\(length)")
         }
     }
@@ -180,5 +180,21 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertFalse(watched.isAffected(byRouteTo: [100, 64, 0, 1], length: 32, family: .ipv4))
         XCTAssertFalse(watched.isAffected(byRouteTo: [10, 9, 2, 0], length: 24, family: .ipv4))
         XCTAssertFalse(watched.isAffected(byRouteTo: nil, length: 0, family: .ipv6), "nothing of IPv6 is watched")
+    }
+}
+
+/// The tests speak address bytes; the set speaks ``IPAddress`` and route messages.
+extension WatchedDestinations {
+    fileprivate mutating func ask(about bytes: [UInt8], caller: CallerShare = CallerShare(connection: "")) -> Bool {
+        ask(about: IPAddress(family: bytes.count == 4 ? .ipv4 : .ipv6, bytes: bytes)!, caller: caller)
+    }
+
+    fileprivate var ipv4Bytes: [[UInt8]] { ipv4.map(\.bytes) }
+    fileprivate var ipv6Bytes: [[UInt8]] { ipv6.map(\.bytes) }
+
+    fileprivate func isAffected(byRouteTo prefix: [UInt8]?, length: UInt8, family: AddressFamily) -> Bool {
+        isAffected(byRouteTo: RouteMessage(
+            family: family.netlinkFamily, destinationLength: length, table: 254, type: 1, scope: 0, flags: 0, destination: prefix
+        ))
     }
 }

@@ -4,7 +4,8 @@ import Glibc
 
 /// An IPv4 or IPv6 address parsed from its literal text: the one parser of address literals for
 /// the daemon (`CheckAddress`), the client library and the CLI. Kernel numbers (`AF_INET`'s
-/// byte) stay below, in RTNetlink; this is the value the layers above it exchange.
+/// byte) stay in RTNetlink, whose messages carry this value up; it is what the layers above
+/// exchange.
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// IPv4 or IPv6.
     public let family: AddressFamily

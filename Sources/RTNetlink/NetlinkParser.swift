@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Parses rtnetlink datagrams. Pure: bytes in, typed messages out.
+///
+/// Repeated attributes: the last one wins. Unknown message and attribute types are skipped.
+public enum NetlinkParser {
+    /// Parses every message of one datagram.
+    ///
+    /// A message whose payload is malformed yields a failure and parsing goes on with the next
+    /// message; a framing error (bad header length) ends the datagram with a failure.
+    public static func parse(datagram bytes: UnsafeRawBufferPointer) -> [Result<NetlinkMessage, NetlinkParseError>] {
+        var results: [Result<NetlinkMessage, NetlinkParseError>] = []
+        var offset = 0
+        while offset < bytes.count {
+            let available = bytes.count - offset
+            guard available >= LinuxNetlink.headerLength else {
+                results.append(.failure(.truncatedHeader(offset: offset, available: available)))
+                break
+            }
+            let header = NetlinkHeader(
+                length: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self),
+                type: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self),
+                flags: bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self),
+                sequence: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self),
+                portID: bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)
+            )
+            guard header.length >= LinuxNetlink.headerLength, Int(header.length) <= available else {
+                results.append(.failure(.invalidMessageLength(offset: offset, length: header.length, available: available)))
+                break
+            }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + LinuxNetlink.headerLength)..<(offset + Int(header.length))])
+            do {
+                results.append(.success(NetlinkMessage(header: header, payload: try parsePayload(type: header.type, body: body))))
+            } catch {
+                results.append(.failure(error))
+            }
+            offset += LinuxNetlink.align(Int(header.length))
+        }
+        return results
+    }
+
+    /// Parses every message of one datagram given as an array (tests, fuzzing).
+    public static func parse(datagram bytes: [UInt8]) -> [Result<NetlinkMessage, NetlinkParseError>] {
+        bytes.withUnsafeBytes { parse(datagram: $0) }
+    }
+
+    private static func parsePayload(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> RouteNetlinkPayload {
+        switch type {
+        case LinuxNetlink.newLink, LinuxNetlink.deleteLink:
+            try requireLength(LinuxNetlink.linkInfoLength, type: type, body: body)
+            // Only AF_UNSPEC messages describe the link; the bridge family's RTM_DELLINK when a
+            // port leaves its bridge does not delete the port.
+            guard body[0] == LinuxNetlink.unspecifiedFamily else { return .linkFamilyInformation }
+            let link = try parseLink(type: type, body: body)
+            return type == LinuxNetlink.newLink ? .newLink(link) : .deleteLink(link)
+        case LinuxNetlink.newAddress: return .newAddress(try parseAddress(type: type, body: body))
+        case LinuxNetlink.deleteAddress: return .deleteAddress(try parseAddress(type: type, body: body))
+        case LinuxNetlink.newRoute: return .newRoute(try parseRoute(type: type, body: body))
+        case LinuxNetlink.deleteRoute: return .deleteRoute(try parseRoute(type: type, body: body))
+        case LinuxNetlink.newRule, LinuxNetlink.deleteRule: return .ruleChanged
+        case LinuxNetlink.newNexthop, LinuxNetlink.deleteNexthop: return .nexthopChanged
+        case LinuxNetlink.newNeighbour: return .newNeighbour(try parseNeighbour(type: type, body: body))
+        case LinuxNetlink.deleteNeighbour: return .deleteNeighbour(try parseNeighbour(type: type, body: body))
+        case LinuxNetlink.newRouterOption: return .routerAdvertisementOption(try parseRouterOption(type: type, body: body))
+        case LinuxNetlink.done: return .done
+        case LinuxNetlink.overrun: return .overrun
+        case LinuxNetlink.error:
+            try requireLength(LinuxNetlink.errorLength, type: type, body: body)
+            let code = body.loadUnaligned(as: Int32.self)
+            // The kernel sends 0 or a negative errno; anything else is forged or corrupt.
+            guard code <= 0, code > -4096 else { throw .invalidErrorCode(code) }
+            return .error(errno: -code)
+        default: return .other(type: type)
+        }
+    }
+
+    private static func requireLength(_ needed: Int, type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) {
+        if body.count < needed { throw .truncatedPayload(messageType: type, needed: needed, available: body.count) }
+    }
+
+    private static func parseLink(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> LinkMessage {
+        try requireLength(LinuxNetlink.linkInfoLength, type: type, body: body)
+        var link = LinkMessage(
+            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self),
+            hardwareType: body.loadUnaligned(fromByteOffset: 2, as: UInt16.self),
+            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        )
+        try forEachAttribute(in: body, from: LinuxNetlink.linkInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
+            switch attribute {
+            case LinuxNetlink.linkName:
+                link.name = string(value)
+            case LinuxNetlink.linkLower:
+                link.lowerIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.linkMaster:
+                link.masterIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.linkNamespaceID:
+                link.isLowerInOtherNamespace = true
+            case LinuxNetlink.linkInfo:
+                try forEachAttribute(in: value, from: 0, messageType: type) { (nested, nestedValue) throws(NetlinkParseError) in
+                    if nested == LinuxNetlink.linkInfoKind { link.kind = string(nestedValue) }
+                }
+            default: break
+            }
+        }
+        return link
+    }
+
+    private static func parseAddress(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> AddressMessage {
+        try requireLength(LinuxNetlink.addressInfoLength, type: type, body: body)
+        var address = AddressMessage(
+            family: body[0],
+            prefixLength: body[1],
+            flags: UInt32(body[2]),
+            scope: body[3],
+            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self)
+        )
+        var local: [UInt8]?
+        try forEachAttribute(in: body, from: LinuxNetlink.addressInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
+            switch attribute {
+            case LinuxNetlink.addressAddress: address.address = try ipAddress(value, family: address.family, type: type, attribute: attribute)
+            case LinuxNetlink.addressLocal: local = try ipAddress(value, family: address.family, type: type, attribute: attribute)
+            case LinuxNetlink.addressFlags: address.flags = try uint32(value, type: type, attribute: attribute)
+            default: break
+            }
+        }
+        if let local { address.address = local }
+        return address
+    }
+
+    private static func parseRoute(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> RouteMessage {
+        try requireLength(LinuxNetlink.routeInfoLength, type: type, body: body)
+        var route = RouteMessage(
+            family: body[0],
+            destinationLength: body[1],
+            table: UInt32(body[4]),
+            type: body[7],
+            scope: body[6],
+            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        )
+        try forEachAttribute(in: body, from: LinuxNetlink.routeInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
+            switch attribute {
+            case LinuxNetlink.routeDestination: route.destination = try ipAddress(value, family: route.family, type: type, attribute: attribute)
+            case LinuxNetlink.routeGateway: route.gateway = try ipAddress(value, family: route.family, type: type, attribute: attribute)
+            case LinuxNetlink.routeOutputInterface: route.outputInterface = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.routePriority: route.priority = try uint32(value, type: type, attribute: attribute)
+            case LinuxNetlink.routeTable: route.table = try uint32(value, type: type, attribute: attribute)
+            case LinuxNetlink.routePreferredSource:
+                route.preferredSource = try ipAddress(value, family: route.family, type: type, attribute: attribute)
+            default: break
+            }
+        }
+        return route
+    }
+
+    private static func parseNeighbour(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> NeighbourMessage {
+        try requireLength(LinuxNetlink.neighbourInfoLength, type: type, body: body)
+        var neighbour = NeighbourMessage(
+            family: body[0],
+            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self),
+            state: NeighbourState(kernelState: body.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        )
+        try forEachAttribute(in: body, from: LinuxNetlink.neighbourInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
+            if attribute == LinuxNetlink.neighbourDestination {
+                neighbour.destination = try ipAddress(value, family: neighbour.family, type: type, attribute: attribute)
+            }
+        }
+        return neighbour
+    }
+
+    /// `struct nduseroptmsg`, then the option as it was on the wire (type, length in units of
+    /// 8 bytes, value), then attributes (the router's address).
+    private static func parseRouterOption(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> RouterAdvertisementOption {
+        let header = LinuxNetlink.routerOptionInfoLength
+        try requireLength(header, type: type, body: body)
+        let optionsLength = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        try requireLength(header + optionsLength, type: type, body: body)
+        var option = RouterAdvertisementOption(index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        let bytes = body[header..<(header + optionsLength)]
+        guard bytes.count >= 2, bytes[header] == LinuxNetlink.captivePortalOption else { return option }
+        let length = min(Int(bytes[header + 1]) * 8, bytes.count)
+        let uri = bytes[(header + 2)..<(header + max(length, 2))].prefix { $0 != 0 }
+        option.captivePortalAPI = String(decoding: uri, as: UTF8.self)
+        return option
+    }
+
+    /// Calls `body` with each attribute's type (flags masked) and value, starting at `start`.
+    private static func forEachAttribute(
+        in bytes: UnsafeRawBufferPointer, from start: Int, messageType: UInt16,
+        _ body: (UInt16, UnsafeRawBufferPointer) throws(NetlinkParseError) -> Void
+    ) throws(NetlinkParseError) {
+        var offset = LinuxNetlink.alignAttribute(start)
+        while offset + LinuxNetlink.attributeHeaderLength <= bytes.count {
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            let type = bytes.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & LinuxNetlink.attributeTypeMask
+            let available = bytes.count - offset
+            guard length >= LinuxNetlink.attributeHeaderLength, length <= available else {
+                throw .invalidAttributeLength(messageType: messageType, attributeType: type, length: length, available: available)
+            }
+            try body(type, UnsafeRawBufferPointer(rebasing: bytes[(offset + LinuxNetlink.attributeHeaderLength)..<(offset + length)]))
+            offset += LinuxNetlink.alignAttribute(length)
+        }
+    }
+
+    private static func string(_ value: UnsafeRawBufferPointer) -> String {
+        String(decoding: value.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    private static func uint32(_ value: UnsafeRawBufferPointer, type: UInt16, attribute: UInt16) throws(NetlinkParseError) -> UInt32 {
+        guard value.count == 4 else { throw .invalidAttributeValue(messageType: type, attributeType: attribute, length: value.count) }
+        return value.loadUnaligned(as: UInt32.self)
+    }
+
+    private static func ipAddress(_ value: UnsafeRawBufferPointer, family: UInt8, type: UInt16, attribute: UInt16) throws(NetlinkParseError) -> [UInt8] {
+        let expected = IPAddressBytes.length(family: family)
+        guard expected == nil || value.count == expected else {
+            throw .invalidAttributeValue(messageType: type, attributeType: attribute, length: value.count)
+        }
+        return Array(value)
+    }
+}

@@ -1,0 +1,44 @@
+/// What one family's evidence beyond the route says: the passive evidence of the route's
+/// gateway (its neighbour entry) and the active check's verdict.
+public struct FamilyEvidence: Sendable, Hashable {
+    /// What the gateway's neighbour entry says (`limited` after `NUD_FAILED`); nil: nothing.
+    public var gateway: Connectivity?
+    /// The active check's verdict on the family's path; nil: none yet, or checks off.
+    public var check: Connectivity?
+    /// The portal's URL the check found when its verdict is `portal`, else "".
+    public var checkPortalURL: String
+
+    /// Creates a family's evidence; the defaults say there is none.
+    public init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "") {
+        self.gateway = gateway
+        self.check = check
+        self.checkPortalURL = checkPortalURL
+    }
+}
+
+/// The evidence rule: which evidence beyond the route a snapshot carries, beside
+/// ``ReachabilityRule`` (which decides the route part).
+///
+/// Per family, a failed gateway wins over the check's verdict: it says packets do not get out
+/// now, while the check's verdict may date from before the gateway failed. Without the
+/// gateway's evidence the check's verdict stands. The captive portal's URL is the check's,
+/// from the first family (IPv4, then IPv6) whose connectivity is `portal` and whose check
+/// found a URL; "" when none did (a portal the gateway's failure hides shows no URL).
+public enum EvidenceRule {
+    /// The snapshot `routes` (``ReachabilityRule``'s decision) with the evidence of each family.
+    ///
+    /// - Parameters:
+    ///   - routes: the snapshot the route rule decided; its evidence and portal are replaced.
+    ///   - ipv4: IPv4's evidence.
+    ///   - ipv6: IPv6's evidence.
+    /// - Returns: `routes` with ``ReachabilitySnapshot/ipv4Evidence``,
+    ///   ``ReachabilitySnapshot/ipv6Evidence`` and ``ReachabilitySnapshot/captivePortal`` set.
+    public static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence) -> ReachabilitySnapshot {
+        var next = routes
+        next.ipv4Evidence = ipv4.gateway ?? ipv4.check
+        next.ipv6Evidence = ipv6.gateway ?? ipv6.check
+        next.captivePortal = [(next.ipv4Connectivity, ipv4.checkPortalURL), (next.ipv6Connectivity, ipv6.checkPortalURL)]
+            .first { $0.0 == .portal && !$0.1.isEmpty }?.1 ?? ""
+        return next
+    }
+}

@@ -1,0 +1,82 @@
+import Dispatch
+import RTNetlink
+import ReachabilityCore
+import SystemSupport
+
+/// The engine's mirror of the kernel's links and addresses: a ``LinkTable`` kept by events,
+/// refilled from dumps when a message was lost, when a dump was interrupted, or when the
+/// kernel's answer names a source address the mirror does not hold yet. Confined to the
+/// engine's queue.
+final class LinkMirror: @unchecked Sendable {
+    private let queue: DispatchQueue
+    /// Where the dumps are asked.
+    private let lookups: KernelLookups
+    /// The links and addresses.
+    private(set) var table: LinkTable
+    private var parseErrorLog = ParseErrorLog()
+    /// Whether a resynchronisation is scheduled after an interrupted dump.
+    private var resynchronisationScheduled = false
+    /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
+    /// followed by it): the engine evaluates again.
+    var onLateResynchronisation: () -> Void = {}
+
+    /// An empty mirror classifying links with `inspector`, dumping through `lookups`.
+    init(queue: DispatchQueue, lookups: KernelLookups, inspector: SysfsLinkInspector) {
+        self.queue = queue
+        self.lookups = lookups
+        table = LinkTable(inspector: inspector)
+    }
+
+    /// Applies an event's message; returns whether a link or address changed.
+    func apply(_ payload: RouteNetlinkPayload) -> Bool {
+        table.apply(payload)
+    }
+
+    /// Logs what could not be parsed of a batch (rate-limited, see ``ParseErrorLog``).
+    func report(_ parseErrors: [NetlinkParseError]) {
+        parseErrorLog.report(parseErrors, parsing: "rtnetlink message")
+    }
+
+    /// Replaces the mirror with fresh dumps; on failure the old mirror stays. A dump the kernel
+    /// still flagged as interrupted after its retries is used, and another resynchronisation
+    /// follows shortly (objects that changed during it may be missing, and no event would
+    /// bring them back).
+    func resynchronise() throws(SystemError) {
+        guard let (links, addresses) = try lookups.dumpLinksAndAddresses() else { return }
+        table.replace(withDump: links.messages + addresses.messages)
+        parseErrorLog.report(links.parseErrors + addresses.parseErrors, parsing: "rtnetlink dump message")
+        if links.isInterrupted || addresses.isInterrupted { scheduleResynchronisation() }
+    }
+
+    /// Brings the mirror up to the kernel's `answers` for a destination: a source
+    /// no link holds is not reachable (an IPv6 route's src outliving its address), but the
+    /// mirror may lag the kernel by an address added a moment ago, whose message is not read
+    /// yet, so the addresses are read again before the rule judges.
+    func catchUp(with answers: StatusReducer.KernelAnswers) {
+        guard case .success(let source) = answers.source, source.scope != .unspecified, table.address(source) == nil else { return }
+        Log.debug("The selected source \(source) is not in the mirror; reading the addresses again.")
+        do {
+            try resynchronise()
+        } catch {
+            Log.warning("\(error); judging the source with the mirror as it is.")
+        }
+    }
+
+    /// Resynchronises in 100 ms, then calls ``onLateResynchronisation`` (once, however often it
+    /// is asked for).
+    private func scheduleResynchronisation() {
+        guard !resynchronisationScheduled else { return }
+        resynchronisationScheduled = true
+        Log.warning("The kernel's link and address dumps kept changing while they were read; reading them again in 100 ms.")
+        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, lookups.isOpen else { return }
+            resynchronisationScheduled = false
+            do {
+                try resynchronise()
+            } catch {
+                Log.error("\(error); keeping the previous link state.")
+            }
+            onLateResynchronisation()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import ReachabilityCore
+import SystemSupport
+
+/// What callers ask the engine besides the published snapshot: `Explain()`, `CheckAddress()`,
+/// links by name and the captive-portal APIs the network managers report. Each asks the kernel
+/// about one destination the way the walk asks about the probes (``askKernel(about:zoneLink:)``).
+extension ReachabilityEngine {
+    /// What `Explain()` shows, as values: per probe the kernel's answers and the verdict, every
+    /// link with its classification and addresses, the settings, and what a held loss hides.
+    public func report() -> ExplainReport {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let families = Probes.all.map { probe in
+            let facts = destinationFacts(probe)
+            return ExplainReport.Family(
+                destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
+                activeCheck: checks.report(probe.family)
+            )
+        }
+        let state = ExplainAssembly.State(
+            evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
+            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings
+        )
+        return ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
+    }
+
+    /// The indices of the links the engine knows.
+    public var linkIndices: [InterfaceIndex] {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return mirror.table.links.keys.sorted()
+    }
+
+    /// Records the captive-portal API URI (RFC 8910) that DHCPv4 gave `link`, as the network
+    /// manager that holds the lease (`source`: systemd-networkd or NetworkManager) reports it;
+    /// nil, "" or the unrestricted URN: none. The active check asks it when the probe route goes
+    /// over that link.
+    public func setCaptivePortalAPI(_ uri: String?, link: InterfaceIndex, from source: CaptivePortalAPISource) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard captivePortalAPIs.set(uri, for: link, from: source) else { return }
+        checks.captivePortalAPIChanged(on: link)
+        Log.info("\(source.rawValue.prefix(1).uppercased() + source.rawValue.dropFirst()) on link \(link.rawValue): "
+            + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
+    }
+
+    /// The index of the link named `name`, if the engine knows one.
+    public func linkIndex(named name: String) -> InterfaceIndex? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return mirror.table.index(named: name)
+    }
+
+    /// Decides reachability of one literal address with the kernel's route lookup for it, and
+    /// watches it: from then on, route events for prefixes containing it reach the engine and
+    /// ``onRoutingEvents`` (until ``WatchedDestinations/capacity`` more recently asked addresses
+    /// of its family push it out).
+    ///
+    /// - Parameter caller: whose share asks (a root connection, or all of one unprivileged
+    ///   user's): each share's watches are its own, and only its own newer questions push them out.
+    /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
+    public func checkAddress(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationVerdict {
+        dispatchPrecondition(condition: .onQueue(queue))
+        // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
+        guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        // Before the lookup, so that a route change right after it is not filtered out.
+        routeFilter.watch(address, caller: caller)
+        return ReachabilityRule.evaluate(destinationFacts(address))
+    }
+
+    /// Forgets the watched destinations of the share named `caller` (its last bus connection
+    /// closed).
+    public func forgetWatches(of caller: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        routeFilter.forgetWatches(of: caller)
+    }
+
+    /// The kernel's answers for `destination`, with the mirror brought up to them
+    /// (``LinkMirror/catchUp(with:)``).
+    func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
+        let answers = lookups.answers(for: destination, zoneLink: zoneLink)
+        mirror.catchUp(with: answers)
+        return answers
+    }
+
+    /// Asks the kernel about `destination` and gathers what the rule needs.
+    /// A link-local IPv6 destination's zone binds the flow to that link (`sin6_scope_id`,
+    /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at.
+    private func destinationFacts(_ destination: IPAddress) -> DestinationFacts {
+        let scope = destination.scope
+        var zoneLink: InterfaceIndex?
+        if destination.family == .ipv6, scope == .link, let zone = destination.zone {
+            guard let index = mirror.table.index(ofZone: zone) else {
+                return DestinationFacts(family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope)
+            }
+            zoneLink = index
+        }
+        return StatusReducer.destinationFacts(
+            in: mirror.table, family: destination.family, answers: askKernel(about: destination, zoneLink: zoneLink), configuration: settings,
+            destinationScope: scope
+        )
+    }
+}

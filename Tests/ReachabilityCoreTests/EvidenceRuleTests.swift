@@ -1,0 +1,91 @@
+import ReachabilityCore
+import XCTest
+
+/// The evidence rule: the gateway's and the check's evidence in, the snapshot's evidence and
+/// captive portal out.
+final class EvidenceRuleTests: XCTestCase {
+    /// Both families routed, IPv4 only, and neither.
+    static let both = ReachabilitySnapshot(
+        status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true,
+        interface: "eth0", transport: .ethernet, isMetered: false, reason: "default route via 10.0.0.1 on eth0"
+    )
+    static let ipv4Only = ReachabilitySnapshot(
+        status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: false,
+        interface: "eth0", transport: .ethernet, isMetered: false, reason: "default route via 10.0.0.1 on eth0"
+    )
+    static let noRoute = ReachabilitySnapshot(
+        status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
+        interface: "", transport: nil, isMetered: false, reason: "no default route"
+    )
+    static let portal = "http://portal.example/login"
+    static let none = FamilyEvidence()
+
+    /// One row of the table: the route snapshot, each family's evidence, and what the snapshot
+    /// must carry.
+    struct Row {
+        var name: String
+        var routes: ReachabilitySnapshot
+        var given: (ipv4: FamilyEvidence, ipv6: FamilyEvidence)
+        var then: (ipv4: Connectivity?, ipv6: Connectivity?, portal: String)
+        var line: UInt
+
+        init(
+            _ name: String, _ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence,
+            _ ipv4Evidence: Connectivity?, _ ipv6Evidence: Connectivity?, portal captivePortal: String = "", line: UInt = #line
+        ) {
+            self.name = name
+            self.routes = routes
+            given = (ipv4, ipv6)
+            then = (ipv4Evidence, ipv6Evidence, captivePortal)
+            self.line = line
+        }
+    }
+
+    static let rows: [Row] = [
+        Row("no evidence", both, ipv4: none, ipv6: none, nil, nil),
+        Row("the check's verdict stands alone", both, ipv4: FamilyEvidence(check: .full), ipv6: FamilyEvidence(check: .limited), .full, .limited),
+        Row("a failed gateway alone", both, ipv4: FamilyEvidence(gateway: .limited), ipv6: none, .limited, nil),
+        Row("a failed gateway beats the check's full", both, ipv4: FamilyEvidence(gateway: .limited, check: .full), ipv6: none, .limited, nil),
+        Row(
+            "a failed gateway beats the check's portal, whose URL is not shown", both,
+            ipv4: FamilyEvidence(gateway: .limited, check: .portal, checkPortalURL: portal), ipv6: none, .limited, nil
+        ),
+        Row("IPv4's portal URL", both, ipv4: FamilyEvidence(check: .portal, checkPortalURL: portal), ipv6: none, .portal, nil, portal: portal),
+        Row("IPv6's portal URL", both, ipv4: FamilyEvidence(check: .full), ipv6: FamilyEvidence(check: .portal, checkPortalURL: portal), .full, .portal, portal: portal),
+        Row(
+            "IPv4's portal URL before IPv6's", both,
+            ipv4: FamilyEvidence(check: .portal, checkPortalURL: portal), ipv6: FamilyEvidence(check: .portal, checkPortalURL: "http://other.example/"),
+            .portal, .portal, portal: portal
+        ),
+        Row(
+            "a portal without a URL gives way to the other family's URL", both,
+            ipv4: FamilyEvidence(check: .portal), ipv6: FamilyEvidence(check: .portal, checkPortalURL: portal), .portal, .portal, portal: portal
+        ),
+        Row("a portal without a URL: none", both, ipv4: FamilyEvidence(check: .portal), ipv6: none, .portal, nil),
+        Row(
+            "a family without a route shows no portal URL", ipv4Only,
+            ipv4: none, ipv6: FamilyEvidence(check: .portal, checkPortalURL: portal), nil, .portal
+        ),
+        Row(
+            "no route at all: evidence kept, no portal URL", noRoute,
+            ipv4: FamilyEvidence(gateway: .limited, check: .portal, checkPortalURL: portal), ipv6: none, .limited, nil
+        ),
+    ]
+
+    func testEvidenceRuleTable() {
+        for row in Self.rows {
+            // Given the route rule's snapshot and each family's evidence
+            // When the evidence rule decides
+            let next = EvidenceRule.decide(row.routes, ipv4: row.given.ipv4, ipv6: row.given.ipv6)
+            // Then the snapshot carries the winning evidence and portal, and the rest unchanged
+            XCTAssertEqual(next.ipv4Evidence, row.then.ipv4, "\(row.name): IPv4 evidence", line: row.line)
+            XCTAssertEqual(next.ipv6Evidence, row.then.ipv6, "\(row.name): IPv6 evidence", line: row.line)
+            XCTAssertEqual(next.captivePortal, row.then.portal, "\(row.name): captive portal", line: row.line)
+            var routesPart = next
+            routesPart.ipv4Evidence = row.routes.ipv4Evidence
+            routesPart.ipv6Evidence = row.routes.ipv6Evidence
+            routesPart.captivePortal = row.routes.captivePortal
+            XCTAssertEqual(routesPart, row.routes, "\(row.name): the route part is the route rule's", line: row.line)
+        }
+    }
+}
