@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * A GIO module: GNetworkMonitor on top of reachabilityd (extension point "gio-network-monitor",
- * name "reachabilityd", priority 35, see REACHABILITYD_MONITOR_PRIORITY).
+ * name "reachabilityd", priority 35, see REACHABILITYD_MONITOR_PRIORITY). One file, as GLib's
+ * own monitors are: one GObject type with its GNetworkMonitor and GInitable interfaces and the
+ * module's load/unload/query entry points, over 300 lines because GObject boilerplate is.
  *
  *   network-available  = the daemon's Reachable
  *   network-metered    = Metered

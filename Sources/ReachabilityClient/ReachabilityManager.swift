@@ -1,3 +1,7 @@
+// Over 300 lines on purpose: this is the client library's public surface, the
+// AFNetworkReachabilityManager API made Swift, one type whose members users read together; a
+// third of it is their doc comments. The machinery lives elsewhere (BusHub, DaemonSource,
+// InProcessSource, DestinationChecker).
 import Dispatch
 import ReachabilityCore
 import Synchronization
