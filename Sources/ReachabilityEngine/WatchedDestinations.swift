@@ -29,8 +29,8 @@ public struct WatchedDestinations: Sendable, Equatable {
     /// The most addresses per family the kernel filter lists. The kernel charges a socket filter
     /// to the socket's option memory (`net.core.optmem_max`: 20 KiB by default before Linux
     /// 6.9, so on Debian 12), and while one program replaces another both are charged.
-    /// Measured with 20 KiB: replacing failed (`ENOMEM`) from 41 watched destinations, half of
-    /// each family; 16 per family leaves room (`BusFaultTests` runs the daemon with that setting).
+    /// 16 per family leaves room at 20 KiB (the measurement: docs/design.md, "Events and the
+    /// kernel filter"; `BusFaultTests` runs the daemon with that setting).
     public static let filterCapacity = 16
 
     /// One caller's addresses, least recently asked first, and when it last asked.
