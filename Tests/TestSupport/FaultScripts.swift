@@ -124,6 +124,14 @@ def burst(address, count, offset):
                 examples.append({"address": text, "got": result})
     print(json.dumps({"calls": int(count), "wrong": wrong, "examples": examples, "seconds": time.monotonic() - started}))
 
+def nth_address(offset, i):
+    # A caller's i-th address: IPv4 and IPv6 in turn, each new for the first 131,072 calls
+    # (IPv4 then wraps; IPv6 stays new) and a valid literal for any i.
+    number = i // 2
+    if i % 2 == 0:
+        return f"10.{200 + int(offset)}.{(number >> 8) & 255}.{number & 255}"
+    return f"2001:db8:{200 + int(offset):x}::{(number >> 16) & 0xffff:x}:{number & 0xffff:x}"
+
 def distinct(address, count, offset):
     # COUNT CheckAddress calls, each for an address not asked before (IPv4 and IPv6 in turn,
     # none of them routed but on ra0's link: all not-reachable).
@@ -131,11 +139,7 @@ def distinct(address, count, offset):
     wrong, examples = 0, []
     started = time.monotonic()
     for i in range(int(count)):
-        number = i // 2
-        if i % 2 == 0:
-            text = f"10.{200 + int(offset)}.{number >> 8}.{number & 255}"
-        else:
-            text = f"2001:db8:{200 + int(offset):x}::{number:x}"
+        text = nth_address(offset, i)
         result = call(bus, IFACE, "CheckAddress", "s", [text])
         if result.get("reply") != ["not-reachable", ""]:
             wrong += 1
@@ -175,7 +179,7 @@ def flood(address, seconds, in_flight, offset):
         number = state["next"]
         state["next"] += 1
         state["pending"] += 1
-        text = f"10.{200 + int(offset)}.{(number >> 8) & 255}.{number & 255}" if number % 2 == 0 else f"2001:db8:{200 + int(offset):x}::{number:x}"
+        text = nth_address(offset, number)
         proxy.CheckAddress(text, dbus_interface=IFACE, reply_handler=lambda *reply: done("right" if len(reply) == 2 and str(reply[0]) in STATUSES else "other", reply),
                            error_handler=lambda error: done("busy" if error.get_dbus_name() == "org.reachabilityd.Error.Busy" else "other", error), timeout=30)
 
