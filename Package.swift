@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
-        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "ReachabilityCore", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.

@@ -76,6 +76,9 @@ enum LinuxNetlink {
     static let neighbourFailed = UInt16(NUD_FAILED)
     static let neighbourValid = UInt16(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 
+    // Router advertisement option attributes: the advertising router's address.
+    static let routerOptionSource = UInt16(NDUSEROPT_SRCADDR)
+
     // Route attributes.
     static let routeDestination = UInt16(RTA_DST.rawValue)
     static let routeSource = UInt16(RTA_SRC.rawValue)

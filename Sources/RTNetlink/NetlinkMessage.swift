@@ -1,3 +1,5 @@
+import NetworkTypes
+
 /// The fixed header of every netlink message (`struct nlmsghdr`).
 public struct NetlinkHeader: Sendable, Hashable {
     /// Length of the message including this header.
@@ -125,11 +127,14 @@ public struct RouterAdvertisementOption: Sendable, Hashable {
     /// For RFC 8910's option, the network's captive-portal API URI (NUL padding removed); nil
     /// for any other option.
     public var captivePortalAPI: String?
+    /// `NDUSEROPT_SRCADDR`: the router that sent the advertisement (its link-local address).
+    public var router: IPAddress?
 
     /// Creates a router advertisement option.
-    public init(index: Int32, captivePortalAPI: String? = nil) {
+    public init(index: Int32, captivePortalAPI: String? = nil, router: IPAddress? = nil) {
         self.index = index
         self.captivePortalAPI = captivePortalAPI
+        self.router = router
     }
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NetworkTypes
 
 /// Parses rtnetlink datagrams. Pure: bytes in, typed messages out.
 ///
@@ -177,6 +178,11 @@ public enum NetlinkParser {
         let optionsLength = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
         try requireLength(header + optionsLength, type: type, body: body)
         var option = RouterAdvertisementOption(index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        try forEachAttribute(in: body, from: header + optionsLength, messageType: type) { attribute, value throws(NetlinkParseError) in
+            if attribute == LinuxNetlink.routerOptionSource {
+                option.router = IPAddress(family: .ipv6, bytes: try ipAddress(value, family: IPAddressBytes.ipv6Family, type: type, attribute: attribute))
+            }
+        }
         let bytes = body[header..<(header + optionsLength)]
         guard bytes.count >= 2, bytes[header] == LinuxNetlink.captivePortalOption else { return option }
         let length = min(Int(bytes[header + 1]) * 8, bytes.count)

@@ -24,13 +24,21 @@ struct AdvertisedCaptivePortalAPIs: Equatable {
     static let unrestricted = "urn:ietf:params:capport:unrestricted"
 
     private var uris: [InterfaceIndex: [Source: String]] = [:]
+    /// The router whose advertisement named each link's router-advertisement URI.
+    private var advertisingRouters: [InterfaceIndex: IPAddress] = [:]
 
     /// Records what `source` says for `link`: a URI, or nothing (nil, "" or the unrestricted URN).
     ///
-    /// - Returns: whether that changed anything.
+    /// - Parameters:
+    ///   - uri: the URI advertised.
+    ///   - link: where.
+    ///   - source: how it came.
+    ///   - router: for a router advertisement, the router that sent it.
+    /// - Returns: whether that changed the URIs.
     @discardableResult
-    mutating func set(_ uri: String?, for link: InterfaceIndex, from source: Source) -> Bool {
+    mutating func set(_ uri: String?, for link: InterfaceIndex, from source: Source, router: IPAddress? = nil) -> Bool {
         let kept = uri.flatMap { $0.isEmpty || $0 == Self.unrestricted ? nil : $0 }
+        if source == .routerAdvertisement { advertisingRouters[link] = kept == nil ? nil : router }
         guard uris[link]?[source] != kept else { return false }
         uris[link, default: [:]][source] = kept
         if uris[link]?.isEmpty == true { uris[link] = nil }
@@ -40,6 +48,16 @@ struct AdvertisedCaptivePortalAPIs: Equatable {
     /// Forgets a link that went away.
     mutating func forget(_ link: InterfaceIndex) {
         uris[link] = nil
+        advertisingRouters[link] = nil
+    }
+
+    /// Forgets what `router` advertised on `link` once it is no longer a router there (the
+    /// kernel removed its default route: it advertised a lifetime of 0, or its lifetime ran out).
+    ///
+    /// - Returns: whether that changed the URIs.
+    mutating func forget(router: IPAddress, on link: InterfaceIndex) -> Bool {
+        guard advertisingRouters[link] == router else { return false }
+        return set(nil, for: link, from: .routerAdvertisement)
     }
 
     /// The URI the active check asks for `link`: the router advertisement's, else DHCP's.

@@ -185,6 +185,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 // NetworkManager publish that themselves.)
                 let index = InterfaceIndex(link.index)
                 if captivePortalAPIs.set(nil, for: index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: index) }
+            case .deleteRoute(let route) where route.destinationLength == 0:
+                // A router's default route goes when it stops being one: what it advertised goes too.
+                guard let router = route.gatewayAddress, let index = route.outputInterface else { break }
+                let link = InterfaceIndex(index)
+                if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
             default: break
             }
             if mirror.apply(message.payload) {
@@ -207,7 +212,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if change.cleared { checks.passiveEvidenceCleared(change.family) }
             case .routerAdvertisementOption(let option):
                 guard let uri = option.captivePortalAPI else { break }
-                if captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement) {
+                if captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement, router: option.router) {
                     checks.captivePortalAPIChanged(on: InterfaceIndex(option.index))
                 }
             default: break

@@ -5,7 +5,7 @@ import XCTest
 
 /// When the active check runs again, what it forgets and what it refuses to do, against the
 /// router namespace's servers (tests/servers/connectivity-server.py): an endless body, a
-/// captive-portal API that is no longer advertised or arrives mid-check, a host without libcurl,
+/// captive-portal API that is no longer advertised (carrier lost, router gone) or arrives mid-check, a host without libcurl,
 /// a gateway that answers again. Nothing leaves the two namespaces.
 final class ConnectivityCheckLifecycleTests: DaemonTestCase {
     func testAnEndlessBodyIsReadOnlyUpToTheLimitAndJudgedAsOtherContent() throws {
@@ -28,13 +28,7 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
 
     func testAnAPILearntFromARouterAdvertisementIsForgottenWhenTheLinkLosesCarrier() throws {
         // Given a network whose router advertised an API saying it is captive
-        let router = try startDaemonBehindRouter(configuration: "")
-        try enableIPv6ForRouterAdvertisements()
-        try writeConfiguration(checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n"))
-        try XCTUnwrap(daemon).send(SIGHUP)
-        try waitForConnectivity(.full)
-        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.captiveAPI)
-        try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
+        let router = try startBehindACaptiveRouter(routerLifetime: 0)
 
         // When ra0 loses carrier and gets it back on a network that advertises no API
         try router.namespace.ip("link", "set", "ra1", "down")
@@ -43,8 +37,21 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
 
         // Then the old API is gone: the check alone decides, Explain lists no API
         try waitForConnectivity(.full, portal: "")
-        let explain = try busctl.explain()
-        XCTAssertFalse(explain.contains("captive-portal API: \(RouterNamespace.captiveAPI)"), explain)
+        try assertExplainListsNoAPI()
+    }
+
+    func testAnAPIIsForgottenWhenTheRouterThatAdvertisedItStopsBeingARouter() throws {
+        // Given a network whose default router advertised an API saying it is captive
+        let router = try startBehindACaptiveRouter(routerLifetime: 1800)
+        XCTAssertTrue(try netns.ip("-6", "route", "show", "default").contains("proto ra"), "the router is ra0's default router")
+
+        // When it leaves while ra0 keeps its carrier: its last advertisement has lifetime 0 and no API
+        try router.namespace.advertiseCaptivePortalAPI(nil, routerLifetime: 0)
+
+        // Then the kernel drops its default route and the daemon its API: the check alone decides
+        try waitForConnectivity(.full, portal: "")
+        XCTAssertEqual(try netns.ip("-6", "route", "show", "default"), "")
+        try assertExplainListsNoAPI()
     }
 
     func testAnAPIAdvertisedWhileACheckIsInFlightIsAskedWhenTheCheckEnds() throws {
@@ -114,6 +121,25 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
         // Then a check runs at once and says full
         try waitForConnectivity(.full)
         XCTAssertLessThan(Monotonic.seconds() - recovered, 3, "full came only with the scheduled check")
+    }
+
+    /// Starts the daemon behind the router namespace, with the check on, and has ra1 advertise
+    /// RFC 8910's API (saying captive) with `routerLifetime`; returns once that reads `portal`.
+    private func startBehindACaptiveRouter(routerLifetime: UInt16) throws -> RouterNamespace {
+        let router = try startDaemonBehindRouter(configuration: "")
+        try enableIPv6ForRouterAdvertisements()
+        try writeConfiguration(checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n"))
+        try XCTUnwrap(daemon).send(SIGHUP)
+        try waitForConnectivity(.full)
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.captiveAPI, routerLifetime: routerLifetime)
+        try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
+        return router
+    }
+
+    /// Asserts that `Explain()` no longer lists the API the router advertised.
+    private func assertExplainListsNoAPI(file: StaticString = #filePath, line: UInt = #line) throws {
+        let explain = try busctl.explain()
+        XCTAssertFalse(explain.contains("captive-portal API: \(RouterNamespace.captiveAPI)"), explain, file: file, line: line)
     }
 
     /// Gives ra0 and the router's ra1 IPv6 link-local addresses, for router advertisements.

@@ -1,3 +1,4 @@
+import NetworkTypes
 import RTNetlink
 import XCTest
 
@@ -143,7 +144,7 @@ final class NetlinkParserControlTests: XCTestCase {
     }
 
     func testThatARouterAdvertisementsCaptivePortalOptionGivesItsURI() throws {
-        // Given RTM_NEWNDUSEROPT as the kernel sent it for an RA on link 2 (captured), then
+        // Given RTM_NEWNDUSEROPT as the kernel sent it for an RA from fe80::1 on link 2 (captured), then
         // another option (RDNSS), then a length running past the message
         let captured = Wire.bytes(hex: "0a002000020000008600000000000000250468747470733a2f2f706f7274616c2e6578616d706c652f6170690000000014000100fe800000000000000000000000000001")
         let rdnss = [ABI.Family.ipv6, 0] + Wire.u16(8) + Wire.i32(2) + [134, 0, 0, 0, 0, 0, 0, 0] + [25, 1, 0, 0, 0, 0, 0, 0]
@@ -155,7 +156,7 @@ final class NetlinkParserControlTests: XCTestCase {
         let broken = NetlinkParser.parse(datagram: Wire.message(type: ABI.MessageType.newRouterOption, body: truncated))
 
         // Then
-        XCTAssertEqual(portal, .routerAdvertisementOption(RouterAdvertisementOption(index: 2, captivePortalAPI: "https://portal.example/api")))
+        XCTAssertEqual(portal, .routerAdvertisementOption(RouterAdvertisementOption(index: 2, captivePortalAPI: "https://portal.example/api", router: IPAddress("fe80::1"))))
         XCTAssertEqual(other, .routerAdvertisementOption(RouterAdvertisementOption(index: 2)))
         XCTAssertEqual(broken.count, 1)
         guard case .failure(.truncatedPayload(ABI.MessageType.newRouterOption, 80, 18))? = broken.first else {

@@ -73,12 +73,16 @@ extension TestNamespace {
             .split(separator: "\n").map(String.init)
     }
 
-    /// Sends one router advertisement from `link` to all nodes with RFC 8910's option 37
-    /// carrying `uri` (router lifetime 0: no default route). `link` needs IPv6 and a link-local
-    /// address.
+    /// Sends one router advertisement from `link` to all nodes, with RFC 8910's option 37
+    /// carrying `uri` (none when nil). `link` needs IPv6 and a link-local address.
     ///
+    /// - Parameters:
+    ///   - uri: the captive-portal API URI to advertise, or nil.
+    ///   - routerLifetime: seconds the receiver may use this router as its default router (0: it
+    ///     is not one, and stops being one if it was).
+    ///   - link: the link to send from.
     /// - Throws: `HarnessError` when python3 fails.
-    package func advertiseCaptivePortalAPI(_ uri: String, from link: String = "ra1") throws {
+    package func advertiseCaptivePortalAPI(_ uri: String?, routerLifetime: UInt16 = 0, from link: String = "ra1") throws {
         let script = """
             import socket, struct
             index = socket.if_nametoindex(\(link.debugDescription))
@@ -86,10 +90,10 @@ extension TestNamespace {
             s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, \(link.debugDescription).encode())
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
-            uri = \(uri.debugDescription).encode()
+            uri = \((uri ?? "").debugDescription).encode()
             units = (2 + len(uri) + 7) // 8
-            option = bytes([37, units]) + uri + bytes(units * 8 - 2 - len(uri))
-            s.sendto(struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 0, 0, 0) + option, ("ff02::1", 0, 0, index))
+            option = bytes([37, units]) + uri + bytes(units * 8 - 2 - len(uri)) if uri else b""
+            s.sendto(struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, \(routerLifetime), 0, 0) + option, ("ff02::1", 0, 0, index))
             """
         try Command.run("ip", ["netns", "exec", name, "python3", "-c", script]).check()
     }
