@@ -36,14 +36,9 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     private var daemonRunning = false
     /// Each address's last answer from the daemon, kept while the daemon does not answer.
     private var lastAnswers: [String: AddressAnswer] = [:]
-    /// The delay before asking again after an unanswered check: from ``retryInitialSeconds``,
-    /// doubling up to ``retryMaximumSeconds``; nil after a check answered in full.
-    private var retryDelay: Double?
-    private var retryScheduled = false
-    /// The first wait after an unanswered check, in seconds.
-    static let retryInitialSeconds = 0.25
-    /// The longest wait after an unanswered check, in seconds.
-    static let retryMaximumSeconds = 8.0
+    /// Asks again after an unanswered check: after 0.25 s, doubling up to 8 s; starts over after
+    /// a check answered in full.
+    private lazy var unansweredRetry = RetryBackoff(queue: queue, initialSeconds: 0.25, maximumSeconds: 8)
     /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
@@ -152,7 +147,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
                 guard outstanding == 0 else { return }
                 let complete = answers.compactMap { $0 }
                 lastAnswers = Dictionary(complete.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
-                unanswered ? retryUnanswered() : (retryDelay = nil)
+                unanswered ? retryUnanswered() : unansweredRetry.reset()
                 answered(complete)
             }
         }
@@ -160,14 +155,9 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     /// Checks again after the current back-off; one retry is due at a time.
     private func retryUnanswered() {
-        guard !retryScheduled else { return }
-        retryScheduled = true
-        let delay = retryDelay ?? Self.retryInitialSeconds
-        retryDelay = min(delay * 2, Self.retryMaximumSeconds)
-        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self else { return }
-            retryScheduled = false
-            if running, daemonRunning { checker.check() }
+        unansweredRetry.schedule { [weak self] in
+            guard let self, running, daemonRunning else { return }
+            checker.check()
         }
     }
 

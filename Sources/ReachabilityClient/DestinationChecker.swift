@@ -5,7 +5,9 @@ import ReachabilityCore
 /// the daemon's (each address asked with `CheckAddress`) and the in-process engine's (each
 /// address asked of the engine). A check requested while one runs runs once after it; a domain's
 /// addresses come from its ``HostLookup`` (one resolution at a time, away from the queue,
-/// reused for a while). Confined to `queue`.
+/// reused for a while). A failed resolution is tried again by itself, after 1 s doubling up to
+/// 30 s (a success's reuse), so that a resolver that comes back (DNS at boot, a VPN's) is
+/// noticed without waiting for a routing change. Confined to `queue`.
 final class DestinationChecker: @unchecked Sendable {
     /// Asks for the answers of `addresses` and calls `answered` on the queue with them, in order.
     typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
@@ -18,6 +20,9 @@ final class DestinationChecker: @unchecked Sendable {
     private var epoch = 0
     private var inFlight = false
     private var pending = false
+    private lazy var resolutionRetry = RetryBackoff(
+        queue: queue, initialSeconds: 1, maximumSeconds: Double(ResolvedAddresses.lifetime.components.seconds)
+    )
 
     /// Creates a checker of `target` (an address or a domain).
     ///
@@ -55,8 +60,13 @@ final class DestinationChecker: @unchecked Sendable {
                 guard let self, current == epoch else { return }
                 switch outcome {
                 case .addresses(let addresses):
+                    resolutionRetry.reset()
                     checkAddresses(addresses, destination: lookup.host, epoch: current)
                 case .failed(let why):
+                    resolutionRetry.schedule { [weak self] in
+                        guard let self, current == epoch else { return }
+                        check()
+                    }
                     checkFinished(ReachabilitySnapshot(
                         status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
                         interface: "", transport: nil, isMetered: false, reason: "could not resolve \(lookup.host): \(why)"

@@ -103,7 +103,8 @@ public final class ReachabilityManager: Sendable {
     /// A manager for a host name: resolved in this process with the system resolver, each
     /// address checked with the daemon's `CheckAddress`; the best answer wins (reachable beats
     /// not reachable; among equals, the resolver's preferred address). A name that does not
-    /// resolve is `.notReachable`. The addresses are checked again whenever the daemon announces
+    /// resolve is `.notReachable`, and is looked up again by itself after 1 s, then 2 s, 4 s…
+    /// up to 30 s, until it resolves. The addresses are checked again whenever the daemon announces
     /// a routing change (`RoutesChanged`) or publishes a new state; a successful resolution is
     /// reused for 30 s, so route churn does not become DNS traffic.
     ///

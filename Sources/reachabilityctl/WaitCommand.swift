@@ -16,8 +16,9 @@ struct WaitCommand: Subcommand {
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
             --connectivity when given (full > portal > limited > unknown). Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
-            during the wait only delays the answer. A --host name whose resolver has not answered \
-            when the time runs out is reported as such (exit 1, not 69). \(ExitStatus.help(conditionNotMet: "the wait timed out"))
+            during the wait only delays the answer. A --host name that does not resolve is looked \
+            up again after 1 s, doubling up to 30 s; one whose resolver has not answered when the \
+            time runs out is reported as such (exit 1, not 69). \(ExitStatus.help(conditionNotMet: "the wait timed out"))
             """,
         options: [
             .value("timeout", "seconds", "Give up after this many seconds (0: wait forever).", default: "30"),

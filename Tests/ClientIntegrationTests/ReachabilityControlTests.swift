@@ -272,6 +272,27 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertTrue(wait.result.standardError.contains("could not resolve no-such-host.invalid: Name or service not known"), wait.result.standardError)
     }
 
+    func testWaitForANameNoticesTheNameResolvingWithoutARoutingChange() throws {
+        // Given a wait for a name the resolver does not know yet (NXDOMAIN), no routing change to come
+        let (resolver, _) = try startDaemonWithResolver(.nameError)
+        defer { withExtendedLifetime(resolver) {} }
+        let directory = try XCTUnwrap(directory)
+        let wait = try ChildProcess("ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(),
+                                           "wait", "--host", "late-host.invalid", "--timeout", "20", "--verbose"],
+                                    environment: try controlEnvironment(), standardError: directory.file("wait.err"))
+        defer { _ = wait.terminate() }
+        // (the wait resolves the name twice as it starts, on the daemon's first answers: A and
+        // AAAA each; a fourth query without the fix's retry would never come)
+        try Poll.until("the wait's first lookups of late-host.invalid failed", observe: { resolver.queries }) { $0 >= 4 }
+
+        // When the name comes to resolve (as when DNS comes up at boot)
+        try netns.appendToEtcFile("hosts", "10.77.0.9 late-host.invalid")
+
+        // Then the wait notices by itself, on its first retry (1 s), and succeeds
+        XCTAssertEqual(wait.wait(timeout: .seconds(10)), .exited(0),
+                       (try? String(contentsOfFile: directory.file("wait.err"), encoding: .utf8)) ?? "")
+    }
+
     func testCheckOfANameExitsWithTheDaemonsCodeWhenTheDaemonDoesNotAnswer() throws {
         // Given a daemon that owns its name but does not answer (stopped), and a silent resolver
         let (resolver, run) = try startDaemonWithResolver(.silent)

@@ -18,6 +18,11 @@ package final class StubResolver: @unchecked Sendable {
     /// Set at `deinit`: the thread closes the socket and ends.
     private let stopped = StopFlag()
 
+    /// How many queries the server has read so far.
+    package var queries: Int {
+        stopped.queries.load(ordering: .relaxed)
+    }
+
     /// Binds `address`:53 inside `namespace` and starts answering (or not).
     ///
     /// - Throws: `HarnessError` when the socket cannot be made.
@@ -51,7 +56,9 @@ package final class StubResolver: @unchecked Sendable {
                 let count = withUnsafeMutablePointer(to: &peer) { peerPointer in
                     peerPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(descriptor, &query, query.count, 0, $0, &peerLength) }
                 }
-                guard count >= 12, case .nameError = behaviour else { continue }
+                guard count >= 12 else { continue }
+                stopped.queries.add(1, ordering: .relaxed)
+                guard case .nameError = behaviour else { continue }
                 // The query with QR (response), RD and RA set and RCODE 3 (NXDOMAIN).
                 var answer = Array(query[..<count])
                 answer[2] = 0x80 | (answer[2] & 0x01)
@@ -69,8 +76,9 @@ package final class StubResolver: @unchecked Sendable {
         stopped.isSet.store(true, ordering: .relaxed)
     }
 
-    /// A flag the server's thread shares with it.
+    /// What the server's thread shares with it: the stop flag and the count of queries.
     private final class StopFlag: Sendable {
         let isSet = Atomic<Bool>(false)
+        let queries = Atomic<Int>(0)
     }
 }

@@ -102,6 +102,22 @@ package final class TestNamespace {
         }
     }
 
+    /// Appends `line` to `/etc/netns/NAME/FILE` in place, so that processes `ip netns exec`
+    /// started earlier (which bind-mounted that file over `/etc/FILE`) read it too.
+    ///
+    /// - Throws: `HarnessError` when the file cannot be opened or written.
+    package func appendToEtcFile(_ file: String, _ line: String) throws {
+        let path = "/etc/netns/\(name)/\(file)"
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw HarnessError("cannot open \(path) to append") }
+        defer { try? handle.close() }
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data((line + "\n").utf8))
+        } catch {
+            throw HarnessError("cannot append to \(path): \(error)")
+        }
+    }
+
     /// Deletes the namespace (and its `/etc/netns` files); harmless when repeated. Stop
     /// processes inside it first.
     package func delete() {
