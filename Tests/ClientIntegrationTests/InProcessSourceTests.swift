@@ -67,9 +67,9 @@ final class InProcessSourceTests: DaemonTestCase {
         // Then both publish one loss, no sooner than DownDelaySec= after it
         try waitForStatus(.notReachable)
         try monitor.waitForLastLine("not-reachable") { $0.status == "not-reachable" }
-        let expected = [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue]
-        XCTAssertEqual(try signals.statusChanges, expected, "the daemon's StatusChanged")
-        XCTAssertEqual(monitor.reports.all.map(\.status), expected, "the in-process monitor's lines")
+        try assertStatusChanges([.reachableViaEthernet, .notReachable])
+        XCTAssertEqual(monitor.reports.all.map(\.status), [ReachabilityStatus.reachableViaEthernet.rawValue, ReachabilityStatus.notReachable.rawValue],
+                       "the in-process monitor's lines")
         let monitorLoss = try XCTUnwrap(monitor.reports.all.last).time
         XCTAssertGreaterThanOrEqual(monitorLoss - lost, .milliseconds(1900), "the in-process loss was held")
     }

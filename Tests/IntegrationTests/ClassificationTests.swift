@@ -212,7 +212,7 @@ final class ClassificationTests: DaemonTestCase {
         // Then ra0 itself carries it, and the status never changed
         let direct = try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
         XCTAssertEqual(direct.string(.transport), Transport.wifi.rawValue)
-        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaWiFi.rawValue])
+        try assertStatusChanges([.reachableViaWiFi])
         tun.close()
     }
 
@@ -234,7 +234,7 @@ final class ClassificationTests: DaemonTestCase {
         XCTAssertEqual(tunnelled.string(.transport), Transport.vpn.rawValue)
         let reason = try XCTUnwrap(tunnelled.string(.reason))
         XCTAssertTrue(reason.contains("/1") && reason.contains("on tun0 (vpn over ra0, wifi)"), "Reason: \(reason)")
-        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaWiFi.rawValue])
+        try assertStatusChanges([.reachableViaWiFi])
         tun.close()
     }
 

@@ -29,7 +29,7 @@ final class FlapDampingTests: DaemonTestCase {
         Thread.sleep(until: held + downDelay + .milliseconds(500))  // past the held loss's deadline, on purpose
         let properties = try busctl.properties()
         XCTAssertEqual(properties.status, ReachabilityStatus.reachableViaEthernet.rawValue)
-        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
         let announced = try signals.propertiesChanges
         XCTAssertFalse(
             announced.dropFirst(announcedBefore).contains { $0.changed["Status"] != nil },
