@@ -80,9 +80,12 @@ public final class BusConnection: @unchecked Sendable {
         rearm()
     }
 
-    /// Gives `name` up, so clients see the service go away at once.
-    public func releaseName(_ name: String) {
-        if sd_bus_release_name(bus, name) < 0 { Log.debug("Failed to release bus name \(name), ignoring.") }
+    /// Gives `name` up, so clients see the service go away at once. Waits for the bus's answer;
+    /// what arrives meanwhile is processed in turn, as after any call.
+    /// The corresponding C function is `sd_bus_release_name`.
+    public func releaseName(_ name: String) throws(SystemError) {
+        defer { rearm() }
+        try sdCall("release bus name \(name)") { sd_bus_release_name(bus, name) }
     }
 
     /// Stops the Dispatch sources and flushes what is queued for sending. Call it (on the queue)

@@ -221,7 +221,11 @@ final class Daemon: @unchecked Sendable {
         engine.stop()
         metricsFile.remove()
         if let connection {
-            connection.releaseName(BusContract.busName)
+            do throws(SystemError) {
+                try connection.releaseName(BusContract.busName)
+            } catch {
+                Log.debug("\(error), ignoring.")
+            }
             connection.close()
         }
         exit(EXIT_SUCCESS)

@@ -130,7 +130,7 @@ final class BusConnectionTests: XCTestCase {
             defer { queue.sync { owner.close() } }
             try queue.sync { try owner.requestName(name) }
             XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the taking was told")
-            queue.sync { owner.releaseName(name) }
+            try queue.sync { try owner.releaseName(name) }
             XCTAssertEqual(told.wait(timeout: .now() + 5), .success, "the release was told")
 
             // Then: no owner, this connection, no owner again
