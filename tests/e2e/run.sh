@@ -332,23 +332,31 @@ log "the unit's journal: $(grep -vc '^-- ' <<<"$unit_journal") lines since the p
 # A service manager without CAP_SYS_RESOURCE (this container's, where the host's root lacks it)
 # cannot raise the limit; systemd then leaves it at 0 and that thread's setpriority() fails with
 # EACCES, one line per start. Only then, and only those, are not counted (and said so).
+# (The same service manager starts the wait-online unit below, whose process is gone when its
+# journal is read: whether LimitNICE= could be applied is read here, once.)
 manager_thread_line='Failed to set thread priority for worker thread: pqc=0x[0-9a-f]* errno=13$'
-unit_noise=$(grep -E 'errno=|Failed to' <<<"$unit_journal")
-refused=$(grep -c "$manager_thread_line" <<<"$unit_noise")
-if [ "$refused" -gt 0 ] && [ "$(in_container systemctl show -p LimitNICESoft --value reachabilityd.service)" = 24 ] &&
-    ! in_container grep -q '^Max nice priority  *24  ' "/proc/$(main_pid)/limits"; then
-    starts=$(grep -c 'Started reachabilityd.service' <<<"$unit_journal")
-    if [ "$refused" -le "$starts" ]; then
-        log "NOTE: LimitNICE=-4 not applied (the container's systemd lacks CAP_SYS_RESOURCE): not counted: $refused line(s) of the manager thread refused nice -4 (errno=13), over $starts start(s)"
+limit_nice_unapplied=no
+[ "$(in_container systemctl show -p LimitNICESoft --value reachabilityd.service)" = 24 ] &&
+    ! in_container grep -q '^Max nice priority  *24  ' "/proc/$(main_pid)/limits" && limit_nice_unapplied=yes
+# Sets unit_noise to JOURNAL's lines with errno= or Failed to; when the service manager could not
+# apply UNIT's LimitNICE=-4, less the manager thread's refusals, at most one per start (said so).
+find_library_noise() {
+    local journal=$1 unit=$2 starts=$3 refused
+    unit_noise=$(grep -E 'errno=|Failed to' <<<"$journal")
+    refused=$(grep -c "$manager_thread_line" <<<"$unit_noise")
+    if [ "$refused" -gt 0 ] && [ $limit_nice_unapplied = yes ] && [ "$refused" -le "$starts" ] &&
+        [ "$(in_container systemctl show -p LimitNICESoft --value "$unit")" = 24 ]; then
+        log "NOTE: $unit: LimitNICE=-4 not applied (the container's systemd lacks CAP_SYS_RESOURCE): not counted: $refused line(s) of the manager thread refused nice -4 (errno=13), over $starts start(s)"
         unit_noise=$(grep -v "$manager_thread_line" <<<"$unit_noise")
     fi
-fi
+}
 journal_has_no_library_noise() {
     [ -z "$unit_noise" ] && return 0
     head -4 <<<"$unit_noise"
     echo "$(wc -l <<<"$unit_noise") line(s) with errno= or Failed to"
     return 1
 }
+find_library_noise "$unit_journal" reachabilityd.service "$(grep -c 'Started reachabilityd.service' <<<"$unit_journal")"
 check "after the route changes and an idle minute, no line of the unit's journal has errno= or Failed to" \
     journal_has_no_library_noise
 
@@ -706,6 +714,11 @@ wait_online_no_default_route() {
     check "no route: no ordering cycle in the boot's journal" no_ordering_cycle
 }
 wait_online_section
+# What reachabilityctl wrote under the unit over every boot and start above: only its own lines
+# (its starts counted by invocation id).
+find_library_noise "$(in_container journalctl --no-pager -o cat _SYSTEMD_UNIT=$wait_online)" $wait_online \
+    "$(in_container journalctl --no-pager -o export _SYSTEMD_UNIT=$wait_online | grep '^_SYSTEMD_INVOCATION_ID=' | sort -u | grep -c .)"
+check "$wait_online: over its boots and starts, no line it wrote has errno= or Failed to" journal_has_no_library_noise
 
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
