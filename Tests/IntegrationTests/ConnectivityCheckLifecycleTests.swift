@@ -46,7 +46,7 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
         XCTAssertTrue(try netns.ip("-6", "route", "show", "default").contains("proto ra"), "the router is ra0's default router")
 
         // When it leaves while ra0 keeps its carrier: its last advertisement has lifetime 0 and no API
-        try router.namespace.advertiseCaptivePortalAPI(nil, routerLifetime: 0)
+        try router.namespace.advertiseCaptivePortalAPI(nil, routerLifetime: 0, source: RouterNamespace.linkLocalAddress)
 
         // Then the kernel drops its default route and the daemon its API: the check alone decides
         try waitForConnectivity(.full, portal: "")
@@ -131,7 +131,7 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
         try writeConfiguration(checkConfiguration("CaptivePortalAPICAFile=\(router.caFile)\n"))
         try XCTUnwrap(daemon).send(SIGHUP)
         try waitForConnectivity(.full)
-        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.captiveAPI, routerLifetime: routerLifetime)
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.captiveAPI, routerLifetime: routerLifetime, source: RouterNamespace.linkLocalAddress)
         try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
         return router
     }

@@ -81,8 +81,11 @@ extension TestNamespace {
     ///   - routerLifetime: seconds the receiver may use this router as its default router (0: it
     ///     is not one, and stops being one if it was).
     ///   - link: the link to send from.
+    ///   - source: the router's link-local address to send from; nil lets the kernel choose,
+    ///     which may differ between two calls while another link-local address finishes DAD (a
+    ///     receiver then sees two routers).
     /// - Throws: `HarnessError` when python3 fails.
-    package func advertiseCaptivePortalAPI(_ uri: String?, routerLifetime: UInt16 = 0, from link: String = "ra1") throws {
+    package func advertiseCaptivePortalAPI(_ uri: String?, routerLifetime: UInt16 = 0, from link: String = "ra1", source: String? = nil) throws {
         let script = """
             import socket, struct
             index = socket.if_nametoindex(\(link.debugDescription))
@@ -90,6 +93,8 @@ extension TestNamespace {
             s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, \(link.debugDescription).encode())
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+            if \((source ?? "").debugDescription):
+                s.bind((\((source ?? "").debugDescription), 0, 0, index))
             uri = \((uri ?? "").debugDescription).encode()
             units = (2 + len(uri) + 7) // 8
             option = bytes([37, units]) + uri + bytes(units * 8 - 2 - len(uri)) if uri else b""

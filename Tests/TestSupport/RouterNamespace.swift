@@ -20,6 +20,9 @@ package final class RouterNamespace {
 
     /// The check URL the servers answer on.
     package static let checkURL = "http://10.77.0.1:8080/check"
+    /// ra1's link-local address, which its router advertisements come from when a test names it
+    /// (the kernel's choice may differ while ra1's own EUI-64 address finishes DAD).
+    package static let linkLocalAddress = "fe80::1"
     /// The captive-portal API saying the network is captive.
     package static let captiveAPI = "https://10.77.0.1:8443/captive"
     /// The captive-portal API saying it is not.
@@ -35,7 +38,7 @@ package final class RouterNamespace {
         try host.ip("link", "set", "ra1", "netns", namespace.name)
         try namespace.ip("addr", "add", "10.77.0.1/24", "dev", "ra1")
         try namespace.setIPv6(enabled: true, on: "ra1")
-        try namespace.ip("addr", "add", "fe80::1/64", "dev", "ra1", "nodad")
+        try namespace.ip("addr", "add", "\(Self.linkLocalAddress)/64", "dev", "ra1", "nodad")
         try namespace.ip("addr", "add", "fd00::1/64", "dev", "ra1", "nodad")
         try namespace.ip("link", "set", "ra1", "up")
         try host.ip("link", "set", "ra0", "up")
