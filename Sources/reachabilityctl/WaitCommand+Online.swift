@@ -111,9 +111,16 @@ final class TerminationNotice {
             let elapsed = WaitClock.now() - start
             Output.write(Output.errorPrefix + "reachabilityctl: Stopped (SIGTERM) after \(WaitClock.format(elapsed)) s: \(WaitCommand.standing(manager.snapshot)).\n",
                          to: STDERR_FILENO)
-            // To the process, not this thread: Dispatch's worker threads block signals.
+            // End by the signal from this very thread, unblocked here (Dispatch's threads block
+            // signals). Sent to the process instead, the signal source could read it again before
+            // a thread able to take it did: under load one wait wrote its line 98 times.
             signal(SIGTERM, SIG_DFL)
-            kill(getpid(), SIGTERM)
+            var terminate = sigset_t()
+            sigemptyset(&terminate)
+            sigaddset(&terminate, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &terminate, nil)
+            raise(SIGTERM)
+            _exit(128 + SIGTERM)
         }
         source.resume()
     }
