@@ -303,7 +303,7 @@ final class ClassificationTests: DaemonTestCase {
         let properties = try waitForProperties("Reason naming metric 50") { $0.string(.reason)?.contains("metric 50") == true }
         XCTAssertEqual(properties.status, ReachabilityStatus.reachableViaEthernet.rawValue, properties.string(.reason) ?? "")
         XCTAssertEqual(properties.string(.interface), "ra0")
-        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
         XCTAssertTrue(try busctl.explain().contains("10.77.0.2/24"), "Explain still lists ra0's address")
     }
 

@@ -33,7 +33,9 @@ final class RouteChurnTests: DaemonTestCase {
 
         // Then the only signals after the first StatusChanged are the fence's
         try assertStatusChanges([.reachableViaEthernet, .notReachable])
-        let changes = try signals.propertiesChanges.dropFirst(propertiesChangedBefore)
+        // (PropertiesChanged follows StatusChanged: awaited at the monitor too)
+        let changes = try signals.waitForPropertiesChanged("the fence's PropertiesChanged") { $0.count > propertiesChangedBefore }
+            .dropFirst(propertiesChangedBefore)
         XCTAssertEqual(changes.count, 1, "PropertiesChanged after the routes: \(Array(changes))")
         XCTAssertEqual(changes.first?.changed["Status"]?.value, .string(ReachabilityStatus.notReachable.rawValue))
         // and the kernel never delivered the 20,000 route messages: only the fence's default route

@@ -80,7 +80,7 @@ final class RouteSelectionTests: DaemonTestCase {
         // Then the other next hop carries the traffic, and the host stays reachable
         let after = try waitForProperties("Interface \(other)") { $0.string(.interface) == other }
         XCTAssertEqual(after.status, ReachabilityStatus.reachableViaEthernet.rawValue)
-        XCTAssertEqual(try signals.statusChanges, [ReachabilityStatus.reachableViaEthernet.rawValue])
+        try assertStatusChanges([.reachableViaEthernet])
     }
 
     func testIPv6TentativeAddressIsNotReachableUntilDADCompletes() throws {
