@@ -343,7 +343,7 @@ final class BusFaultTests: DaemonTestCase {
         let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
         if chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
         let command = [FaultInjection.python, client, "forge", try XCTUnwrap(bus).address, kind] + (argument.map { [$0] } ?? [])
-        return try FaultInjection.json(Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + command, timeout: .seconds(30)))
+        return try FaultInjection.json(Command.run("setpriv", try Self.setprivArguments(user: "nobody") + command, timeout: .seconds(30)))
     }
 
     func testBusDeathEndsTheDaemonNonZeroWithinOneSecond() throws {
