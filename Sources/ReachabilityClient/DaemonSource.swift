@@ -38,7 +38,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     private var lastAnswers: [String: AddressAnswer] = [:]
     /// Asks again after an unanswered check: after 0.25 s, doubling up to 8 s; starts over after
     /// a check answered in full.
-    private lazy var unansweredRetry = RetryBackoff(queue: queue, initialSeconds: 0.25, maximumSeconds: 8)
+    private lazy var unansweredRetry = RetryBackoff(queue: queue, delays: .unansweredDaemon)
     /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,

@@ -106,7 +106,8 @@ public final class ReachabilityManager: Sendable {
     /// resolve is `.notReachable`, and is looked up again by itself after 1 s, then 2 s, 4 s…
     /// up to 30 s, until it resolves. The addresses are checked again whenever the daemon announces
     /// a routing change (`RoutesChanged`) or publishes a new state; a successful resolution is
-    /// reused for 30 s, so route churn does not become DNS traffic.
+    /// reused for 30 s, and a failure until the name's next lookup, so route churn does not become
+    /// DNS traffic.
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {

@@ -4,11 +4,13 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// The clients across 1,000 restarts of the daemon (issue 6): a `ReachabilityManager` in the test
-/// process and a `reachabilityctl monitor --json` subprocess follow the daemon while it is stopped
-/// with SIGTERM and started again, and every other time the default route is added or removed
-/// while it is down, so that a client still showing the status from before the restart is seen.
-/// Prints `FIGURE:` lines for docs/reliability.md.
+/// The clients across restarts of the daemon.
+///
+/// 1,000 restarts (issue 6): a `ReachabilityManager` in the test process and a `reachabilityctl
+/// monitor --json` subprocess follow the daemon while it is stopped with SIGTERM and started
+/// again, and every other time the default route is added or removed while it is down, so that a
+/// client still showing the status from before the restart is seen. Prints `FIGURE:` lines for
+/// docs/reliability.md. Then a host name's retry across one restart (issue 29).
 final class DaemonRestartTests: DaemonTestCase {
     /// How many times the daemon restarts.
     private static let restarts = 1_000
@@ -138,6 +140,39 @@ final class DaemonRestartTests: DaemonTestCase {
         }
         XCTAssertTrue(manager.isDaemonAvailable)
         XCTAssertEqual(manager.status.rawValue, truth)
+    }
+
+    func testAHostNameRetryDueWhenTheDaemonRestartsStillRuns() throws {
+        // Given a reachable network, and a manager of a name that does not resolve yet, looked
+        // up at 0, 1 and 3 s (its back-off: the next lookup is due 4 s after the third)
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let resolver = ScriptedResolver(address: "10.77.0.9")
+        let manager = try makeManager(.domain(HostLookup("late-host.invalid", resolver: resolver.resolve)))
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        let calls = try Poll.until("the lookup 3 s after the first", observe: { resolver.calls }) { calls in
+            calls.count > 1 && calls.last! - calls.first! >= .milliseconds(2500)
+        }
+        let retryDue = calls.last! + .seconds(4)
+        try waitForManager(manager, status: .notReachable)
+
+        // When the daemon restarts before that lookup is due, and the name resolves once the
+        // manager has checked it again with the restarted daemon
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        try waitForManager(manager, status: .unknown, timeout: .seconds(1))
+        try startDaemon()
+        try waitForManager(manager, status: .notReachable)
+        XCTAssertLessThan(ContinuousClock.now, retryDue - .milliseconds(500), "the restart took too long for the test to tell anything")
+        resolver.startResolving()
+
+        // Then the lookup that was due still comes, finds the name, and the manager reports it
+        try waitForManager(manager, status: .reachableViaEthernet, timeout: retryDue - ContinuousClock.now + .seconds(3))
+        let lookupsAfterTheRestart = resolver.calls.dropFirst(calls.count)
+        XCTAssertEqual(lookupsAfterTheRestart.count, 1, "the restart's check reuses the failure until its retry")
+        XCTAssertGreaterThanOrEqual(lookupsAfterTheRestart.first ?? .now, retryDue - .milliseconds(100))
     }
 
     /// Starts the daemon without waiting for `READY=1` and without a signal recorder: the
