@@ -299,8 +299,12 @@ final class LocalizationResourceTests: XCTestCase {
 final class RetryDelaysTests: XCTestCase {
     func testWaitsDoubleFromTheFirstUpToTheLongest() {
         // Given each back-off of the library, failures in a row and the wait after them
-        let unanswered = RetryDelays.unansweredDaemon, lookup = RememberedResolution.failureReuse
+        let reconnect = BusHub.reconnectDelays, unanswered = RetryDelays.unansweredDaemon, lookup = RememberedResolution.failureReuse
         let rows: [(delays: RetryDelays, failures: Int, wait: Duration, line: UInt)] = [
+            (reconnect, 1, .milliseconds(100), #line), (reconnect, 2, .milliseconds(200), #line),
+            (reconnect, 3, .milliseconds(400), #line), (reconnect, 4, .milliseconds(800), #line),
+            (reconnect, 5, .milliseconds(1600), #line), (reconnect, 6, .milliseconds(3200), #line),
+            (reconnect, 7, .seconds(5), #line), (reconnect, 8, .seconds(5), #line), (reconnect, 1_000, .seconds(5), #line),
             (unanswered, 0, .milliseconds(250), #line), (unanswered, 1, .milliseconds(250), #line),
             (unanswered, 2, .milliseconds(500), #line), (unanswered, 6, .seconds(8), #line),
             (lookup, 1, .seconds(1), #line), (lookup, 2, .seconds(2), #line), (lookup, 3, .seconds(4), #line),
@@ -310,21 +314,6 @@ final class RetryDelaysTests: XCTestCase {
         // When / Then
         for row in rows {
             XCTAssertEqual(row.delays.delay(afterFailures: row.failures), row.wait, "after \(row.failures) failures", line: row.line)
-        }
-    }
-}
-
-final class ReconnectBackoffTests: XCTestCase {
-    func testDelayDoublesFromATenthOfASecondUpToFiveSeconds() {
-        // Given attempt numbers and the waits before them
-        let expected: [(attempt: Int, delay: Duration)] = [
-            (1, .milliseconds(100)), (2, .milliseconds(200)), (3, .milliseconds(400)), (4, .milliseconds(800)),
-            (5, .milliseconds(1600)), (6, .milliseconds(3200)), (7, .seconds(5)), (8, .seconds(5)), (1_000, .seconds(5)),
-        ]
-
-        // When / Then
-        for (attempt, delay) in expected {
-            XCTAssertEqual(BusHub.reconnectDelay(attempt: attempt), delay, "attempt \(attempt)")
         }
     }
 }
