@@ -38,6 +38,15 @@ extension ReachabilitySnapshot {
         interface: "", transport: nil, isMetered: false, reason: "reachabilityd is not running"
     )
 
+    /// The snapshot when the daemon owns its bus name but does not answer; `why` says how the
+    /// last read of its properties failed.
+    static func daemonNotAnswering(_ why: String) -> ReachabilitySnapshot {
+        ReachabilitySnapshot(
+            status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
+            interface: "", transport: nil, isMetered: false, reason: "reachabilityd does not answer (\(why))"
+        )
+    }
+
     /// The snapshot when the bus cannot be reached.
     static func busUnavailable(_ why: String) -> ReachabilitySnapshot {
         ReachabilitySnapshot(

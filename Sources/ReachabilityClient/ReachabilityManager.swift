@@ -21,7 +21,9 @@ import Synchronization
 /// Nothing is known before ``startMonitoring()``: ``status`` is `.unknown` until the first
 /// answer from the daemon arrives, and again after ``stopMonitoring()``. While no process owns
 /// the daemon's bus name the status is `.unknown`; when the daemon (re)appears the manager reads
-/// its state again. No method blocks the caller: the bus is driven on a private serial queue.
+/// its state again. So it is while the owner does not answer that read (stopped, hung): the
+/// manager reads again after a back-off, or as soon as the daemon publishes a change, until it
+/// answers. No method blocks the caller: the bus is driven on a private serial queue.
 ///
 /// Every observer (the handler, each ``statusUpdates`` sequence) gets the current status first,
 /// then only real changes, never the same status twice in a row. All members are thread-safe.
@@ -106,7 +108,8 @@ public final class ReachabilityManager: Sendable {
     /// resolve is `.notReachable`, and is looked up again by itself after 1 s, then 2 s, 4 s…
     /// up to 30 s, until it resolves. The addresses are checked again whenever the daemon announces
     /// a routing change (`RoutesChanged`) or publishes a new state; a successful resolution is
-    /// reused for 30 s, so route churn does not become DNS traffic.
+    /// reused for 30 s, and a failure until the name's next lookup, so route churn does not become
+    /// DNS traffic.
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {
@@ -159,7 +162,8 @@ public final class ReachabilityManager: Sendable {
     }
 
     /// Whether reachabilityd answered the last time this manager looked: false before monitoring
-    /// has an answer, while the daemon's bus name has no owner, and while the bus is unreachable.
+    /// has an answer, while the daemon's bus name has no owner or its owner does not answer, and
+    /// while the bus is unreachable.
     /// For an address or a host name, true as soon as the daemon answers, while the first check
     /// (the resolution of the name, then `CheckAddress`) may still be running.
     public var isDaemonAvailable: Bool {
