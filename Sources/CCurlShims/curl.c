@@ -1,5 +1,6 @@
 #include "CCurlShims.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +28,14 @@ static struct {
     const char *(*easy_strerror)(CURLcode);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *);
+    CURLU *(*url)(void);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
+    void (*url_cleanup)(CURLU *);
+    void (*free)(void *);
 } curl;
 
 static const char *load_failure;
@@ -72,6 +81,14 @@ static void load(void) {
     RESOLVE(easy_strerror, "curl_easy_strerror");
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
+    RESOLVE(share_init, "curl_share_init");
+    RESOLVE(share_setopt, "curl_share_setopt");
+    RESOLVE(share_cleanup, "curl_share_cleanup");
+    RESOLVE(url, "curl_url");
+    RESOLVE(url_set, "curl_url_set");
+    RESOLVE(url_get, "curl_url_get");
+    RESOLVE(url_cleanup, "curl_url_cleanup");
+    RESOLVE(free, "curl_free");
     if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) load_failure = "curl_global_init failed";
 }
 
@@ -174,9 +191,39 @@ void CReachCurl_multi_serve_timeout(CReachCurl_Multi *multi) {
     curl.multi_socket_action(multi->handle, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
+int CReachCurl_url_host(const char *url, char *host, size_t hostSize, long *port) {
+    if (CReachCurl_load() != NULL) return -1;
+    CURLU *parsed = curl.url();
+    if (parsed == NULL) return -1;
+    char *name = NULL;
+    char *number = NULL;
+    int found = -1;
+    // CURLU_PUNYCODE: an IDN host as libcurl resolves it, and keys its DNS cache.
+    if (curl.url_set(parsed, CURLUPART_URL, url, 0) == CURLUE_OK && curl.url_get(parsed, CURLUPART_HOST, &name, CURLU_PUNYCODE) == CURLUE_OK
+        && curl.url_get(parsed, CURLUPART_PORT, &number, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        struct in_addr ipv4;
+        // libcurl gives an IPv6 literal in brackets; neither kind of literal is resolved.
+        if (name[0] == '[' || inet_pton(AF_INET, name, &ipv4) == 1) {
+            found = 0;
+        } else if (strlen(name) < hostSize) {
+            strcpy(host, name);
+            *port = strtol(number, NULL, 10);
+            found = 1;
+        }
+    }
+    curl.free(name);
+    curl.free(number);
+    curl.url_cleanup(parsed);
+    return found;
+}
+
 struct CReachCurl_Transfer {
     CURL *easy;
+    // The transfer's own DNS cache, holding only its CURLOPT_RESOLVE entry: in the multi
+    // handle's shared cache, the other family's entry for the same host and port would replace it.
+    CURLSH *dnsCache;
     struct curl_slist *headers;
+    struct curl_slist *resolve;
     unsigned char *body;
     size_t bodyLength;
     size_t bodyLimit;
@@ -188,7 +235,9 @@ struct CReachCurl_Transfer {
 // Frees a transfer that is not (or no longer) in a multi handle.
 static void discard(CReachCurl_Transfer *transfer) {
     if (transfer->easy != NULL) curl.easy_cleanup(transfer->easy);
+    if (transfer->dnsCache != NULL) curl.share_cleanup(transfer->dnsCache);
     curl.slist_free_all(transfer->headers);
+    curl.slist_free_all(transfer->resolve);
     free(transfer->body);
     free(transfer);
 }
@@ -231,10 +280,23 @@ CReachCurl_Transfer *CReachCurl_transfer_start(CReachCurl_Multi *multi, const CR
     SET(CURLOPT_IPRESOLVE, request->family == 6 ? (long)CURL_IPRESOLVE_V6 : (long)CURL_IPRESOLVE_V4);
     SET(CURLOPT_TIMEOUT_MS, request->timeoutMilliseconds);
     SET(CURLOPT_NOSIGNAL, 1L);
-    // Never wait for the resolver thread: a transfer removed or timed out while getaddrinfo()
-    // is still waiting for a silent nameserver (up to 30 s with glibc's defaults) would hold the
-    // daemon's queue for as long. The thread is left to finish on its own and frees itself.
+    // Never wait for a resolver thread, should libcurl start one (the caller resolves host
+    // names; only a URL it could not read is left to libcurl): a transfer removed or timed out
+    // while getaddrinfo() is still waiting for a silent nameserver (up to 30 s with glibc's
+    // defaults) would hold the daemon's queue for as long. The thread would finish alone.
     SET(CURLOPT_QUICK_EXIT, 1L);
+    if (code == CURLE_OK && request->resolve != NULL) {
+        transfer->dnsCache = curl.share_init();
+        transfer->resolve = curl.slist_append(NULL, request->resolve);
+        if (transfer->dnsCache == NULL || transfer->resolve == NULL) {
+            discard(transfer);
+            *error = "out of memory";
+            return NULL;
+        }
+        if (curl.share_setopt(transfer->dnsCache, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) code = CURLE_FAILED_INIT;
+        SET(CURLOPT_SHARE, transfer->dnsCache);
+        SET(CURLOPT_RESOLVE, transfer->resolve);
+    }
     // Every check asks the network anew: no connection or DNS answer kept from the last one.
     SET(CURLOPT_FRESH_CONNECT, 1L);
     SET(CURLOPT_FORBID_REUSE, 1L);

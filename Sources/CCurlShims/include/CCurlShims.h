@@ -36,6 +36,13 @@ int CReachCurl_multi_serve_ready(CReachCurl_Multi *multi);
 /// Tells libcurl its timer expired (curl_multi_socket_action with CURL_SOCKET_TIMEOUT).
 void CReachCurl_multi_serve_timeout(CReachCurl_Multi *multi);
 
+/// The host name a lookup must resolve before a transfer of `url`, and its port (the scheme's
+/// default when the URL gives none), as libcurl reads the URL (an IDN host in punycode).
+/// Returns 1 with `host` (NUL-terminated) and *port set; 0 when the host is a literal address,
+/// which needs no lookup; -1 when libcurl is not loaded, cannot parse the URL, or the host is
+/// longer than `hostSize` - 1. The corresponding C functions are `curl_url_set`, `curl_url_get`.
+int CReachCurl_url_host(const char *url, char *host, size_t hostSize, long *port);
+
 /// One HTTP GET of a check.
 typedef struct CReachCurl_Request {
     /// The URL (http or https only).
@@ -54,6 +61,10 @@ typedef struct CReachCurl_Request {
     const char *userAgent;
     /// At most this many bytes of the body are kept (the rest is read and dropped).
     size_t bodyLimit;
+    /// The host's addresses, resolved by the caller, as a CURLOPT_RESOLVE entry
+    /// ("HOST:PORT:ADDRESS[,ADDRESS]…", IPv6 addresses in brackets); NULL: libcurl resolves
+    /// the host itself (a literal address needs no resolving).
+    const char *resolve;
 } CReachCurl_Request;
 
 /// A transfer: its easy handle, its collected body and the error text libcurl left.
