@@ -38,63 +38,85 @@ static struct {
     void (*free)(void *);
 } curl;
 
-static const char *load_failure;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_failure_text[512];
+// Guards the loading below: CReachCurl_load may be called from any thread.
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+// The library, once dlopen and every dlsym succeeded (it stays loaded).
+static void *library;
+// curl_global_init succeeded: libcurl is ready for good.
+static int initialised;
 
-#define RESOLVE(field, name)                                                                   \
-    do {                                                                                       \
-        *(void **)(&curl.field) = dlsym(library, name);                                       \
-        if (curl.field == NULL) {                                                              \
-            snprintf(load_failure_text, sizeof load_failure_text, "%s lacks %s", soname, name); \
-            load_failure = load_failure_text;                                                  \
-            return;                                                                            \
-        }                                                                                      \
+#define RESOLVE(field, name)                                          \
+    do {                                                              \
+        *(void **)(&curl.field) = dlsym(handle, name);                \
+        if (curl.field == NULL) {                                     \
+            snprintf(why, whySize, "%s lacks %s", soname, name);      \
+            dlclose(handle);                                          \
+            return -1;                                                \
+        }                                                             \
     } while (0)
 
-static void load(void) {
-    const char *soname = "libcurl.so.4";
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+// One attempt, under load_lock: opens the library unless it is open, then initialises it.
+// A library lacking a function is closed again (a newer one may be installed before the next
+// attempt); one whose initialisation failed stays open and is initialised again next time.
+static int load(char *why, size_t whySize) {
     if (library == NULL) {
-        soname = "libcurl-gnutls.so.4";
-        library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        const char *soname = "libcurl.so.4";
+        void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (handle == NULL) {
+            soname = "libcurl-gnutls.so.4";
+            handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        }
+        if (handle == NULL) {
+            const char *error = dlerror();
+            snprintf(why, whySize, "%s", error ? error : "dlopen libcurl.so.4 failed");
+            return -1;
+        }
+        RESOLVE(global_init, "curl_global_init");
+        RESOLVE(multi_init, "curl_multi_init");
+        RESOLVE(multi_setopt, "curl_multi_setopt");
+        RESOLVE(multi_add_handle, "curl_multi_add_handle");
+        RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
+        RESOLVE(multi_socket_action, "curl_multi_socket_action");
+        RESOLVE(multi_info_read, "curl_multi_info_read");
+        RESOLVE(multi_cleanup, "curl_multi_cleanup");
+        RESOLVE(multi_assign, "curl_multi_assign");
+        RESOLVE(easy_init, "curl_easy_init");
+        RESOLVE(easy_setopt, "curl_easy_setopt");
+        RESOLVE(easy_getinfo, "curl_easy_getinfo");
+        RESOLVE(easy_cleanup, "curl_easy_cleanup");
+        RESOLVE(easy_strerror, "curl_easy_strerror");
+        RESOLVE(slist_append, "curl_slist_append");
+        RESOLVE(slist_free_all, "curl_slist_free_all");
+        RESOLVE(share_init, "curl_share_init");
+        RESOLVE(share_setopt, "curl_share_setopt");
+        RESOLVE(share_cleanup, "curl_share_cleanup");
+        RESOLVE(url, "curl_url");
+        RESOLVE(url_set, "curl_url_set");
+        RESOLVE(url_get, "curl_url_get");
+        RESOLVE(url_cleanup, "curl_url_cleanup");
+        RESOLVE(free, "curl_free");
+        library = handle;
     }
-    if (library == NULL) {
-        const char *why = dlerror();
-        snprintf(load_failure_text, sizeof load_failure_text, "%s", why ? why : "dlopen libcurl.so.4 failed");
-        load_failure = load_failure_text;
-        return;
+    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(why, whySize, "curl_global_init failed");
+        return -1;
     }
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(multi_init, "curl_multi_init");
-    RESOLVE(multi_setopt, "curl_multi_setopt");
-    RESOLVE(multi_add_handle, "curl_multi_add_handle");
-    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
-    RESOLVE(multi_socket_action, "curl_multi_socket_action");
-    RESOLVE(multi_info_read, "curl_multi_info_read");
-    RESOLVE(multi_cleanup, "curl_multi_cleanup");
-    RESOLVE(multi_assign, "curl_multi_assign");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(easy_strerror, "curl_easy_strerror");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
-    RESOLVE(share_init, "curl_share_init");
-    RESOLVE(share_setopt, "curl_share_setopt");
-    RESOLVE(share_cleanup, "curl_share_cleanup");
-    RESOLVE(url, "curl_url");
-    RESOLVE(url_set, "curl_url_set");
-    RESOLVE(url_get, "curl_url_get");
-    RESOLVE(url_cleanup, "curl_url_cleanup");
-    RESOLVE(free, "curl_free");
-    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) load_failure = "curl_global_init failed";
+    initialised = 1;
+    return 0;
 }
 
-const char *CReachCurl_load(void) {
-    pthread_once(&load_once, load);
-    return load_failure;
+int CReachCurl_load(char *why, size_t whySize) {
+    pthread_mutex_lock(&load_lock);
+    int result = initialised ? 0 : load(why, whySize);
+    pthread_mutex_unlock(&load_lock);
+    return result;
+}
+
+// Whether libcurl is ready (loading it if it is not), for the functions below, which Swift
+// calls only once CReachCurl_load succeeded.
+static int ready(void) {
+    char why[1];
+    return CReachCurl_load(why, sizeof why) == 0;
 }
 
 struct CReachCurl_Multi {
@@ -135,7 +157,7 @@ static int on_timer(CURLM *handle, long milliseconds, void *userp) {
 
 CReachCurl_Multi *CReachCurl_multi_new(CReachCurl_TimerCallback timerCallback, void *context, int *error) {
     *error = 0;
-    if (CReachCurl_load() != NULL) return NULL;
+    if (!ready()) return NULL;
     CReachCurl_Multi *multi = calloc(1, sizeof *multi);
     if (multi == NULL) return NULL;
     multi->epoll = epoll_create1(EPOLL_CLOEXEC);
@@ -192,7 +214,7 @@ void CReachCurl_multi_serve_timeout(CReachCurl_Multi *multi) {
 }
 
 int CReachCurl_url_host(const char *url, char *host, size_t hostSize, long *port) {
-    if (CReachCurl_load() != NULL) return -1;
+    if (!ready()) return -1;
     CURLU *parsed = curl.url();
     if (parsed == NULL) return -1;
     char *name = NULL;
@@ -366,7 +388,7 @@ CReachCurl_Response CReachCurl_response(CReachCurl_Transfer *transfer) {
 }
 
 const char *CReachCurl_strerror(int code) {
-    return CReachCurl_load() == NULL ? curl.easy_strerror((CURLcode)code) : "libcurl is not loaded";
+    return ready() ? curl.easy_strerror((CURLcode)code) : "libcurl is not loaded";
 }
 
 const int CReachCurl_OPERATION_TIMEDOUT = CURLE_OPERATION_TIMEDOUT;

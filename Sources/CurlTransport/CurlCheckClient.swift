@@ -96,8 +96,12 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         return token
     }
 
+    /// Why libcurl cannot be used; nil once it is loaded. Each call tries again while it is
+    /// not: it may have been installed since.
     public var unavailability: String? {
-        CReachCurl_load().map { "libcurl could not be loaded: \(String(cString: $0))" }
+        var why = [CChar](repeating: 0, count: 512)
+        guard CReachCurl_load(&why, why.count) != 0 else { return nil }
+        return "libcurl could not be loaded: \(String(nulTerminated: why))"
     }
 
     public func cancel(_ token: Int) {

@@ -10,10 +10,12 @@
 #include <stddef.h>
 #include <curl/curl.h>
 
-/// Loads libcurl (libcurl.so.4, else libcurl-gnutls.so.4) and initialises it, once per process.
-/// Returns NULL on success, else a static description of what failed (dlerror's text or
-/// "curl_global_init failed"); the failure is remembered and returned again.
-const char *CReachCurl_load(void);
+/// Loads libcurl (libcurl.so.4, else libcurl-gnutls.so.4) and initialises it, unless done.
+/// Returns 0 when it is ready (it stays so); else -1 with what failed in `why` (dlerror's text,
+/// a missing function, "curl_global_init failed"), truncated to `whySize` bytes with its NUL.
+/// A failure is not final: the next call tries again (libcurl may have been installed since).
+/// Thread-safe. The corresponding C functions are `dlopen`, `dlsym` and `curl_global_init`.
+int CReachCurl_load(char *why, size_t whySize);
 
 /// The callback libcurl calls to set its one timer: -1 deletes it, else milliseconds from now.
 /// `context` is the pointer given to CReachCurl_multi_new.
