@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import ReachabilityCore
+import SystemSupport
 
 /// The check's host-name lookups, through the system resolver as an application makes them
 /// (`getaddrinfo` for one family, `/etc/hosts` and DNS as `nsswitch.conf` says), each on a
@@ -28,7 +29,7 @@ final class CheckNameLookups: @unchecked Sendable {
         /// The addresses, in the resolver's order, without duplicates (at least one).
         case addresses([String])
         /// None: `gai_strerror`'s text ("Name or service not known", "Temporary failure in
-        /// name resolution"...).
+        /// name resolution"...), or errno's for `EAI_SYSTEM`.
         case failed(String)
     }
 
@@ -93,7 +94,10 @@ final class CheckNameLookups: @unchecked Sendable {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let result = getaddrinfo(key.host, nil, &hints, &list)
-        guard result == 0 else { return .failed(String(cString: gai_strerror(result))) }
+        guard result == 0 else {
+            // EAI_SYSTEM: a system call failed; errno says which way.
+            return .failed(result == EAI_SYSTEM ? SystemError.describe(errno: errno) : String(cString: gai_strerror(result)))
+        }
         defer { freeaddrinfo(list) }
         var addresses: [String] = []
         var entry = list
