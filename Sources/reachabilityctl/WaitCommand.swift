@@ -67,8 +67,6 @@ struct WaitCommand: Subcommand {
         interfaces = try Self.interfaces(arguments)
         carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
         verbose = arguments.flag("verbose")
-        guard timeout >= 0 else { throw UsageError(message: "--timeout must not be negative.") }
-        guard carrierTimeout >= 0 else { throw UsageError(message: "--carrier-timeout must not be negative.") }
     }
 
     /// What the options call online.
