@@ -195,6 +195,20 @@ public final class ReachabilityManager: Sendable {
         return name.isEmpty ? nil : name
     }
 
+    /// The interface that carries `family`'s traffic, or nil when that family is not reachable
+    /// (with both reachable, ``interfaceName`` is IPv4's).
+    public func interfaceName(for family: AddressFamily) -> String? {
+        let snapshot = snapshot
+        let name = family == .ipv4 ? snapshot.ipv4Interface : snapshot.ipv6Interface
+        return name.isEmpty ? nil : name
+    }
+
+    /// The transport of ``interfaceName(for:)``, or nil when that family is not reachable.
+    public func transport(for family: AddressFamily) -> Transport? {
+        let snapshot = snapshot
+        return family == .ipv4 ? snapshot.ipv4Transport : snapshot.ipv6Transport
+    }
+
     /// Whether the traffic is metered (a cellular link).
     public var isMetered: Bool { snapshot.isMetered }
 

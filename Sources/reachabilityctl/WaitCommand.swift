@@ -14,7 +14,9 @@ struct WaitCommand: Subcommand {
         discussion: """
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
-            --connectivity when given (full > portal > limited > unknown). Fails at once \
+            --connectivity when given (full > portal > limited > unknown). The transport, \
+            interfaces and connectivity are those of each family given (both: each family's own), \
+            else of the route the status names. Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
             during the wait only delays the answer. A --host name that does not resolve is looked \
             up again after 1 s, doubling up to 30 s; one whose resolver has not answered when the \

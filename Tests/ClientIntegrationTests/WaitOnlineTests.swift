@@ -54,6 +54,51 @@ final class WaitOnlineTests: DaemonTestCase {
         XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--ipv4", "--interface", "ra0"]).termination, .exited(0))
     }
 
+    func testInterfaceAndTransportAreMatchedAgainstTheRequiredFamilysOwnLink() throws {
+        // Given IPv4 by default via ra0 (ethernet) and IPv6 by default via rb0 (wifi, by the
+        // configuration's Transport=), both reachable: the status names IPv4's link
+        try writeConfiguration("[Reachability]\nTransport=rb0:wifi\n")
+        try startDaemon(arguments: ["--config", try configurationPath])
+        let netns = try netns
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        for link in ["rb0", "rb1"] { try netns.setIPv6(enabled: true, on: link) }
+        for link in ["rb1", "rb0"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("addr", "add", "2001:db8:78::2/64", "dev", "rb0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", "2001:db8:78::1", "dev", "rb0")
+        try waitForProperties("IPv4 via ra0 and IPv6 via rb0") {
+            $0.bool(.ipv4Reachable) == true && $0.bool(.ipv6Reachable) == true && $0.string(.interface) == "ra0"
+        }
+
+        // When / Then: each family is matched against its own link, the machine against the status's
+        let rows: [(options: [String], exit: Int32, line: UInt)] = [
+            (["--ipv6", "--interface", "rb0"], 0, #line),
+            (["--ipv6", "--interface", "ra0"], Exit.timeout, #line),
+            (["--ipv4", "--interface", "ra0"], 0, #line),
+            (["--ipv4", "--interface", "rb0"], Exit.timeout, #line),
+            (["--ipv4", "--ipv6", "--interface", "ra0,rb0"], 0, #line),
+            (["--ipv4", "--ipv6", "--interface", "ra0"], Exit.timeout, #line),
+            (["--interface", "ra0"], 0, #line),
+            (["--interface", "rb0"], Exit.timeout, #line),
+            (["--ipv6", "--transport", "wifi"], 0, #line),
+            (["--ipv6", "--transport", "ethernet"], Exit.timeout, #line),
+            (["--ipv4", "--transport", "ethernet"], 0, #line),
+            (["--ipv4", "--ipv6", "--transport", "ethernet"], Exit.timeout, #line),
+            (["--transport", "ethernet"], 0, #line),
+        ]
+        for row in rows {
+            let result = try reachabilityctl(["wait", "--timeout", row.exit == 0 ? "10" : "1"] + row.options)
+            XCTAssertEqual(result.termination, .exited(row.exit), "\(row.options): \(result.standardError)", line: row.line)
+        }
+        // and status --json says each family's link
+        let status = try jsonObject(try reachabilityctl(["status", "--json"]).standardOutput)
+        XCTAssertEqual(status["ipv4Interface"] as? String, "ra0", "\(status)")
+        XCTAssertEqual(status["ipv6Interface"] as? String, "rb0", "\(status)")
+        XCTAssertEqual(status["ipv4Transport"] as? String, "ethernet", "\(status)")
+        XCTAssertEqual(status["ipv6Transport"] as? String, "wifi", "\(status)")
+    }
+
     func testCarrierTimeoutGivesUpEarlyOnlyWhenNoLinkHasCarrier() throws {
         // Given a daemon in a namespace whose only links (ra0, ra1) are down
         try startDaemon()

@@ -43,6 +43,49 @@ final class OnlineDefinitionTests: XCTestCase {
         }
     }
 
+    func testEachRequiredFamilyIsMatchedAgainstItsOwnRoute() {
+        // Given IPv4 via eth0 (ethernet, the status's) and IPv6 via wlan0 (wifi)
+        let split = ReachabilitySnapshot(
+            status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true, interface: "eth0", transport: .ethernet,
+            isMetered: false, reason: "", ipv4Evidence: .full, ipv6Evidence: .limited,
+            ipv4Link: ("eth0", .ethernet), ipv6Link: ("wlan0", .wifi)
+        )
+        // and IPv4 via a tunnel over WiFi (the status names the medium beneath), IPv6 via another tunnel
+        let tunnels = ReachabilitySnapshot(
+            status: .reachableViaWiFi, isIPv4Reachable: true, isIPv6Reachable: true, interface: "wg0", transport: .vpn,
+            isMetered: false, reason: "", ipv4Link: ("wg0", .vpn), ipv6Link: ("wg1", .vpn)
+        )
+        let rows: [(name: String, definition: OnlineDefinition, snapshot: ReachabilitySnapshot, online: Bool, line: UInt)] = [
+            // An interface set: the status's route without a family, else each family's
+            ("no family, IPv4's link", OnlineDefinition(interfaces: ["eth0"]), split, true, #line),
+            ("no family, IPv6's link", OnlineDefinition(interfaces: ["wlan0"]), split, false, #line),
+            ("IPv6, its link", OnlineDefinition(family: .ipv6, interfaces: ["wlan0"]), split, true, #line),
+            ("IPv6, IPv4's link", OnlineDefinition(family: .ipv6, interfaces: ["eth0"]), split, false, #line),
+            ("IPv4, its link", OnlineDefinition(family: .ipv4, interfaces: ["eth*"]), split, true, #line),
+            ("IPv4, IPv6's link", OnlineDefinition(family: .ipv4, interfaces: ["wlan0"]), split, false, #line),
+            ("both, each its own", OnlineDefinition(family: .both, interfaces: ["eth0", "wlan0"]), split, true, #line),
+            ("both, only IPv4's listed", OnlineDefinition(family: .both, interfaces: ["eth0"]), split, false, #line),
+            // A transport, likewise
+            ("no family, wifi (IPv6's)", OnlineDefinition(transport: .wifi), split, false, #line),
+            ("IPv6, wifi", OnlineDefinition(family: .ipv6, transport: .wifi), split, true, #line),
+            ("IPv6, ethernet (IPv4's)", OnlineDefinition(family: .ipv6, transport: .ethernet), split, false, #line),
+            ("IPv4, ethernet", OnlineDefinition(family: .ipv4, transport: .ethernet), split, true, #line),
+            ("both, ethernet", OnlineDefinition(family: .both, transport: .ethernet), split, false, #line),
+            ("IPv4 on the status's tunnel: the medium beneath", OnlineDefinition(family: .ipv4, transport: .wifi), tunnels, true, #line),
+            ("IPv6 on another tunnel: no medium known", OnlineDefinition(family: .ipv6, transport: .wifi), tunnels, false, #line),
+            // A connectivity, likewise (IPv4 full, IPv6 limited)
+            ("no family, full: the better family's", OnlineDefinition(connectivity: .full), split, true, #line),
+            ("IPv4, full", OnlineDefinition(family: .ipv4, connectivity: .full), split, true, #line),
+            ("IPv6, full", OnlineDefinition(family: .ipv6, connectivity: .full), split, false, #line),
+            ("IPv6, limited", OnlineDefinition(family: .ipv6, connectivity: .limited), split, true, #line),
+            ("both, full", OnlineDefinition(family: .both, connectivity: .full), split, false, #line),
+        ]
+        for row in rows {
+            // When / Then
+            XCTAssertEqual(row.definition.isOnline(row.snapshot), row.online, row.name, line: row.line)
+        }
+    }
+
     func testNoCarrierGiveUp() {
         // Given a 5 s give-up started at t=100, when the observations come in order, then:
         let rows: [(name: String, observations: [(carrier: Bool, at: Double)], givesUp: Bool, line: UInt)] = [
