@@ -38,11 +38,14 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     private let reportSnapshot: SnapshotReport
     private var engine: ReachabilityEngine?
     private var session: UInt64 = 0
+    /// The engine's last snapshot of the machine: an address's or a domain's snapshot takes its
+    /// evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
+    private var machine = ReachabilitySnapshot.unknown
     /// Checks an address or domain with the engine's route lookups; cancelled when a run ends.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
         ask: { [weak self] addresses, answered in answered(self?.answers(addresses) ?? []) },
-        finished: { [weak self] snapshot in self?.report(snapshot) }
+        finished: { [weak self] snapshot in self?.destinationChecked(snapshot) }
     )
 
     /// Creates a stopped source.
@@ -92,7 +95,12 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         reportSnapshot(snapshot, false, session)
     }
 
+    private func destinationChecked(_ snapshot: ReachabilitySnapshot) {
+        report(EvidenceRule.destination(snapshot, machine: machine))
+    }
+
     private func engineChanged(_ snapshot: ReachabilitySnapshot) {
+        machine = snapshot
         if target == .machine {
             report(snapshot)
         } else {

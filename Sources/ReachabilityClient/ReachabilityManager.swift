@@ -216,6 +216,8 @@ public final class ReachabilityManager: Sendable {
     /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
     /// packets do not get out (the gateway failed address resolution, or the daemon's opt-in
     /// check got no answer), `.portal` (a captive portal), `.full` (the check's expected answer).
+    /// For an address or a host name: the daemon's evidence for each family whose route to it
+    /// leaves through the daemon's interface for that family, else `.unknown`.
     public var connectivity: Connectivity { snapshot.connectivity }
 
     /// The captive portal's user-facing URL, when one is known.

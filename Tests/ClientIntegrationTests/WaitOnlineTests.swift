@@ -150,4 +150,22 @@ final class WaitOnlineTests: DaemonTestCase {
         XCTAssertEqual(wait.wait(timeout: .seconds(15)), .exited(0), output("wait.err"))
         XCTAssertTrue(output("wait.err").contains("via ra0"), output("wait.err"))
     }
+
+    func testAHostTakesTheDaemonsConnectivityForTheFamilyThatReachesIt() throws {
+        // Given a daemon whose check says full over ra0, which also reaches the host 10.77.0.1
+        let router = try startDaemonBehindRouter(configuration: checkConfiguration())
+        try waitForConnectivity(.full)
+
+        // When / Then: a wait for the host with at least full connectivity is done at once
+        let full = try reachabilityctl(["wait", "--host", "10.77.0.1", "--connectivity", "full", "--timeout", "10", "--json"])
+        XCTAssertEqual(full.termination, .exited(0), full.standardError)
+        XCTAssertEqual(try jsonObject(full.standardOutput)["connectivity"] as? String, "full", full.standardOutput)
+
+        // Given a portal instead, then the host's connectivity is the portal too
+        try router.setMode("redirect")
+        try waitForConnectivity(.portal)
+        let portal = try reachabilityctl(["wait", "--host", "10.77.0.1", "--connectivity", "full", "--timeout", "1", "--json"])
+        XCTAssertEqual(portal.termination, .exited(Exit.timeout), portal.standardError)
+        XCTAssertEqual(try jsonObject(portal.standardOutput)["connectivity"] as? String, "portal", portal.standardOutput)
+    }
 }
