@@ -64,7 +64,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
         // The daemon's active check, with the same configuration (off without a CheckURL=).
         engine.checkClient = CurlCheckClient(queue: queue)
-        if let configuration = Self.configurationFiles.load() { engine.apply(configuration) }
+        if let configuration = ConfigurationFiles.clientFiles.load() { engine.apply(configuration) }
         if target != .machine {
             engine.onRoutingEvents = { [weak self] in self?.checkDestination() }
         }
@@ -75,12 +75,6 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         } catch {
             report(.busUnavailable("cannot follow the kernel's routing state: \(error)"))
         }
-    }
-
-    /// The daemon's configuration files, or those `$REACHABILITYD_CONFIG` names.
-    static var configurationFiles: ConfigurationFiles {
-        guard let named = getenv("REACHABILITYD_CONFIG").map({ String(cString: $0) }), !named.isEmpty else { return ConfigurationFiles() }
-        return ConfigurationFiles(mainFile: named)
     }
 
     /// Closes the netlink sockets.

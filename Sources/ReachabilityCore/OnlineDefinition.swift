@@ -81,13 +81,14 @@ public struct OnlineDefinition: Sendable, Hashable {
     }
 }
 
-/// The early give-up of a wait for the network: when no link but loopback has had carrier for
-/// `seconds` (a server booted without cables), waiting longer cannot help.
+/// The early give-up of a wait for the network: when no link that could lead out of this
+/// machine has had carrier for `seconds` (a server booted without cables), waiting longer
+/// cannot help. Which links could: ``countsCarrier(of:in:configuration:)``.
 ///
 /// Fed with observations in time order; the clock starts with the wait, so a wait that starts
 /// without any carrier gives up `seconds` later, and a carrier seen at any moment restarts it.
 public struct NoCarrierGiveUp: Sendable, Hashable {
-    /// How long without carrier on any link but loopback before giving up.
+    /// How long without carrier on a link that could lead out before giving up.
     public let seconds: Double
     /// When a link last had carrier, or when the wait started.
     public private(set) var lastCarrier: Double
@@ -101,11 +102,47 @@ public struct NoCarrierGiveUp: Sendable, Hashable {
     /// Records what was seen at `now` and says whether to give up.
     ///
     /// - Parameters:
-    ///   - anyCarrier: whether any link other than loopback has carrier now.
+    ///   - anyCarrier: whether any link that could lead out has carrier now.
     ///   - now: seconds on the same clock as `start`.
-    /// - Returns: true when no link but loopback has had carrier for `seconds`.
+    /// - Returns: true when no such link has had carrier for `seconds`.
     public mutating func observe(anyCarrier: Bool, at now: Double) -> Bool {
         if anyCarrier { lastCarrier = max(lastCarrier, now) }
         return !anyCarrier && now - lastCarrier >= seconds
+    }
+
+    /// Whether `link`'s carrier says the machine may get a way out: it is up with carrier, and
+    /// it could carry the daemon's answer itself, its packets not handed to another link of this
+    /// network namespace (which counts on its own) nor dropped. So it does not count when it is
+    ///
+    /// - loopback, or ignored by the daemon (`IgnoreInterfaces=`, `ContainerInterfaces=`, a
+    ///   bridge of containers' ends: ``TransportClassifier/ignoreReason(for:in:configuration:)``);
+    /// - a port of a bridge or bond: its master carries the traffic, and counts in its stead;
+    /// - a veth whose peer is in this namespace: what it sends comes back here;
+    /// - a dummy: what it sends is dropped;
+    /// - a tunnel (WireGuard, GRE, IP-in-IP, VXLAN, tun/tap…) whose underlay is in this
+    ///   namespace: up with carrier from its creation, it only wraps packets for another link.
+    ///   PPP counts: a modem's PPP link is the way out itself.
+    ///
+    /// A veth or tunnel whose other end is in another namespace (a container's own link) counts,
+    /// like any link with a medium.
+    ///
+    /// - Parameters:
+    ///   - link: the link.
+    ///   - links: every link of the namespace, for the daemon's ignore rules.
+    ///   - configuration: the daemon's configuration.
+    public static func countsCarrier(of link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
+        guard link.isUp, link.hasCarrier, !link.isLoopback, link.masterIndex == nil,
+              TransportClassifier.ignoreReason(for: link, in: links, configuration: configuration) == nil else { return false }
+        switch link.kind {
+        case "dummy"?: return false
+        case "veth"?: return link.lowerIndex == nil
+        case let kind? where kind != "ppp" && TransportClassifier.tunnelKinds.contains(kind): return link.isLowerInOtherNamespace
+        default: return true
+        }
+    }
+
+    /// Whether any of `links` has carrier that counts (``countsCarrier(of:in:configuration:)``).
+    public static func anyCarrier(in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
+        links.values.contains { countsCarrier(of: $0, in: links, configuration: configuration) }
     }
 }

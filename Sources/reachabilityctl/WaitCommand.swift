@@ -30,7 +30,7 @@ struct WaitCommand: Subcommand {
             .value("connectivity", "connectivity", "Require at least this connectivity: \(connectivities.map(\.rawValue).joined(separator: ", "))."),
             .value("host", "host", "Wait for this host name or address instead of the machine."),
             .value("interface", "interfaces", "Require the route to go through one of these interfaces (comma-separated names or globs)."),
-            .value("carrier-timeout", "seconds", "Give up early once no link but loopback has had carrier for this long (0: never).", default: "0"),
+            .value("carrier-timeout", "seconds", "Give up early once no link that could lead out (not loopback, ignored, a port, a veth to this namespace, a dummy or a tunnel) has had carrier for this long (0: never).", default: "0"),
             .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
             .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\" and \"waited\")."),
             SourceOption.spec,

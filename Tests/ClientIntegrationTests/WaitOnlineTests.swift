@@ -10,10 +10,13 @@ import Glibc
 /// on a private bus in a test namespace: the journal lines, the interface set, both families,
 /// the early give-up without carrier, SIGTERM, and connectivity mode with the check's portal.
 final class WaitOnlineTests: DaemonTestCase {
-    /// `reachabilityctl ARGUMENTS` run in the test's namespace (where `--carrier-timeout` reads links).
+    /// `reachabilityctl ARGUMENTS` run in the test's namespace (where `--carrier-timeout` reads
+    /// links), with the test's configuration file as the daemon's (none: the defaults).
     func waitInNamespace(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> CommandResult {
-        try Command.run("ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(), "wait"] + arguments,
-                        environment: try controlEnvironment(), timeout: timeout)
+        var environment = try controlEnvironment()
+        environment["REACHABILITYD_CONFIG"] = try configurationPath
+        return try Command.run("ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(), "wait"] + arguments,
+                               environment: environment, timeout: timeout)
     }
 
     /// A `reachabilityctl wait ARGUMENTS` left running; its output in `wait.out` and `wait.err`.
@@ -110,13 +113,42 @@ final class WaitOnlineTests: DaemonTestCase {
         // Then it gives up after about 1 s, saying why and where the daemon stood
         XCTAssertEqual(gaveUp.termination, .exited(Exit.timeout), gaveUp.standardError)
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
-        XCTAssertTrue(gaveUp.standardError.contains("no link but loopback has had carrier for 1.0 s; not-reachable ("), gaveUp.standardError)
+        XCTAssertTrue(gaveUp.standardError.contains("no link that could lead out has had carrier for 1.0 s; not-reachable ("), gaveUp.standardError)
 
-        // Given carrier on ra0 (no route): the full timeout applies
-        try configureIPv4Link()
+        // Given carrier on ra0 (no route), a cable to another namespace: the full timeout applies
+        let peer = try TestNamespace(withVethPair: false)
+        try netns.ip("link", "set", "ra1", "netns", peer.name)
+        try peer.ip("link", "set", "ra1", "up")
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        try netns.ip("link", "set", "ra0", "up")
+        try netns.waitForCarrier("ra0")
         let timedOut = try waitInNamespace(["--timeout", "2", "--carrier-timeout", "1"])
         XCTAssertEqual(timedOut.termination, .exited(Exit.timeout), timedOut.standardError)
         XCTAssertTrue(timedOut.standardError.contains("Timed out after 2.0 s: not-reachable ("), timedOut.standardError)
+    }
+
+    func testCarrierTimeoutCountsOnlyLinksThatCouldLeadOut() throws {
+        // Given a daemon, and carrier only on links that lead nowhere but this namespace: a veth
+        // pair with both ends here (ra0, ra1; no address, no route), and a container's veth end
+        // (vethc1, ContainerInterfaces=veth*) whose peer is in the container's namespace
+        try startDaemon()
+        let netns = try netns
+        for link in ["ra1", "ra0"] { try netns.ip("link", "set", link, "up") }
+        let container = try TestNamespace(withVethPair: false)
+        try netns.addQuietVethPair("vethc1", peer: "ceth1")
+        try netns.ip("link", "set", "ceth1", "netns", container.name)
+        try container.ip("link", "set", "ceth1", "up")
+        try netns.ip("link", "set", "vethc1", "up")
+        for link in ["ra0", "ra1", "vethc1"] { try netns.waitForCarrier(link) }
+
+        // When waiting up to 20 s with a 1 s give-up without carrier
+        let start = ContinuousClock.now
+        let gaveUp = try waitInNamespace(["--timeout", "20", "--carrier-timeout", "1"])
+
+        // Then it gives up after about 1 s
+        XCTAssertEqual(gaveUp.termination, .exited(Exit.timeout), gaveUp.standardError)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), gaveUp.standardError)
+        XCTAssertTrue(gaveUp.standardError.contains("Gave up after "), gaveUp.standardError)
     }
 
     func testSIGTERMSaysWhereTheWaitStoodThenEndsByTheSignal() throws {

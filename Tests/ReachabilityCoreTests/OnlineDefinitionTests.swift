@@ -102,4 +102,66 @@ final class OnlineDefinitionTests: XCTestCase {
             XCTAssertEqual(last, row.givesUp, row.name, line: row.line)
         }
     }
+
+    func testOnlyLinksThatCouldLeadOutCountForTheGiveUpWithoutCarrier() {
+        // Given a namespace's links (index 1 is lo)
+        func link(_ index: InterfaceIndex, _ name: String, kind: String? = nil, driver: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
+                  lower: InterfaceIndex? = nil, lowerElsewhere: Bool = false, master: InterfaceIndex? = nil,
+                  up: Bool = true, carrier: Bool = true, loopback: Bool = false) -> LinkDescription {
+            LinkDescription(index: index, name: name, kind: kind, hardwareType: hardwareType, driver: driver, lowerIndex: lower,
+                            isLowerInOtherNamespace: lowerElsewhere, masterIndex: master, isUp: up, hasCarrier: carrier, isLoopback: loopback)
+        }
+        let links = [
+            link(1, "lo", hardwareType: HardwareType.loopback, loopback: true),
+            link(2, "eth0", driver: "e1000e"),
+            link(3, "eth1", driver: "e1000e", carrier: false),
+            link(4, "eth2", driver: "e1000e", up: false, carrier: false),
+            link(5, "ra0", kind: "veth", lower: 6), link(6, "ra1", kind: "veth", lower: 5),
+            link(7, "host0", kind: "veth", lowerElsewhere: true),
+            link(8, "vethc0a1b2", kind: "veth", lowerElsewhere: true),
+            link(11, "eth3", driver: "igb", master: 12), link(12, "br0", kind: "bridge"),
+            link(13, "vc0", kind: "veth", lowerElsewhere: true, master: 14), link(14, "lxcbr0", kind: "bridge"),
+            link(15, "dummy0", kind: "dummy"),
+            link(16, "wg0", kind: "wireguard", hardwareType: HardwareType.none),
+            link(17, "tun0", kind: "tun", hardwareType: HardwareType.none),
+            link(18, "gre1", kind: "gre", hardwareType: HardwareType.gre, lowerElsewhere: true),
+            link(19, "ppp0", hardwareType: HardwareType.ppp),
+            link(20, "ppp1", kind: "ppp", hardwareType: HardwareType.ppp),
+            link(21, "mv0", kind: "macvlan", lowerElsewhere: true),
+            link(22, "eth9", driver: "e1000e"),
+        ]
+        let byIndex = Dictionary(uniqueKeysWithValues: links.map { ($0.index, $0) })
+        let configuration = DaemonConfiguration(ignoreInterfaces: ["eth9"])
+        let rows: [(name: String, counts: Bool, line: UInt)] = [
+            ("lo", false, #line),
+            ("eth0", true, #line), ("eth1", false, #line), ("eth2", false, #line),
+            // a veth pair inside the namespace: what one end sends, the other receives here
+            ("ra0", false, #line), ("ra1", false, #line),
+            // a container's own link, its peer on the host: a way out
+            ("host0", true, #line),
+            // a container's end on the host (ContainerInterfaces=veth*)
+            ("vethc0a1b2", false, #line),
+            // a port: its master counts instead
+            ("eth3", false, #line), ("br0", true, #line),
+            // a bridge whose ports are all containers' ends is ignored by the daemon
+            ("vc0", false, #line), ("lxcbr0", false, #line),
+            ("dummy0", false, #line), ("wg0", false, #line), ("tun0", false, #line),
+            // a tunnel over another namespace's links, PPP (a modem's own), a container's macvlan
+            ("gre1", true, #line), ("ppp0", true, #line), ("ppp1", true, #line), ("mv0", true, #line),
+            ("eth9", false, #line),
+        ]
+        XCTAssertEqual(Set(rows.map(\.name)), Set(links.map(\.name)), "every link has a row")
+        for row in rows {
+            // When
+            let link = links.first { $0.name == row.name }!
+            let counts = NoCarrierGiveUp.countsCarrier(of: link, in: byIndex, configuration: configuration)
+
+            // Then
+            XCTAssertEqual(counts, row.counts, row.name, line: row.line)
+        }
+        // and any counting link is carrier enough; none is none
+        XCTAssertTrue(NoCarrierGiveUp.anyCarrier(in: byIndex, configuration: configuration))
+        let withoutWayOut = byIndex.filter { ![2, 7, 12, 18, 19, 20, 21].contains($0.key) }
+        XCTAssertFalse(NoCarrierGiveUp.anyCarrier(in: withoutWayOut, configuration: configuration))
+    }
 }
