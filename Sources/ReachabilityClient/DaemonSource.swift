@@ -35,6 +35,9 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     private var running = false
     private var daemonRunning = false
+    /// The machine's snapshot as the daemon last published it: an address's or a domain's
+    /// snapshot takes its evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
+    private var machine = ReachabilitySnapshot.unknown
     /// Each address's last answer from the daemon, kept while the daemon does not answer.
     private var lastAnswers: [String: AddressAnswer] = [:]
     /// Asks again after an unanswered check: after 0.25 s, doubling up to 8 s; starts over after
@@ -104,8 +107,9 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
             report(.daemonNotAnswering(why))
         case .running(_, let properties):
             daemonRunning = true
+            machine = ReachabilitySnapshot(busProperties: properties)
             switch target {
-            case .machine: report(ReachabilitySnapshot(busProperties: properties))
+            case .machine: report(machine)
             case .address, .domain:
                 // The daemon answers; the destination's snapshot comes when its check ends.
                 reportObservation(nil, true, session)
@@ -189,6 +193,6 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {
         // A daemon that went away meanwhile has already reported `.unknown`.
-        if running, daemonRunning { report(snapshot) }
+        if running, daemonRunning { report(EvidenceRule.destination(snapshot, machine: machine)) }
     }
 }

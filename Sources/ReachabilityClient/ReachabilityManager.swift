@@ -199,6 +199,20 @@ public final class ReachabilityManager: Sendable {
         return name.isEmpty ? nil : name
     }
 
+    /// The interface that carries `family`'s traffic, or nil when that family is not reachable
+    /// (with both reachable, ``interfaceName`` is IPv4's).
+    public func interfaceName(for family: AddressFamily) -> String? {
+        let snapshot = snapshot
+        let name = family == .ipv4 ? snapshot.ipv4Interface : snapshot.ipv6Interface
+        return name.isEmpty ? nil : name
+    }
+
+    /// The transport of ``interfaceName(for:)``, or nil when that family is not reachable.
+    public func transport(for family: AddressFamily) -> Transport? {
+        let snapshot = snapshot
+        return family == .ipv4 ? snapshot.ipv4Transport : snapshot.ipv6Transport
+    }
+
     /// Whether the traffic is metered (a cellular link).
     public var isMetered: Bool { snapshot.isMetered }
 
@@ -206,6 +220,8 @@ public final class ReachabilityManager: Sendable {
     /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
     /// packets do not get out (the gateway failed address resolution, or the daemon's opt-in
     /// check got no answer), `.portal` (a captive portal), `.full` (the check's expected answer).
+    /// For an address or a host name: the daemon's evidence for each family whose route to it
+    /// leaves through the daemon's interface for that family, else `.unknown`.
     public var connectivity: Connectivity { snapshot.connectivity }
 
     /// The captive portal's user-facing URL, when one is known.

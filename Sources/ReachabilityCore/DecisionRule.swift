@@ -33,7 +33,8 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// a link-local destination, a link-local one) that DAD lets the kernel use, held by a link (wherever it lives; the kernel falls back to `::1`, a
 /// link-local address or `0.0.0.0` when it has nothing better, and keeps an IPv6 route's `src`
 /// after the address is deleted from another link: neither is reachable).
-/// The machine is reachable when either family is; the IPv4 link wins when both are. When
+/// The machine is reachable when either family is; the IPv4 link wins when both are (each
+/// family's own link is published beside it). When
 /// neither is, the reason is the more specific of the two families' reasons.
 public enum ReachabilityRule {
     /// Decides reachability of one destination.
@@ -129,7 +130,9 @@ public enum ReachabilityRule {
             interface: chosen?.link?.name ?? "",
             transport: chosen?.link?.transport,
             isMetered: chosen?.link?.isMetered ?? false,
-            reason: reason
+            reason: reason,
+            ipv4Link: (v4.link?.name ?? "", v4.link?.transport),
+            ipv6Link: (v6.link?.name ?? "", v6.link?.transport)
         )
     }
 

@@ -396,9 +396,15 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
         let rows: [(arguments: [String], says: String, line: UInt)] = [
-            (["wait", "--carrier-timeout", "-1"], "--carrier-timeout must not be negative", #line),
+            (["wait", "--carrier-timeout", "-1"], "The value '-1' is invalid for '--carrier-timeout <seconds>': give a number of seconds from 0 to 4294967295.", #line),
             (["wait", "--interface", ","], "Give at least one interface name or glob to '--interface'", #line),
-            (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
+            (["wait", "--timeout", "-1"], "The value '-1' is invalid for '--timeout <seconds>'", #line),
+            (["wait", "--timeout", "1e19"], "The value '1e19' is invalid for '--timeout <seconds>'", #line),
+            (["wait", "--carrier-timeout", "1e19"], "The value '1e19' is invalid for '--carrier-timeout <seconds>'", #line),
+            (["status", "--answer-timeout", "1e19"], "The value '1e19' is invalid for '--answer-timeout <seconds>'", #line),
+            (["explain", "--answer-timeout", "-1"], "The value '-1' is invalid for '--answer-timeout <seconds>'", #line),
+            (["metrics", "--answer-timeout", "9e15"], "The value '9e15' is invalid for '--answer-timeout <seconds>'", #line),
+            (["check", "10.77.0.9", "--answer-timeout", "nan"], "The value 'nan' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", ""], "Give a host name or an address", #line),
             (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics.", #line),
         ]

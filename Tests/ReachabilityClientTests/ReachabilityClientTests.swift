@@ -59,6 +59,28 @@ final class PublishedPropertiesTests: XCTestCase {
             status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true, interface: "wwan0",
             transport: .wwan, isMetered: true, reason: "IPv6 default route on wwan0"
         ))
+        // and, from an older daemon without the per-family properties, a reachable family's link is Interface
+        XCTAssertEqual(snapshot.ipv6Interface, "wwan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wwan)
+        XCTAssertEqual(snapshot.ipv4Interface, "")
+    }
+
+    func testEachFamilysLinkFromBusProperties() {
+        // Given IPv4 via eth0 and IPv6 via wlan0
+        let properties: [String: PropertyValue] = [
+            "Status": .string("reachable-via-ethernet"), "Reachable": .boolean(true), "IPv4Reachable": .boolean(true),
+            "IPv6Reachable": .boolean(true), "Interface": .string("eth0"), "Transport": .string("ethernet"),
+            "IPv4Interface": .string("eth0"), "IPv6Interface": .string("wlan0"), "IPv4Transport": .string("ethernet"), "IPv6Transport": .string("wifi"),
+        ]
+
+        // When
+        let snapshot = ReachabilitySnapshot(busProperties: properties)
+
+        // Then
+        XCTAssertEqual(snapshot.ipv4Interface, "eth0")
+        XCTAssertEqual(snapshot.ipv4Transport, .ethernet)
+        XCTAssertEqual(snapshot.ipv6Interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wifi)
     }
 
     func testUnknownStatusFromANewerDaemon() {
@@ -99,7 +121,29 @@ final class AddressAnswerTests: XCTestCase {
         XCTAssertTrue(snapshot.isMetered)
         XCTAssertTrue(snapshot.isIPv6Reachable)
         XCTAssertFalse(snapshot.isIPv4Reachable)
+        XCTAssertEqual(snapshot.ipv6Interface, "wwan0")
+        XCTAssertEqual(snapshot.ipv4Interface, "")
         XCTAssertEqual(AddressAnswer.snapshot(destination: "example.org", answers: []).status, .notReachable)
+    }
+
+    func testEachFamilysLinkIsItsFirstReachableAddresss() {
+        // Given a host whose IPv6 address is reached over wlan0, its IPv4 addresses over eth0 and wwan0
+        let answers = [
+            AddressAnswer(address: "2001:db8::1", status: .reachableViaWiFi, interface: "wlan0"),
+            AddressAnswer(address: "192.0.2.1", status: .notReachable, interface: ""),
+            AddressAnswer(address: "192.0.2.2", status: .reachableViaEthernet, interface: "eth0"),
+            AddressAnswer(address: "::ffff:192.0.2.3", status: .reachableViaWWAN, interface: "wwan0"),
+        ]
+
+        // When
+        let snapshot = AddressAnswer.snapshot(destination: "example.org", answers: answers)
+
+        // Then: the best answer names the host's link; each family has its own
+        XCTAssertEqual(snapshot.interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wifi)
+        XCTAssertEqual(snapshot.ipv4Interface, "eth0")
+        XCTAssertEqual(snapshot.ipv4Transport, .ethernet)
     }
 }
 
