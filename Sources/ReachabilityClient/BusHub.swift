@@ -219,7 +219,6 @@ final class BusHub: @unchecked Sendable {
         epoch += 1
         for call in calls.abandon() { call.reply(nil) }  // the connection went
         state = nil
-        nameOwnerUnique = nil
         pendingOwner = nil
         propertiesRetry.cancel()
         routesMatch = nil
@@ -237,7 +236,7 @@ final class BusHub: @unchecked Sendable {
     }
 
     /// Who owns the daemon's name, as the bus driver last said; nil when nobody does.
-    private var nameOwnerUnique: String?
+    private var nameOwnerUnique: String? { nameOwner?.owner }
     /// The owner whose `GetAll` is outstanding.
     private var pendingOwner: String?
 
@@ -247,7 +246,6 @@ final class BusHub: @unchecked Sendable {
         // bus works, and the next loss starts the backoff afresh.
         if case .initialOwner = event { reconnection.reset() }
         // A new owner (or none): what was read or retried of the last one is void.
-        nameOwnerUnique = event.owner
         pendingOwner = nil
         propertiesRetry.cancel()
         propertiesRetry.reset()
