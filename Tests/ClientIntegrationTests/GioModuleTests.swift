@@ -161,6 +161,23 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertTrue(unrouted.module.hasPrefix("error g-io-error-quark network-unreachable "), unrouted.module)
     }
 
+    func testCanReachThisHostsOwnAddresses() throws {
+        // Given a default route, ra0 holding 10.77.0.2 and fd00::2, and localhost in the hosts file
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n::1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
+        try startDaemon()
+        try configureIPv4Link()
+        try bringUpIPv6VethPair()
+        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // Then each is reachable for the module, as for GLib's monitor (and a connection to it works)
+        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2"] {
+            XCTAssertEqual(try sideBySide("this host's own \(host)", "can-reach", host, "443").module, "reachable", host)
+        }
+    }
+
     func testTheCConsumersAsynchronousCallAndItsCancellation() throws {
         // Given the C consumer, built as its comment says, and a routed namespace
         let binary = try XCTUnwrap(directory).file("can-reach")
