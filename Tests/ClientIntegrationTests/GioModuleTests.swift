@@ -329,7 +329,7 @@ final class GioModuleTests: DaemonTestCase {
             namespace: try netns.name, binary: try consumer("follow", build), arguments: arguments,
             environment: try environment(.module, build), directory: try XCTUnwrap(directory)
         )
-        let ready = try application.waitForLine("ready") { $0.hasPrefix("ready ") }
+        let ready = try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") }
         XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughTheDaemon)")
         return application
     }
@@ -470,7 +470,7 @@ final class GioModuleTests: DaemonTestCase {
             try addIPv4DefaultRoute()
             try waitForStatus(.reachableViaWWAN)
         }
-        try application.waitForChanges("20 network-changed") { $0.count >= 20 }
+        try application.waitForChanges("20 network-changed", timeout: .seconds(15)) { $0.count >= 20 }
 
         // Then ThreadSanitizer saw no race
         XCTAssertEqual(application.process.terminate(grace: .seconds(10)), .exited(0), application.errors)
