@@ -3,7 +3,7 @@
  * A GIO module: GNetworkMonitor on top of reachabilityd (extension point "gio-network-monitor",
  * name "reachabilityd", priority 35, see REACHABILITYD_MONITOR_PRIORITY). One file, as GLib's
  * own monitors are: one GObject type with its GNetworkMonitor and GInitable interfaces and the
- * module's load/unload/query entry points, over 300 lines because GObject boilerplate is.
+ * module's load/unload/query entry points.
  *
  *   network-available  = the daemon's Reachable
  *   network-metered    = Metered
@@ -24,8 +24,8 @@
  * Afterwards the module never takes the process down and never keeps a stale state: it talks
  * over a bus connection of its own (not the shared one, whose exit-on-close raises SIGTERM in
  * the application when the bus goes away) and follows the name. While the daemon is away (no
- * owner of its name, its properties not read yet, or no bus) the last state stays for
- * REACHABILITYD_ABSENCE_GRACE_MS (a restart is not a network change); after that the monitor
+ * owner of its name, a new owner whose properties are not read yet, or no bus) the last state
+ * stays for REACHABILITYD_ABSENCE_GRACE_MS (a restart is not a network change); then the monitor
  * answers as GLib's own netlink monitor does (it runs one, the "fallback", and relays it), and
  * can_reach() gives that monitor's answer as soon as the daemon is away. A lost bus is
  * connected again, a GetAll that failed is tried again, each with a bounded back-off, and once
@@ -37,7 +37,6 @@
  * the properties.
  */
 #include <pthread.h>
-#include <string.h>
 
 #include <gio/gio.h>
 
