@@ -72,7 +72,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityCore", "RTNetlink", "SystemSupport"]
+            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.

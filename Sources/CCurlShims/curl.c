@@ -1,5 +1,6 @@
 #include "CCurlShims.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -27,57 +28,95 @@ static struct {
     const char *(*easy_strerror)(CURLcode);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *);
+    CURLU *(*url)(void);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
+    void (*url_cleanup)(CURLU *);
+    void (*free)(void *);
 } curl;
 
-static const char *load_failure;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_failure_text[512];
+// Guards the loading below: CReachCurl_load may be called from any thread.
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+// The library, once dlopen and every dlsym succeeded (it stays loaded).
+static void *library;
+// curl_global_init succeeded: libcurl is ready for good.
+static int initialised;
 
-#define RESOLVE(field, name)                                                                   \
-    do {                                                                                       \
-        *(void **)(&curl.field) = dlsym(library, name);                                       \
-        if (curl.field == NULL) {                                                              \
-            snprintf(load_failure_text, sizeof load_failure_text, "%s lacks %s", soname, name); \
-            load_failure = load_failure_text;                                                  \
-            return;                                                                            \
-        }                                                                                      \
+#define RESOLVE(field, name)                                          \
+    do {                                                              \
+        *(void **)(&curl.field) = dlsym(handle, name);                \
+        if (curl.field == NULL) {                                     \
+            snprintf(why, whySize, "%s lacks %s", soname, name);      \
+            dlclose(handle);                                          \
+            return -1;                                                \
+        }                                                             \
     } while (0)
 
-static void load(void) {
-    const char *soname = "libcurl.so.4";
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+// One attempt, under load_lock: opens the library unless it is open, then initialises it.
+// A library lacking a function is closed again (a newer one may be installed before the next
+// attempt); one whose initialisation failed stays open and is initialised again next time.
+static int load(char *why, size_t whySize) {
     if (library == NULL) {
-        soname = "libcurl-gnutls.so.4";
-        library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        const char *soname = "libcurl.so.4";
+        void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (handle == NULL) {
+            soname = "libcurl-gnutls.so.4";
+            handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        }
+        if (handle == NULL) {
+            const char *error = dlerror();
+            snprintf(why, whySize, "%s", error ? error : "dlopen libcurl.so.4 failed");
+            return -1;
+        }
+        RESOLVE(global_init, "curl_global_init");
+        RESOLVE(multi_init, "curl_multi_init");
+        RESOLVE(multi_setopt, "curl_multi_setopt");
+        RESOLVE(multi_add_handle, "curl_multi_add_handle");
+        RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
+        RESOLVE(multi_socket_action, "curl_multi_socket_action");
+        RESOLVE(multi_info_read, "curl_multi_info_read");
+        RESOLVE(multi_cleanup, "curl_multi_cleanup");
+        RESOLVE(multi_assign, "curl_multi_assign");
+        RESOLVE(easy_init, "curl_easy_init");
+        RESOLVE(easy_setopt, "curl_easy_setopt");
+        RESOLVE(easy_getinfo, "curl_easy_getinfo");
+        RESOLVE(easy_cleanup, "curl_easy_cleanup");
+        RESOLVE(easy_strerror, "curl_easy_strerror");
+        RESOLVE(slist_append, "curl_slist_append");
+        RESOLVE(slist_free_all, "curl_slist_free_all");
+        RESOLVE(share_init, "curl_share_init");
+        RESOLVE(share_setopt, "curl_share_setopt");
+        RESOLVE(share_cleanup, "curl_share_cleanup");
+        RESOLVE(url, "curl_url");
+        RESOLVE(url_set, "curl_url_set");
+        RESOLVE(url_get, "curl_url_get");
+        RESOLVE(url_cleanup, "curl_url_cleanup");
+        RESOLVE(free, "curl_free");
+        library = handle;
     }
-    if (library == NULL) {
-        const char *why = dlerror();
-        snprintf(load_failure_text, sizeof load_failure_text, "%s", why ? why : "dlopen libcurl.so.4 failed");
-        load_failure = load_failure_text;
-        return;
+    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(why, whySize, "curl_global_init failed");
+        return -1;
     }
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(multi_init, "curl_multi_init");
-    RESOLVE(multi_setopt, "curl_multi_setopt");
-    RESOLVE(multi_add_handle, "curl_multi_add_handle");
-    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
-    RESOLVE(multi_socket_action, "curl_multi_socket_action");
-    RESOLVE(multi_info_read, "curl_multi_info_read");
-    RESOLVE(multi_cleanup, "curl_multi_cleanup");
-    RESOLVE(multi_assign, "curl_multi_assign");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(easy_strerror, "curl_easy_strerror");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
-    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) load_failure = "curl_global_init failed";
+    initialised = 1;
+    return 0;
 }
 
-const char *CReachCurl_load(void) {
-    pthread_once(&load_once, load);
-    return load_failure;
+int CReachCurl_load(char *why, size_t whySize) {
+    pthread_mutex_lock(&load_lock);
+    int result = initialised ? 0 : load(why, whySize);
+    pthread_mutex_unlock(&load_lock);
+    return result;
+}
+
+// Whether libcurl is ready (loading it if it is not), for the functions below, which Swift
+// calls only once CReachCurl_load succeeded.
+static int ready(void) {
+    char why[1];
+    return CReachCurl_load(why, sizeof why) == 0;
 }
 
 struct CReachCurl_Multi {
@@ -118,7 +157,7 @@ static int on_timer(CURLM *handle, long milliseconds, void *userp) {
 
 CReachCurl_Multi *CReachCurl_multi_new(CReachCurl_TimerCallback timerCallback, void *context, int *error) {
     *error = 0;
-    if (CReachCurl_load() != NULL) return NULL;
+    if (!ready()) return NULL;
     CReachCurl_Multi *multi = calloc(1, sizeof *multi);
     if (multi == NULL) return NULL;
     multi->epoll = epoll_create1(EPOLL_CLOEXEC);
@@ -174,9 +213,39 @@ void CReachCurl_multi_serve_timeout(CReachCurl_Multi *multi) {
     curl.multi_socket_action(multi->handle, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
+int CReachCurl_url_host(const char *url, char *host, size_t hostSize, long *port) {
+    if (!ready()) return -1;
+    CURLU *parsed = curl.url();
+    if (parsed == NULL) return -1;
+    char *name = NULL;
+    char *number = NULL;
+    int found = -1;
+    // CURLU_PUNYCODE: an IDN host as libcurl resolves it, and keys its DNS cache.
+    if (curl.url_set(parsed, CURLUPART_URL, url, 0) == CURLUE_OK && curl.url_get(parsed, CURLUPART_HOST, &name, CURLU_PUNYCODE) == CURLUE_OK
+        && curl.url_get(parsed, CURLUPART_PORT, &number, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        struct in_addr ipv4;
+        // libcurl gives an IPv6 literal in brackets; neither kind of literal is resolved.
+        if (name[0] == '[' || inet_pton(AF_INET, name, &ipv4) == 1) {
+            found = 0;
+        } else if (strlen(name) < hostSize) {
+            strcpy(host, name);
+            *port = strtol(number, NULL, 10);
+            found = 1;
+        }
+    }
+    curl.free(name);
+    curl.free(number);
+    curl.url_cleanup(parsed);
+    return found;
+}
+
 struct CReachCurl_Transfer {
     CURL *easy;
+    // The transfer's own DNS cache, holding only its CURLOPT_RESOLVE entry: in the multi
+    // handle's shared cache, the other family's entry for the same host and port would replace it.
+    CURLSH *dnsCache;
     struct curl_slist *headers;
+    struct curl_slist *resolve;
     unsigned char *body;
     size_t bodyLength;
     size_t bodyLimit;
@@ -188,7 +257,9 @@ struct CReachCurl_Transfer {
 // Frees a transfer that is not (or no longer) in a multi handle.
 static void discard(CReachCurl_Transfer *transfer) {
     if (transfer->easy != NULL) curl.easy_cleanup(transfer->easy);
+    if (transfer->dnsCache != NULL) curl.share_cleanup(transfer->dnsCache);
     curl.slist_free_all(transfer->headers);
+    curl.slist_free_all(transfer->resolve);
     free(transfer->body);
     free(transfer);
 }
@@ -231,10 +302,23 @@ CReachCurl_Transfer *CReachCurl_transfer_start(CReachCurl_Multi *multi, const CR
     SET(CURLOPT_IPRESOLVE, request->family == 6 ? (long)CURL_IPRESOLVE_V6 : (long)CURL_IPRESOLVE_V4);
     SET(CURLOPT_TIMEOUT_MS, request->timeoutMilliseconds);
     SET(CURLOPT_NOSIGNAL, 1L);
-    // Never wait for the resolver thread: a transfer removed or timed out while getaddrinfo()
-    // is still waiting for a silent nameserver (up to 30 s with glibc's defaults) would hold the
-    // daemon's queue for as long. The thread is left to finish on its own and frees itself.
+    // Never wait for a resolver thread, should libcurl start one (the caller resolves host
+    // names; only a URL it could not read is left to libcurl): a transfer removed or timed out
+    // while getaddrinfo() is still waiting for a silent nameserver (up to 30 s with glibc's
+    // defaults) would hold the daemon's queue for as long. The thread would finish alone.
     SET(CURLOPT_QUICK_EXIT, 1L);
+    if (code == CURLE_OK && request->resolve != NULL) {
+        transfer->dnsCache = curl.share_init();
+        transfer->resolve = curl.slist_append(NULL, request->resolve);
+        if (transfer->dnsCache == NULL || transfer->resolve == NULL) {
+            discard(transfer);
+            *error = "out of memory";
+            return NULL;
+        }
+        if (curl.share_setopt(transfer->dnsCache, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) code = CURLE_FAILED_INIT;
+        SET(CURLOPT_SHARE, transfer->dnsCache);
+        SET(CURLOPT_RESOLVE, transfer->resolve);
+    }
     // Every check asks the network anew: no connection or DNS answer kept from the last one.
     SET(CURLOPT_FRESH_CONNECT, 1L);
     SET(CURLOPT_FORBID_REUSE, 1L);
@@ -304,7 +388,7 @@ CReachCurl_Response CReachCurl_response(CReachCurl_Transfer *transfer) {
 }
 
 const char *CReachCurl_strerror(int code) {
-    return CReachCurl_load() == NULL ? curl.easy_strerror((CURLcode)code) : "libcurl is not loaded";
+    return ready() ? curl.easy_strerror((CURLcode)code) : "libcurl is not loaded";
 }
 
 const int CReachCurl_OPERATION_TIMEDOUT = CURLE_OPERATION_TIMEDOUT;

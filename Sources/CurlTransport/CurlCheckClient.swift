@@ -8,9 +8,11 @@ import SystemSupport
 
 /// The active check's HTTP client: libcurl's multi interface driven from Dispatch on the
 /// daemon's queue. One `DispatchSourceRead` watches an epoll instance holding the sockets
-/// libcurl asks for, one `DispatchSourceTimer` is libcurl's timer: nothing ever blocks the queue
-/// (name resolution runs in libcurl's resolver thread). libcurl is loaded with `dlopen` at the
-/// first exchange, so a daemon without checks never loads it.
+/// libcurl asks for, one `DispatchSourceTimer` is libcurl's timer: nothing ever blocks the queue.
+/// A URL's host name is resolved first, by ``CheckNameLookups`` (the system resolver, away from
+/// the queue, at most a few lookups out however many exchanges are given up on), and handed to
+/// libcurl with the transfer; the exchange's timeout covers both. libcurl is loaded with
+/// `dlopen` at the first exchange, so a daemon without checks never loads it.
 public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     /// The `User-Agent` of every exchange.
     public static let userAgent = "reachabilityd (connectivity check)"
@@ -21,18 +23,47 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     private var multi: OpaquePointer?
     private var readiness: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
-    /// The exchanges in flight by token, and their tokens by transfer.
-    private var exchanges: [Int: (transfer: OpaquePointer, completion: @Sendable (HTTPCheckOutcome, Double) -> Void)] = [:]
+    private let nameLookups: CheckNameLookups
+
+    /// Where an exchange stands.
+    private enum Stage {
+        /// Waiting for the addresses of the URL's host (`port`: the URL's), given up on when
+        /// `deadline` fires.
+        case resolving(host: String, port: Int, deadline: DispatchSourceTimer)
+        /// libcurl's transfer, after `lookupSeconds` spent resolving the host (0: none).
+        case transferring(OpaquePointer, lookupSeconds: Double)
+    }
+
+    /// An exchange in flight.
+    private struct Exchange {
+        var request: HTTPCheckRequest
+        var started: DispatchTime
+        var stage: Stage
+        var completion: @Sendable (HTTPCheckOutcome, Double) -> Void
+
+        /// The seconds since it started.
+        var elapsedSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
+    }
+
+    /// The exchanges in flight by token, and the tokens of those transferring by transfer.
+    private var exchanges: [Int: Exchange] = [:]
     private var tokens: [OpaquePointer: Int] = [:]
     private var nextToken = 1
 
     /// Creates a client confined to `queue`; nothing is loaded or opened until the first exchange.
     public init(queue: DispatchQueue) {
         self.queue = queue
+        nameLookups = CheckNameLookups(queue: queue)
     }
 
     deinit {
-        for exchange in exchanges.values { CReachCurl_transfer_free(multi, exchange.transfer) }
+        // (A lookup's answer finds no client: its completion holds the client weakly.)
+        for exchange in exchanges.values {
+            switch exchange.stage {
+            case .resolving(_, _, let deadline): deadline.cancel()
+            case .transferring(let transfer, _): CReachCurl_transfer_free(multi, transfer)
+            }
+        }
         readiness?.cancel()
         timer?.cancel()
         if let multi { CReachCurl_multi_free(multi) }
@@ -44,9 +75,20 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         nextToken += 1
         do throws(HTTPCheckFailure) {
             let multi = try openMulti()
-            let transfer = try Self.startTransfer(request, in: multi)
-            exchanges[token] = (transfer, completion)
-            tokens[transfer] = token
+            guard let (host, port) = Self.hostToResolve(in: request.url) else {
+                let transfer = try Self.startTransfer(request, timeoutSeconds: request.timeoutSeconds, resolve: nil, in: multi)
+                exchanges[token] = Exchange(request: request, started: .now(), stage: .transferring(transfer, lookupSeconds: 0), completion: completion)
+                tokens[transfer] = token
+                return token
+            }
+            let deadline = DispatchSource.makeTimerSource(queue: queue)
+            deadline.setEventHandler { [weak self] in self?.resolvingTimedOut(token) }
+            deadline.schedule(deadline: .now() + .milliseconds(Self.milliseconds(request.timeoutSeconds)))
+            deadline.activate()
+            exchanges[token] = Exchange(request: request, started: .now(), stage: .resolving(host: host, port: port, deadline: deadline), completion: completion)
+            nameLookups.resolve(CheckNameLookups.Key(host: host, family: request.family), for: token) { [weak self] answer in
+                self?.resolved(token, answer)
+            }
         } catch {
             // Reported like any other failed exchange, from the queue (never re-entrantly).
             queue.async { completion(.failed(error.description), 0) }
@@ -54,15 +96,80 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         return token
     }
 
+    /// Why libcurl cannot be used; nil once it is loaded. Each call tries again while it is
+    /// not: it may have been installed since.
     public var unavailability: String? {
-        CReachCurl_load().map { "libcurl could not be loaded: \(String(cString: $0))" }
+        var why = [CChar](repeating: 0, count: 512)
+        guard CReachCurl_load(&why, why.count) != 0 else { return nil }
+        return "libcurl could not be loaded: \(String(nulTerminated: why))"
     }
 
     public func cancel(_ token: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let exchange = exchanges.removeValue(forKey: token) else { return }
-        tokens[exchange.transfer] = nil
-        CReachCurl_transfer_free(multi, exchange.transfer)
+        switch exchange.stage {
+        case .resolving(_, _, let deadline):
+            deadline.cancel()
+            nameLookups.abandon(token)
+        case .transferring(let transfer, _):
+            tokens[transfer] = nil
+            CReachCurl_transfer_free(multi, transfer)
+        }
+    }
+
+    /// The host name of `url` to resolve before its transfer, and the port, as libcurl reads
+    /// the URL; nil when there is none to resolve (a literal address), or when libcurl cannot
+    /// read the URL (its transfer then fails saying why).
+    private static func hostToResolve(in url: String) -> (host: String, port: Int)? {
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var port = 0
+        guard CReachCurl_url_host(url, &host, host.count, &port) == 1 else { return nil }
+        return (String(nulTerminated: host), port)
+    }
+
+    /// The lookup of `token`'s host answered: its transfer starts, to those addresses, with
+    /// what is left of its time; or it ends, the name unresolved.
+    private func resolved(_ token: Int, _ answer: CheckNameLookups.Answer) {
+        guard let exchange = exchanges[token], case .resolving(let host, let port, let deadline) = exchange.stage, let multi else { return }
+        deadline.cancel()
+        let lookupSeconds = exchange.elapsedSeconds
+        switch answer {
+        case .failed(let why):
+            finish(token, .failed("Could not resolve host: \(host) (\(why))"), seconds: lookupSeconds)
+        case .addresses(let addresses):
+            // CURLOPT_RESOLVE: "HOST:PORT:ADDRESS,…", IPv6 addresses in brackets.
+            let literals = exchange.request.family == .ipv6 ? addresses.map { "[\($0)]" } : addresses
+            let entry = "\(host):\(port):\(literals.joined(separator: ","))"
+            do throws(HTTPCheckFailure) {
+                let remaining = exchange.request.timeoutSeconds - lookupSeconds
+                let transfer = try Self.startTransfer(exchange.request, timeoutSeconds: remaining, resolve: entry, in: multi)
+                exchanges[token]?.stage = .transferring(transfer, lookupSeconds: lookupSeconds)
+                tokens[transfer] = token
+            } catch {
+                finish(token, .failed(error.description), seconds: lookupSeconds)
+            }
+        }
+    }
+
+    /// `token`'s time ran out while its host's lookup was still out (which runs on, for the
+    /// next exchange of that name to join); said as libcurl says it of its own resolving.
+    private func resolvingTimedOut(_ token: Int) {
+        guard let exchange = exchanges[token], case .resolving = exchange.stage else { return }
+        nameLookups.abandon(token)
+        let milliseconds = Self.milliseconds(exchange.request.timeoutSeconds)
+        finish(token, .failed("Resolving timed out after \(milliseconds) milliseconds", silent: true), seconds: exchange.elapsedSeconds)
+    }
+
+    /// Ends `token`'s exchange before any transfer, with `outcome`.
+    private func finish(_ token: Int, _ outcome: HTTPCheckOutcome, seconds: Double) {
+        guard let exchange = exchanges.removeValue(forKey: token) else { return }
+        if case .resolving(_, _, let deadline) = exchange.stage { deadline.cancel() }
+        exchange.completion(outcome, seconds)
+    }
+
+    /// `seconds` in whole milliseconds, at least 1 (libcurl reads a timeout of 0 as none).
+    private static func milliseconds(_ seconds: Double) -> Int {
+        max(1, Int(seconds * 1000))
     }
 
     /// Why an exchange could not start.
@@ -99,19 +206,25 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         return multi
     }
 
-    private static func startTransfer(_ request: HTTPCheckRequest, in multi: OpaquePointer) throws(HTTPCheckFailure) -> OpaquePointer {
+    /// Starts `request`'s transfer, given up on after `timeoutSeconds`, to the addresses in
+    /// `resolve` (a CURLOPT_RESOLVE entry; nil: nothing to resolve, see ``hostToResolve(in:)``).
+    private static func startTransfer(
+        _ request: HTTPCheckRequest, timeoutSeconds: Double, resolve: String?, in multi: OpaquePointer
+    ) throws(HTTPCheckFailure) -> OpaquePointer {
         var failure: UnsafePointer<CChar>?
         let transfer = request.url.withCString { url in
             request.interfaceName.withCString { interface in
                 userAgent.withCString { agent in
                     withOptionalCString(request.accept) { accept in
                         withOptionalCString(request.caFile) { caFile in
-                            var parameters = CReachCurl_Request(
-                                url: url, family: request.family == .ipv6 ? 6 : 4, interfaceName: interface,
-                                timeoutMilliseconds: Int(request.timeoutSeconds * 1000), accept: accept, caFile: caFile,
-                                userAgent: agent, bodyLimit: bodyLimit
-                            )
-                            return CReachCurl_transfer_start(multi, &parameters, &failure)
+                            withOptionalCString(resolve) { resolve in
+                                var parameters = CReachCurl_Request(
+                                    url: url, family: request.family == .ipv6 ? 6 : 4, interfaceName: interface,
+                                    timeoutMilliseconds: milliseconds(timeoutSeconds), accept: accept, caFile: caFile,
+                                    userAgent: agent, bodyLimit: bodyLimit, resolve: resolve
+                                )
+                                return CReachCurl_transfer_start(multi, &parameters, &failure)
+                            }
                         }
                     }
                 }
@@ -157,11 +270,20 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
                 if response.systemErrno != 0 { text += " (\(SystemError.describe(errno: Int32(response.systemErrno))))" }
                 outcome = .failed(text, silent: result == CReachCurl_OPERATION_TIMEDOUT || response.systemErrno == Int(EPERM))
             }
-            let seconds = Double(response.totalMicroseconds) / 1_000_000
+            let transferSeconds = Double(response.totalMicroseconds) / 1_000_000
             CReachCurl_transfer_free(multi, transfer)
-            guard let token = tokens.removeValue(forKey: transfer), let exchange = exchanges.removeValue(forKey: token) else { continue }
-            exchange.completion(outcome, seconds)
+            guard let token = tokens.removeValue(forKey: transfer), let exchange = exchanges.removeValue(forKey: token),
+                  case .transferring(_, let lookupSeconds) = exchange.stage
+            else { continue }
+            exchange.completion(outcome, lookupSeconds + transferSeconds)
         }
+    }
+}
+
+extension String {
+    /// The text of a C buffer up to its first NUL, as UTF-8.
+    init(nulTerminated buffer: [CChar]) {
+        self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

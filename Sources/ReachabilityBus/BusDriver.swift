@@ -19,6 +19,15 @@ public enum BusDriver {
     static func nameOwnerChangedRule(_ argument: String) -> String {
         "type='signal',sender='\(name)',path='\(path)',interface='\(interface)',member='NameOwnerChanged',\(argument)"
     }
+
+    /// Whether `message` comes from the bus driver itself. A match rule's `sender=` does not
+    /// make sure of it: the bus delivers a unicast signal to its destination whatever the
+    /// rules, and sd-bus cannot compare a well-known name with the unique name a message
+    /// carries, so any connection may send a signal that looks like the driver's. The sender
+    /// field the bus fills in cannot be forged.
+    static func sent(_ message: BusMessage) -> Bool {
+        message.sender == name
+    }
 }
 
 extension BusError {
@@ -70,7 +79,10 @@ public enum NameOwnerEvent: Sendable, Equatable {
 /// of the daemon and the clients. Confined to the connection's queue; the watch lasts as
 /// long as this object.
 public final class NameOwnerWatch {
-    private let slot: BusSlot
+    private var slot: BusSlot?
+    /// The unique name that owns the watched name, as last told; nil while it has none or
+    /// before the first answer (always nil for ``departures(on:left:)``).
+    public private(set) var owner: String?
 
     /// Starts watching `name`: the match first, then the lookup, so no change falls between.
     ///
@@ -79,28 +91,39 @@ public final class NameOwnerWatch {
     ///   - connection: the connection to watch on.
     ///   - handler: called on the queue with the first owner, then with each change.
     public init(of name: String, on connection: BusConnection, handler: @escaping (NameOwnerEvent) -> Void) throws(SystemError) {
+        let tell: (NameOwnerEvent) -> Void = { [weak self] event in
+            self?.owner = event.owner
+            handler(event)
+        }
         slot = try connection.addMatch(BusDriver.nameOwnerChangedRule("arg0='\(name)'")) { message in
-            guard message.sender == BusDriver.name || message.sender == nil,
+            guard BusDriver.sent(message),
                   (try? message.readString()) == name, (try? message.readString()) != nil,
                   let owner = try? message.readString()
             else { return }
-            handler(.ownerChanged(owner.isEmpty ? nil : owner))
+            tell(.ownerChanged(owner.isEmpty ? nil : owner))
         }
         try connection.call(
             destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name]
         ) { reply in
             if let error = reply.error {
-                handler(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
+                tell(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
             } else if let owner = try? reply.readString() {
-                handler(.initialOwner(owner))
+                tell(.initialOwner(owner))
             } else {
-                handler(.lookupFailed(BusError(name: BusDriver.failedError, message: "GetNameOwner answered without a name")))
+                tell(.lookupFailed(BusError(name: BusDriver.failedError, message: "GetNameOwner answered without a name")))
             }
         }
     }
 
     private init(slot: BusSlot) {
         self.slot = slot
+    }
+
+    /// Whether `message` was sent by the watched name's current owner: what a signal matched
+    /// by `sender='NAME'` must be checked with, since the bus delivers a unicast signal to its
+    /// destination whatever the match rules say (see ``BusDriver``).
+    public func isFromOwner(_ message: BusMessage) -> Bool {
+        owner != nil && message.sender == owner
     }
 
     /// Calls `appeared` whenever the service `name` gets an owner: once at the start if it
@@ -132,7 +155,7 @@ public final class NameOwnerWatch {
     ///   - left: called on the queue with the departed connection's unique name (":1.42").
     public static func departures(on connection: BusConnection, left: @escaping (String) -> Void) throws(SystemError) -> NameOwnerWatch {
         NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChangedRule("arg2=''")) { message in
-            guard let name = try? message.readString(), name.hasPrefix(":") else { return }
+            guard BusDriver.sent(message), let name = try? message.readString(), name.hasPrefix(":") else { return }
             left(name)
         })
     }

@@ -10,24 +10,26 @@ import SystemSupport
 /// attached the hub keeps a connection with a ``NameOwnerWatch`` on the daemon's name
 /// (so a stopped daemon reads `.absent` at once and a restarted one is re-read),
 /// `PropertiesChanged` on the daemon's object and, once a listener asks, `RoutesChanged`;
-/// signals are believed only from the name's current owner. A bus that cannot be reached is
-/// tried again with a bounded exponential backoff (``reconnectDelay(attempt:)``). Every
+/// signals are believed only from the name's current owner. An owner that does not answer the
+/// read of its properties (`GetAll`: stopped, hung) reads `.notAnswering` and is read again
+/// after a back-off, or at once when it signals a change, until it answers. A bus that cannot
+/// be reached is tried again with a bounded exponential backoff (``reconnectDelays``). Every
 /// (re)connection starts a new epoch; replies from an older one are dropped.
 /// The last listener to detach closes the connection.
 final class BusHub: @unchecked Sendable {
-    /// The wait before the first attempt to reconnect to a bus that went away.
-    static let firstReconnectDelay: Duration = .milliseconds(100)
-    /// The longest wait between two attempts: each failed attempt doubles the wait up to this.
-    static let longestReconnectDelay: Duration = .seconds(5)
+    /// The waits before attempts to reconnect to a bus that went away (or could not be reached
+    /// at all): 0.1 s before the first, doubling after each failure, at most 5 s.
+    static let reconnectDelays = RetryDelays(first: .milliseconds(100), longest: .seconds(5))
 
-    /// The wait before a reconnection attempt: 0.1 s before the first, doubling after each
-    /// failure, at most ``longestReconnectDelay``.
-    ///
-    /// - Parameter attempt: 1 for the first attempt after the bus went away (or could not be
-    ///   reached at all), 2 for the next...
-    static func reconnectDelay(attempt: Int) -> Duration {
-        let doublings = min(max(attempt - 1, 0), 16)  // 0.1 s << 16 is far beyond the cap
-        return min(firstReconnectDelay * (1 << doublings), longestReconnectDelay)
+    /// How the daemon's properties are read.
+    struct PropertiesReading {
+        /// How long a `GetAll` may take.
+        var timeout: Duration
+        /// The waits before reading again after a `GetAll` the owner did not answer.
+        var retryDelays: RetryDelays
+
+        /// sd-bus's default timeout (25 s), and the waits after a call the daemon did not answer.
+        static let standard = PropertiesReading(timeout: .seconds(25), retryDelays: .unansweredDaemon)
     }
 
     private static let hubs = Mutex<[BusEndpoint: BusHub]>([:])
@@ -54,11 +56,17 @@ final class BusHub: @unchecked Sendable {
     /// Who owns the daemon's name.
     private var nameOwner: NameOwnerWatch?
     private var routesMatch: BusSlot?
-    private var reconnectTimer: DispatchSourceTimer?
-    /// Connections lost or refused since the bus last answered: what the backoff counts.
-    private var failedConnections = 0
+    /// Reconnects after the connection was lost or refused; reset once the bus answers.
+    private lazy var reconnection = RetryBackoff(queue: queue, delays: Self.reconnectDelays)
     /// What is known; nil until the first answer after (re)connecting.
     private(set) var state: DaemonState?
+    /// How the daemon's properties are read: ``PropertiesReading/standard``; a test shortens
+    /// the timeout so that a daemon stalled for a moment takes the path of one stalled for 25 s.
+    var propertiesReading = PropertiesReading.standard {
+        didSet { propertiesRetry = RetryBackoff(queue: queue, delays: propertiesReading.retryDelays) }
+    }
+    /// Reads the owner's properties again after a `GetAll` it did not answer.
+    private lazy var propertiesRetry = RetryBackoff(queue: queue, delays: propertiesReading.retryDelays)
 
     private init(endpoint: BusEndpoint) {
         self.endpoint = endpoint
@@ -79,7 +87,7 @@ final class BusHub: @unchecked Sendable {
             routesListeners.insert(id)
             addRoutesMatchIfNeeded()
         }
-        if connection == nil && reconnectTimer == nil {
+        if connection == nil && !reconnection.isScheduled {
             connect()
         } else if let state {
             listener.hub(self, daemonState: state)
@@ -95,9 +103,8 @@ final class BusHub: @unchecked Sendable {
         listeners = listeners.filter { $0.value.listener != nil }
         guard listeners.isEmpty else { return }
         tearDown()
-        reconnectTimer?.cancel()
-        reconnectTimer = nil
-        failedConnections = 0
+        reconnection.cancel()
+        reconnection.reset()
     }
 
     private func tell(_ body: (BusHubListener) -> Void) {
@@ -201,18 +208,10 @@ final class BusHub: @unchecked Sendable {
         guard lostEpoch == epoch, !listeners.isEmpty else { return }
         tearDown()
         setState(.busUnavailable("no system bus (\(error.errnoDescription))"))
-        failedConnections += 1
-        let delay = Self.reconnectDelay(attempt: failedConnections)
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1))))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.reconnectTimer = nil
-            if !self.listeners.isEmpty { self.connect() }
+        reconnection.schedule { [weak self] in
+            guard let self, !listeners.isEmpty else { return }
+            connect()
         }
-        reconnectTimer?.cancel()
-        reconnectTimer = timer
-        timer.activate()
     }
 
     /// Forgets the connection and everything learnt through it; starts a new epoch.
@@ -220,6 +219,9 @@ final class BusHub: @unchecked Sendable {
         epoch += 1
         for call in calls.abandon() { call.reply(nil) }  // the connection went
         state = nil
+        nameOwnerUnique = nil
+        pendingOwner = nil
+        propertiesRetry.cancel()
         routesMatch = nil
         matches = []  // removes the matches while the connection can still send RemoveMatch
         nameOwner = nil
@@ -234,52 +236,90 @@ final class BusHub: @unchecked Sendable {
         return nil
     }
 
+    /// Who owns the daemon's name, as the bus driver last said; nil when nobody does.
+    private var nameOwnerUnique: String?
+    /// The owner whose `GetAll` is outstanding.
+    private var pendingOwner: String?
+
     private func nameOwnerEvent(_ event: NameOwnerEvent, epoch eventEpoch: Int) {
         guard eventEpoch == epoch else { return }
         // The bus driver answered (not sd-bus failing the call as the connection dropped): the
         // bus works, and the next loss starts the backoff afresh.
-        if case .initialOwner = event { failedConnections = 0 }
+        if case .initialOwner = event { reconnection.reset() }
+        // A new owner (or none): what was read or retried of the last one is void.
+        nameOwnerUnique = event.owner
+        pendingOwner = nil
+        propertiesRetry.cancel()
+        propertiesRetry.reset()
         // No owner: not running now; NameOwnerChanged tells when it starts.
         guard let owner = event.owner else { return setState(.absent) }
-        daemonAppeared(owner)
+        // Until the answer the state is unknown (nil).
+        state = nil
+        readProperties(of: owner)
     }
 
-    /// Reads every property of the new owner. Until the answer the state is unknown (nil).
-    private func daemonAppeared(_ unique: String) {
-        state = nil
-        pendingOwner = unique
+    /// Reads every property of `owner` (`GetAll`), unless a read is outstanding.
+    private func readProperties(of owner: String) {
+        guard pendingOwner == nil, let connection else { return }
+        pendingOwner = owner
         let current = epoch
         do throws(SystemError) {
-            try connection?.call(
+            try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusDriver.propertiesInterface,
-                member: "GetAll", arguments: [BusContract.interface]
+                member: "GetAll", arguments: [BusContract.interface],
+                timeoutMicroseconds: UInt64(propertiesReading.timeout / .microseconds(1))
             ) { [weak self] reply in
-                self?.allProperties(reply, owner: unique, epoch: current)
+                self?.allProperties(reply, owner: owner, epoch: current)
             }
         } catch {
-            Log.debug("\(error)")
+            pendingOwner = nil
+            propertiesUnread(owner, why: "\(error)")
         }
     }
-
-    /// The owner whose `GetAll` is outstanding.
-    private var pendingOwner: String?
 
     private func allProperties(_ reply: BusMessage, owner replyOwner: String, epoch replyEpoch: Int) {
         guard replyEpoch == epoch, replyOwner == pendingOwner else { return }
         pendingOwner = nil
-        guard reply.error == nil, let values = try? reply.readPropertyDictionary() else {
-            // The daemon went away between the two calls; NameOwnerChanged follows.
-            return setState(.absent)
+        if let error = reply.error {
+            // The owner left between the two calls; NameOwnerChanged follows.
+            if error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner { return setState(.absent) }
+            return propertiesUnread(replyOwner, why: error.message.isEmpty ? error.name : error.message)
         }
+        guard let values = try? reply.readPropertyDictionary() else {
+            return propertiesUnread(replyOwner, why: "its reply to GetAll could not be read")
+        }
+        propertiesRetry.reset()
         setState(.running(owner: replyOwner, properties: values))
     }
 
+    /// The owner did not answer `GetAll` (timed out, busy…): the listeners hear so, and it is
+    /// read again after the back-off while it owns the name (or sooner: see
+    /// ``propertiesChanged(_:epoch:)``).
+    private func propertiesUnread(_ owner: String, why: String) {
+        guard owner == nameOwnerUnique else { return }
+        Log.debug("reachabilityd (\(owner)) did not answer GetAll: \(why)")
+        setState(.notAnswering(why))
+        propertiesRetry.schedule { [weak self] in
+            guard let self, owner == nameOwnerUnique, self.owner == nil else { return }
+            readProperties(of: owner)
+        }
+    }
+
     private func propertiesChanged(_ message: BusMessage, epoch signalEpoch: Int) {
-        // Signals that arrive before the GetAll reply are older than it: ignore them.
-        guard signalEpoch == epoch, case .running(let owner, var known)? = state, message.sender == owner,
-              (try? message.readString()) == BusContract.interface,
-              let changed = try? message.readPropertyDictionary()
+        guard signalEpoch == epoch, let sender = message.sender, sender == nameOwnerUnique,
+              (try? message.readString()) == BusContract.interface
         else { return }
+        guard case .running(let owner, var known)? = state else {
+            // The owner answers again after a read it did not answer: read every property now
+            // (the signal carries only what changed). A signal that arrives while a read is
+            // outstanding is older than its answer: that read covers it.
+            if pendingOwner == nil {
+                propertiesRetry.cancel()
+                readProperties(of: sender)
+            }
+            return
+        }
+        guard let changed = try? message.readPropertyDictionary() else { return }
         known.merge(changed) { _, new in new }
         setState(.running(owner: owner, properties: known))
     }

@@ -14,6 +14,9 @@ enum DaemonState: Sendable, Equatable {
     case busUnavailable(String)
     /// Nobody owns the daemon's name.
     case absent
+    /// The daemon owns its name but did not answer the read of its properties (stopped, hung,
+    /// or too busy); the text says how the read failed. It is read again until it answers.
+    case notAnswering(String)
     /// The daemon runs as `owner` and publishes `properties` (as read with `GetAll` and
     /// updated by `PropertiesChanged`).
     case running(owner: String, properties: [String: PropertyValue])

@@ -20,7 +20,8 @@ enum MonitoredTarget: Sendable, Equatable {
 ///
 /// Confined to the hub's queue. The machine's snapshot is the daemon's properties; an address or
 /// a domain is checked with `CheckAddress` whenever the daemon publishes a new state or announces
-/// `RoutesChanged`. A stopped daemon reports `.unknown` at once.
+/// `RoutesChanged`. A stopped daemon reports `.unknown` at once, and so does one that owns its
+/// name but does not answer.
 final class DaemonSource: BusHubListener, @unchecked Sendable {
     /// How long a `CheckAddress` call may take.
     static let checkTimeoutMicroseconds: UInt64 = 5_000_000
@@ -34,11 +35,14 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     private var running = false
     private var daemonRunning = false
+    /// The machine's snapshot as the daemon last published it: an address's or a domain's
+    /// snapshot takes its evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
+    private var machine = ReachabilitySnapshot.unknown
     /// Each address's last answer from the daemon, kept while the daemon does not answer.
     private var lastAnswers: [String: AddressAnswer] = [:]
     /// Asks again after an unanswered check: after 0.25 s, doubling up to 8 s; starts over after
     /// a check answered in full.
-    private lazy var unansweredRetry = RetryBackoff(queue: queue, initialSeconds: 0.25, maximumSeconds: 8)
+    private lazy var unansweredRetry = RetryBackoff(queue: queue, delays: .unansweredDaemon)
     /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
@@ -98,10 +102,14 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         case .absent:
             daemonGone()
             report(.daemonAbsent)
+        case .notAnswering(let why):
+            daemonGone()
+            report(.daemonNotAnswering(why))
         case .running(_, let properties):
             daemonRunning = true
+            machine = ReachabilitySnapshot(busProperties: properties)
             switch target {
-            case .machine: report(ReachabilitySnapshot(busProperties: properties))
+            case .machine: report(machine)
             case .address, .domain:
                 // The daemon answers; the destination's snapshot comes when its check ends.
                 reportObservation(nil, true, session)
@@ -115,10 +123,12 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         checker.check()
     }
 
-    /// The daemon (or the bus) went away: checks in flight are void, and so are its answers.
+    /// The daemon (or the bus) went away, or does not answer: checks in flight and their
+    /// retries are void, and so are its answers.
     private func daemonGone() {
         daemonRunning = false
         checker.cancel()
+        unansweredRetry.cancel()
         lastAnswers = [:]
     }
 
@@ -183,6 +193,6 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {
         // A daemon that went away meanwhile has already reported `.unknown`.
-        if running, daemonRunning { report(snapshot) }
+        if running, daemonRunning { report(EvidenceRule.destination(snapshot, machine: machine)) }
     }
 }

@@ -4,10 +4,12 @@ import ReachabilityCore
 /// Resolves and checks one monitored address or domain, one check at a time, for both sources:
 /// the daemon's (each address asked with `CheckAddress`) and the in-process engine's (each
 /// address asked of the engine). A check requested while one runs runs once after it; a domain's
-/// addresses come from its ``HostLookup`` (one resolution at a time, away from the queue,
-/// reused for a while). A failed resolution is tried again by itself, after 1 s doubling up to
-/// 30 s (a success's reuse), so that a resolver that comes back (DNS at boot, a VPN's) is
-/// noticed without waiting for a routing change. Confined to `queue`.
+/// addresses come from its ``HostLookup`` (one resolution at a time, away from the queue, each
+/// answer reused for a while). A name that does not resolve is looked up again by itself when
+/// its failure stops being reused (1 s after the first failure in a row, doubling up to 30 s),
+/// so that a resolver that comes back (DNS at boot, a VPN's) is noticed without waiting for a
+/// routing change; the checks before then, whatever prompts them, reuse the failure. Confined
+/// to `queue`.
 final class DestinationChecker: @unchecked Sendable {
     /// Asks for the answers of `addresses` and calls `answered` on the queue with them, in order.
     typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
@@ -20,9 +22,8 @@ final class DestinationChecker: @unchecked Sendable {
     private var epoch = 0
     private var inFlight = false
     private var pending = false
-    private lazy var resolutionRetry = RetryBackoff(
-        queue: queue, initialSeconds: 1, maximumSeconds: Double(ResolvedAddresses.lifetime.components.seconds)
-    )
+    /// Checks again when a name's failure stops being reused; cancelled with the checks.
+    private lazy var resolutionRetry = RetryTimer(queue: queue)
 
     /// Creates a checker of `target` (an address or a domain).
     ///
@@ -56,16 +57,14 @@ final class DestinationChecker: @unchecked Sendable {
             checkAddresses([address], destination: address, epoch: current)
         case .domain(let lookup):
             inFlight = true
-            lookup.resolve(on: queue) { [weak self] outcome in
+            lookup.resolve(on: queue) { [weak self] answer in
                 guard let self, current == epoch else { return }
-                switch outcome {
+                switch answer.outcome {
                 case .addresses(let addresses):
-                    resolutionRetry.reset()
                     checkAddresses(addresses, destination: lookup.host, epoch: current)
                 case .failed(let why):
-                    resolutionRetry.schedule { [weak self] in
-                        guard let self, current == epoch else { return }
-                        check()
+                    if let retryAt = answer.retryAt {
+                        resolutionRetry.schedule(after: retryAt - .now) { [weak self] in self?.check() }
                     }
                     checkFinished(ReachabilitySnapshot(
                         status: .notReachable, isIPv4Reachable: false, isIPv6Reachable: false,
@@ -76,11 +75,14 @@ final class DestinationChecker: @unchecked Sendable {
         }
     }
 
-    /// Drops the check in flight and any pending one; their answers will not be reported.
+    /// Drops the check in flight, any pending one and a name's retry that is due; their answers
+    /// will not be reported. The next ``check()`` reuses the name's failure while it is reused
+    /// and schedules the retry again.
     func cancel() {
         epoch += 1
         inFlight = false
         pending = false
+        resolutionRetry.cancel()
     }
 
     private func checkAddresses(_ addresses: [String], destination: String, epoch checkEpoch: Int) {

@@ -63,13 +63,24 @@ enum HostResolver {
 /// One host name and its resolution, shared by every check of one manager (and both sources
 /// of an automatic one): one `getaddrinfo` at a time — a check that needs the addresses while
 /// the resolver works waits for that answer, so a resolver that does not answer is never asked
-/// again before it gave up, however often the checks restart — and a successful answer reused
-/// for ``ResolvedAddresses/lifetime``. A failure is not reused: the next check asks again.
+/// again before it gave up, however often the checks restart — and each answer reused
+/// (``RememberedResolution``): a success for 30 s, a failure until the name's next lookup is
+/// due (1 s after the first failure in a row, doubling up to 30 s), so that routing churn
+/// does not become DNS traffic whether the name resolves or not.
 ///
 /// A resolution in flight cannot be cancelled (`getaddrinfo` has no cancellation): its thread
 /// ends when the resolver answers or gives up (resolv.conf's `timeout:` × `attempts:`).
 /// Thread-safe.
 final class HostLookup: Sendable, Equatable {
+    /// What a lookup answers.
+    struct Answer: Sendable, Equatable {
+        /// The addresses, or why there are none.
+        var outcome: HostResolver.Outcome
+        /// For a failure, when the resolver is asked again: until then the failure is the
+        /// answer. Nil for addresses.
+        var retryAt: ContinuousClock.Instant?
+    }
+
     /// The host name.
     let host: String
     /// How the name is resolved: ``HostResolver/resolve(_:)`` (a test's stand-in otherwise).
@@ -78,9 +89,9 @@ final class HostLookup: Sendable, Equatable {
 
     private struct State {
         var resolution = HostResolution.notAsked
-        var resolved = ResolvedAddresses()
+        var remembered = RememberedResolution()
         /// Who waits for the resolution in flight.
-        var waiters: [(queue: DispatchQueue, completion: @Sendable (HostResolver.Outcome) -> Void)] = []
+        var waiters: [(queue: DispatchQueue, completion: @Sendable (Answer) -> Void)] = []
     }
 
     /// Creates the lookup of `host`; nothing is resolved yet.
@@ -99,12 +110,12 @@ final class HostLookup: Sendable, Equatable {
     }
 
     /// Calls `completion` on `queue` with the host's addresses, or why there are none: soon when
-    /// they were resolved less than ``ResolvedAddresses/lifetime`` ago, else when the resolver
-    /// answers (the resolution in flight, or a new one).
-    func resolve(on queue: DispatchQueue, _ completion: @escaping @Sendable (HostResolver.Outcome) -> Void) {
+    /// the last answer is still reused, else when the resolver answers (the resolution in
+    /// flight, or a new one).
+    func resolve(on queue: DispatchQueue, _ completion: @escaping @Sendable (Answer) -> Void) {
         let startsResolution = state.withLock { state -> Bool in
-            if let addresses = state.resolved.fresh() {
-                queue.async { completion(.addresses(addresses)) }
+            if let answer = state.remembered.fresh() {
+                queue.async { completion(answer) }
                 return false
             }
             state.waiters.append((queue, completion))
@@ -116,16 +127,16 @@ final class HostLookup: Sendable, Equatable {
         // getaddrinfo blocks: away from every caller's queue.
         DispatchQueue.global().async { [self] in
             let outcome = resolver(host)
-            let waiters = state.withLock { state in
-                state.resolved.remember(outcome)
+            let (answer, waiters) = state.withLock { state in
+                let answer = state.remembered.remember(outcome)
                 switch outcome {
                 case .addresses(let addresses): state.resolution = .resolved(addresses)
                 case .failed(let why): state.resolution = .failed(why)
                 }
                 defer { state.waiters = [] }
-                return state.waiters
+                return (answer, state.waiters)
             }
-            for waiter in waiters { waiter.queue.async { waiter.completion(outcome) } }
+            for waiter in waiters { waiter.queue.async { waiter.completion(answer) } }
         }
     }
 
@@ -135,29 +146,43 @@ final class HostLookup: Sendable, Equatable {
     }
 }
 
-/// A host's addresses from the last successful resolution, reused for ``lifetime`` so that a
-/// burst of routing changes re-checks the addresses without asking the resolver (DNS) each
-/// time. Failures are not remembered: the next check resolves again.
-struct ResolvedAddresses {
-    /// How long a successful resolution is reused.
+/// A host's last resolution and how long it is reused, so that a burst of routing changes (each
+/// a new check) does not ask the resolver (DNS) each time: a success for ``lifetime``; a failure
+/// until the name's next lookup is due, ``failureReuse`` after it (1 s after the first failure
+/// in a row, doubling up to ``lifetime``). Pure.
+struct RememberedResolution {
+    /// How long a successful resolution is reused, and the longest a failure is.
     static let lifetime: Duration = .seconds(30)
+    /// How long failures in a row are reused: the waits between a failing name's lookups.
+    static let failureReuse = RetryDelays(first: .seconds(1), longest: lifetime)
 
-    private var addresses: [String]?
-    private var resolvedAt = ContinuousClock.now
+    private var last: HostLookup.Answer?
+    private var reusedUntil = ContinuousClock.now
+    private var failuresInARow = 0
 
-    /// The remembered addresses, when resolved less than ``lifetime`` ago.
-    func fresh(now: ContinuousClock.Instant = .now) -> [String]? {
-        guard let addresses, now - resolvedAt < Self.lifetime else { return nil }
-        return addresses
+    /// The last answer while it is reused; nil before the first and once it is stale.
+    func fresh(now: ContinuousClock.Instant = .now) -> HostLookup.Answer? {
+        guard let last, now < reusedUntil else { return nil }
+        return last
     }
 
-    /// Remembers a successful outcome; forgets on failure.
-    mutating func remember(_ outcome: HostResolver.Outcome, now: ContinuousClock.Instant = .now) {
-        if case .addresses(let resolved) = outcome {
-            addresses = resolved
-            resolvedAt = now
-        } else {
-            addresses = nil
+    /// Remembers the resolver's answer.
+    ///
+    /// - Returns: the answer, with when a failure's name is looked up again.
+    mutating func remember(_ outcome: HostResolver.Outcome, now: ContinuousClock.Instant = .now) -> HostLookup.Answer {
+        let retryAt: ContinuousClock.Instant?
+        switch outcome {
+        case .addresses:
+            failuresInARow = 0
+            reusedUntil = now + Self.lifetime
+            retryAt = nil
+        case .failed:
+            failuresInARow += 1
+            reusedUntil = now + Self.failureReuse.delay(afterFailures: failuresInARow)
+            retryAt = reusedUntil
         }
+        let answer = HostLookup.Answer(outcome: outcome, retryAt: retryAt)
+        last = answer
+        return answer
     }
 }

@@ -38,11 +38,14 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     private let reportSnapshot: SnapshotReport
     private var engine: ReachabilityEngine?
     private var session: UInt64 = 0
+    /// The engine's last snapshot of the machine: an address's or a domain's snapshot takes its
+    /// evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
+    private var machine = ReachabilitySnapshot.unknown
     /// Checks an address or domain with the engine's route lookups; cancelled when a run ends.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
         ask: { [weak self] addresses, answered in answered(self?.answers(addresses) ?? []) },
-        finished: { [weak self] snapshot in self?.report(snapshot) }
+        finished: { [weak self] snapshot in self?.destinationChecked(snapshot) }
     )
 
     /// Creates a stopped source.
@@ -61,7 +64,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
         // The daemon's active check, with the same configuration (off without a CheckURL=).
         engine.checkClient = CurlCheckClient(queue: queue)
-        if let configuration = Self.configurationFiles.load() { engine.apply(configuration) }
+        if let configuration = ConfigurationFiles.clientFiles.load() { engine.apply(configuration) }
         if target != .machine {
             engine.onRoutingEvents = { [weak self] in self?.checkDestination() }
         }
@@ -72,12 +75,6 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         } catch {
             report(.busUnavailable("cannot follow the kernel's routing state: \(error)"))
         }
-    }
-
-    /// The daemon's configuration files, or those `$REACHABILITYD_CONFIG` names.
-    static var configurationFiles: ConfigurationFiles {
-        guard let named = getenv("REACHABILITYD_CONFIG").map({ String(cString: $0) }), !named.isEmpty else { return ConfigurationFiles() }
-        return ConfigurationFiles(mainFile: named)
     }
 
     /// Closes the netlink sockets.
@@ -92,7 +89,12 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         reportSnapshot(snapshot, false, session)
     }
 
+    private func destinationChecked(_ snapshot: ReachabilitySnapshot) {
+        report(EvidenceRule.destination(snapshot, machine: machine))
+    }
+
     private func engineChanged(_ snapshot: ReachabilitySnapshot) {
+        machine = snapshot
         if target == .machine {
             report(snapshot)
         } else {

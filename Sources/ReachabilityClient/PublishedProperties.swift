@@ -16,6 +16,11 @@ extension ReachabilitySnapshot {
             if case .boolean(let value)? = properties[property.rawValue] { return value }
             return false
         }
+        /// A family's link; nil from an older daemon without the per-family properties (the
+        /// snapshot then takes `Interface` for each reachable family).
+        func link(_ interface: ReachabilityProperty, _ transport: ReachabilityProperty) -> (interface: String, transport: Transport?)? {
+            properties[interface.rawValue] == nil ? nil : (string(interface), Transport(rawValue: string(transport)))
+        }
         let reachable = flag(.reachable)
         self.init(
             status: ReachabilityStatus(rawValue: string(.status)) ?? (reachable ? .reachableViaOther : .unknown),
@@ -28,7 +33,9 @@ extension ReachabilitySnapshot {
             // What the daemon found beyond the route (an older daemon without the properties: none).
             ipv4Evidence: Connectivity(rawValue: string(.ipv4Connectivity)).flatMap(\.asEvidence),
             ipv6Evidence: Connectivity(rawValue: string(.ipv6Connectivity)).flatMap(\.asEvidence),
-            captivePortal: string(.captivePortal)
+            captivePortal: string(.captivePortal),
+            ipv4Link: link(.ipv4Interface, .ipv4Transport),
+            ipv6Link: link(.ipv6Interface, .ipv6Transport)
         )
     }
 
@@ -37,6 +44,15 @@ extension ReachabilitySnapshot {
         status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
         interface: "", transport: nil, isMetered: false, reason: "reachabilityd is not running"
     )
+
+    /// The snapshot when the daemon owns its bus name but does not answer; `why` says how the
+    /// last read of its properties failed.
+    static func daemonNotAnswering(_ why: String) -> ReachabilitySnapshot {
+        ReachabilitySnapshot(
+            status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
+            interface: "", transport: nil, isMetered: false, reason: "reachabilityd does not answer (\(why))"
+        )
+    }
 
     /// The snapshot when the bus cannot be reached.
     static func busUnavailable(_ why: String) -> ReachabilitySnapshot {
@@ -76,25 +92,35 @@ struct AddressAnswer: Sendable, Equatable {
                 interface: "", transport: nil, isMetered: false, reason: "\(destination) has no address"
             )
         }
-        let transport: Transport? = switch best.status {
+        let reachable = answers.filter(\.status.isReachable)
+        let reason = best.status.isReachable
+            ? "\(best.address) is reachable via \(best.interface)"
+            : "no route to \(answers.map(\.address).joined(separator: ", "))"
+        // Each family's link is that of its first reachable address (in resolver order).
+        let ipv4 = reachable.first { IPAddress($0.address)?.unmappingIPv4.family == .ipv4 }
+        let ipv6 = reachable.first { IPAddress($0.address)?.unmappingIPv4.family == .ipv6 }
+        return ReachabilitySnapshot(
+            status: best.status,
+            isIPv4Reachable: ipv4 != nil,
+            isIPv6Reachable: ipv6 != nil,
+            interface: best.interface,
+            transport: best.transport,
+            isMetered: best.status == .reachableViaWWAN,
+            reason: reason,
+            ipv4Link: (ipv4?.interface ?? "", ipv4?.transport),
+            ipv6Link: (ipv6?.interface ?? "", ipv6?.transport)
+        )
+    }
+
+    /// The transport the status names: the medium beneath a tunnel when the daemon knew it,
+    /// `other` for `reachable-via-other`; nil when not reachable.
+    var transport: Transport? {
+        switch status {
         case .reachableViaWiFi: .wifi
         case .reachableViaWWAN: .wwan
         case .reachableViaEthernet: .ethernet
         case .reachableViaOther: .other
         case .unknown, .notReachable: nil
         }
-        let reachable = answers.filter(\.status.isReachable)
-        let reason = best.status.isReachable
-            ? "\(best.address) is reachable via \(best.interface)"
-            : "no route to \(answers.map(\.address).joined(separator: ", "))"
-        return ReachabilitySnapshot(
-            status: best.status,
-            isIPv4Reachable: reachable.contains { IPAddress($0.address)?.unmappingIPv4.family == .ipv4 },
-            isIPv6Reachable: reachable.contains { IPAddress($0.address)?.unmappingIPv4.family == .ipv6 },
-            interface: best.interface,
-            transport: transport,
-            isMetered: best.status == .reachableViaWWAN,
-            reason: reason
-        )
     }
 }

@@ -21,7 +21,9 @@ import Synchronization
 /// Nothing is known before ``startMonitoring()``: ``status`` is `.unknown` until the first
 /// answer from the daemon arrives, and again after ``stopMonitoring()``. While no process owns
 /// the daemon's bus name the status is `.unknown`; when the daemon (re)appears the manager reads
-/// its state again. No method blocks the caller: the bus is driven on a private serial queue.
+/// its state again. So it is while the owner does not answer that read (stopped, hung): the
+/// manager reads again after a back-off, or as soon as the daemon publishes a change, until it
+/// answers. No method blocks the caller: the bus is driven on a private serial queue.
 ///
 /// Every observer (the handler, each ``statusUpdates`` sequence) gets the current status first,
 /// then only real changes, never the same status twice in a row. All members are thread-safe.
@@ -106,7 +108,8 @@ public final class ReachabilityManager: Sendable {
     /// resolve is `.notReachable`, and is looked up again by itself after 1 s, then 2 s, 4 s…
     /// up to 30 s, until it resolves. The addresses are checked again whenever the daemon announces
     /// a routing change (`RoutesChanged`) or publishes a new state; a successful resolution is
-    /// reused for 30 s, so route churn does not become DNS traffic.
+    /// reused for 30 s, and a failure until the name's next lookup, so route churn does not become
+    /// DNS traffic.
     ///
     /// - Parameter domain: a host name, e.g. `"example.org"`.
     public convenience init(domain: String) {
@@ -159,7 +162,8 @@ public final class ReachabilityManager: Sendable {
     }
 
     /// Whether reachabilityd answered the last time this manager looked: false before monitoring
-    /// has an answer, while the daemon's bus name has no owner, and while the bus is unreachable.
+    /// has an answer, while the daemon's bus name has no owner or its owner does not answer, and
+    /// while the bus is unreachable.
     /// For an address or a host name, true as soon as the daemon answers, while the first check
     /// (the resolution of the name, then `CheckAddress`) may still be running.
     public var isDaemonAvailable: Bool {
@@ -195,6 +199,20 @@ public final class ReachabilityManager: Sendable {
         return name.isEmpty ? nil : name
     }
 
+    /// The interface that carries `family`'s traffic, or nil when that family is not reachable
+    /// (with both reachable, ``interfaceName`` is IPv4's).
+    public func interfaceName(for family: AddressFamily) -> String? {
+        let snapshot = snapshot
+        let name = family == .ipv4 ? snapshot.ipv4Interface : snapshot.ipv6Interface
+        return name.isEmpty ? nil : name
+    }
+
+    /// The transport of ``interfaceName(for:)``, or nil when that family is not reachable.
+    public func transport(for family: AddressFamily) -> Transport? {
+        let snapshot = snapshot
+        return family == .ipv4 ? snapshot.ipv4Transport : snapshot.ipv6Transport
+    }
+
     /// Whether the traffic is metered (a cellular link).
     public var isMetered: Bool { snapshot.isMetered }
 
@@ -202,6 +220,8 @@ public final class ReachabilityManager: Sendable {
     /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
     /// packets do not get out (the gateway failed address resolution, or the daemon's opt-in
     /// check got no answer), `.portal` (a captive portal), `.full` (the check's expected answer).
+    /// For an address or a host name: the daemon's evidence for each family whose route to it
+    /// leaves through the daemon's interface for that family, else `.unknown`.
     public var connectivity: Connectivity { snapshot.connectivity }
 
     /// The captive portal's user-facing URL, when one is known.

@@ -1,43 +1,99 @@
 import Dispatch
 
-/// Asks again later, one retry due at a time: the first after ``initialSeconds``, each next one
-/// twice as late, up to ``maximumSeconds``, until ``reset()`` after a success. Confined to `queue`.
-final class RetryBackoff: @unchecked Sendable {
-    /// The first wait, in seconds.
-    let initialSeconds: Double
-    /// The longest wait, in seconds.
-    let maximumSeconds: Double
-    private let queue: DispatchQueue
-    /// The next wait; nil until a retry was scheduled since the last reset.
-    private var nextDelay: Double?
-    private var scheduled = false
+/// The waits before asking again after failures in a row: ``first`` after the first failure,
+/// twice as long after each next one, at most ``longest``. Pure.
+struct RetryDelays: Sendable, Equatable {
+    /// The wait after the first failure.
+    let first: Duration
+    /// The longest wait.
+    let longest: Duration
 
-    /// - Parameters:
-    ///   - queue: where retries run.
-    ///   - initialSeconds: the first wait.
-    ///   - maximumSeconds: the longest wait.
-    init(queue: DispatchQueue, initialSeconds: Double, maximumSeconds: Double) {
+    /// After a call the daemon did not answer (a check, a read of its properties): 0.25 s,
+    /// doubling up to 8 s.
+    static let unansweredDaemon = RetryDelays(first: .milliseconds(250), longest: .seconds(8))
+
+    /// The wait after `failures` failures in a row.
+    ///
+    /// - Parameter failures: 1 after the first failure, 2 after the second…; less counts as 1.
+    func delay(afterFailures failures: Int) -> Duration {
+        var delay = first
+        var doublings = max(failures, 1) - 1
+        while doublings > 0 && delay > .zero && delay < longest {
+            delay *= 2
+            doublings -= 1
+        }
+        return min(delay, longest)
+    }
+}
+
+/// One retry due at a time on a queue, until it runs or is cancelled. Confined to `queue`.
+final class RetryTimer: @unchecked Sendable {
+    private let queue: DispatchQueue
+    /// Counts cancellations: a retry scheduled before the last one does not run.
+    private var generation = 0
+    /// Whether a retry is due.
+    private(set) var isScheduled = false
+
+    /// - Parameter queue: where retries run.
+    init(queue: DispatchQueue) {
         self.queue = queue
-        self.initialSeconds = initialSeconds
-        self.maximumSeconds = maximumSeconds
     }
 
-    /// Runs `retry` on the queue after the current wait, unless a retry is already due; the
-    /// wait after it doubles.
-    func schedule(_ retry: @escaping @Sendable () -> Void) {
-        guard !scheduled else { return }
-        scheduled = true
-        let delay = nextDelay ?? initialSeconds
-        nextDelay = min(delay * 2, maximumSeconds)
-        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self else { return }
-            scheduled = false
+    /// Runs `retry` on the queue after `delay`, unless a retry is already due.
+    func schedule(after delay: Duration, _ retry: @escaping @Sendable () -> Void) {
+        guard !isScheduled else { return }
+        isScheduled = true
+        let scheduled = generation
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(delay, .zero) / .nanoseconds(1)))) { [weak self] in
+            guard let self, generation == scheduled else { return }
+            isScheduled = false
             retry()
         }
     }
 
-    /// Starts over from ``initialSeconds`` (after an answer). A retry already due still runs.
+    /// Drops the retry that is due, if any: it will not run.
+    func cancel() {
+        generation += 1
+        isScheduled = false
+    }
+}
+
+/// Asks again later after failures, one retry due at a time, each wait from ``delays`` (longer
+/// after each failure in a row), until ``reset()`` after a success. Confined to `queue`.
+final class RetryBackoff: @unchecked Sendable {
+    /// The waits.
+    let delays: RetryDelays
+    private let timer: RetryTimer
+    /// Retries scheduled since the last reset.
+    private var failures = 0
+
+    /// - Parameters:
+    ///   - queue: where retries run.
+    ///   - delays: the waits.
+    init(queue: DispatchQueue, delays: RetryDelays) {
+        self.delays = delays
+        timer = RetryTimer(queue: queue)
+    }
+
+    /// Whether a retry is due.
+    var isScheduled: Bool { timer.isScheduled }
+
+    /// Runs `retry` on the queue after the current wait, unless a retry is already due; the
+    /// wait after it is longer.
+    func schedule(_ retry: @escaping @Sendable () -> Void) {
+        guard !timer.isScheduled else { return }
+        failures += 1
+        timer.schedule(after: delays.delay(afterFailures: failures), retry)
+    }
+
+    /// Starts over from the first wait (after an answer). A retry already due still runs.
     func reset() {
-        nextDelay = nil
+        failures = 0
+    }
+
+    /// Drops the retry that is due, if any: it will not run. The failures counted so far stay:
+    /// the next wait is longer, as if it had run (``reset()`` starts over).
+    func cancel() {
+        timer.cancel()
     }
 }

@@ -56,4 +56,12 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv6Connectivity = "IPv6Connectivity"
     /// `CaptivePortal` (s): the portal's URL, or "".
     case captivePortal = "CaptivePortal"
+    /// `IPv4Interface` (s): the interface of IPv4's route, or "".
+    case ipv4Interface = "IPv4Interface"
+    /// `IPv6Interface` (s): the interface of IPv6's route, or "".
+    case ipv6Interface = "IPv6Interface"
+    /// `IPv4Transport` (s): the transport of `IPv4Interface`, or "".
+    case ipv4Transport = "IPv4Transport"
+    /// `IPv6Transport` (s): the transport of `IPv6Interface`, or "".
+    case ipv6Transport = "IPv6Transport"
 }

@@ -38,7 +38,8 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// caller asks about (127.0.0.1, ::1, the host's own addresses) it is what the caller's
 /// connection takes, and it works while the route's link (loopback) is up and not ignored:
 /// reachable through that link, whatever source the kernel picks.
-/// The machine is reachable when either family is; the IPv4 link wins when both are. When
+/// The machine is reachable when either family is; the IPv4 link wins when both are (each
+/// family's own link is published beside it). When
 /// neither is, the reason is the more specific of the two families' reasons.
 public enum ReachabilityRule {
     /// Decides reachability of one destination.
@@ -140,7 +141,9 @@ public enum ReachabilityRule {
             interface: chosen?.link?.name ?? "",
             transport: chosen?.link?.transport,
             isMetered: chosen?.link?.isMetered ?? false,
-            reason: reason
+            reason: reason,
+            ipv4Link: (v4.link?.name ?? "", v4.link?.transport),
+            ipv6Link: (v6.link?.name ?? "", v6.link?.transport)
         )
     }
 

@@ -41,4 +41,27 @@ public enum EvidenceRule {
             .first { $0.0 == .portal && !$0.1.isEmpty }?.1 ?? ""
         return next
     }
+
+    /// A destination's snapshot with the machine's evidence beyond the route, for the routes
+    /// they share: per family, the machine's evidence for that family when the destination's
+    /// route of that family leaves through the machine's interface for it (the path the
+    /// machine's evidence is about), else none (`unknown`). The portal's URL comes with a
+    /// `portal`. `reachabilityctl wait --host H --connectivity full` needs this: a destination
+    /// has no evidence of its own.
+    ///
+    /// - Parameters:
+    ///   - destination: the destination's snapshot (its routes per family, from `CheckAddress`).
+    ///   - machine: the machine's snapshot, with its evidence.
+    /// - Returns: `destination` with ``ReachabilitySnapshot/ipv4Evidence``,
+    ///   ``ReachabilitySnapshot/ipv6Evidence`` and ``ReachabilitySnapshot/captivePortal`` set.
+    public static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
+        func shared(_ destinationInterface: String, _ machineInterface: String) -> Bool {
+            !destinationInterface.isEmpty && destinationInterface == machineInterface
+        }
+        var next = destination
+        next.ipv4Evidence = shared(destination.ipv4Interface, machine.ipv4Interface) ? machine.ipv4Evidence : nil
+        next.ipv6Evidence = shared(destination.ipv6Interface, machine.ipv6Interface) ? machine.ipv6Evidence : nil
+        next.captivePortal = next.connectivity == .portal ? machine.captivePortal : ""
+        return next
+    }
 }

@@ -21,10 +21,20 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var ipv6Evidence: Connectivity?
     /// The captive portal's user-facing URL when one is known, else "".
     public var captivePortal: String
+    /// The interface carrying IPv4's route, "" when IPv4 is not reachable. ``interface`` is
+    /// this one or ``ipv6Interface``: the link of the family the status names.
+    public var ipv4Interface: String
+    /// The interface carrying IPv6's route, "" when IPv6 is not reachable.
+    public var ipv6Interface: String
+    /// The transport of ``ipv4Interface`` (as ``transport`` is of ``interface``), nil when none.
+    public var ipv4Transport: Transport?
+    /// The transport of ``ipv6Interface``, nil when none.
+    public var ipv6Transport: Transport?
 
-    /// Creates a snapshot.
+    /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,
-                ipv4Evidence: Connectivity? = nil, ipv6Evidence: Connectivity? = nil, captivePortal: String = "") {
+                ipv4Evidence: Connectivity? = nil, ipv6Evidence: Connectivity? = nil, captivePortal: String = "",
+                ipv4Link: (interface: String, transport: Transport?)? = nil, ipv6Link: (interface: String, transport: Transport?)? = nil) {
         self.status = status
         self.isIPv4Reachable = isIPv4Reachable
         self.isIPv6Reachable = isIPv6Reachable
@@ -35,6 +45,12 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         self.ipv4Evidence = ipv4Evidence
         self.ipv6Evidence = ipv6Evidence
         self.captivePortal = captivePortal
+        let ipv4 = ipv4Link ?? (isIPv4Reachable ? (interface, transport) : ("", nil))
+        let ipv6 = ipv6Link ?? (isIPv6Reachable ? (interface, transport) : ("", nil))
+        ipv4Interface = ipv4.interface
+        ipv4Transport = ipv4.transport
+        ipv6Interface = ipv6.interface
+        ipv6Transport = ipv6.transport
     }
 
     /// Whether IPv4 traffic gets out: `none` without a route, else the evidence, else `unknown`.
@@ -78,6 +94,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case .ipv4Connectivity: .string(ipv4Connectivity.rawValue)
         case .ipv6Connectivity: .string(ipv6Connectivity.rawValue)
         case .captivePortal: .string(captivePortal)
+        case .ipv4Interface: .string(ipv4Interface)
+        case .ipv6Interface: .string(ipv6Interface)
+        case .ipv4Transport: .string(ipv4Transport?.rawValue ?? "")
+        case .ipv6Transport: .string(ipv6Transport?.rawValue ?? "")
         }
     }
 

@@ -42,7 +42,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     var client: HTTPCheckClient?
     private var settings = ConnectivityCheckSettings()
     private var families: [AddressFamily: Family] = [:]
-    /// Why the client cannot run any exchange (logged once), until the settings change.
+    /// Why the client cannot run any exchange (logged once), until the next ``apply(_:)``.
     private var unavailability: String?
     /// Called on the queue when a family's evidence changed.
     var onEvidence: () -> Void = {}
@@ -56,10 +56,12 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// Whether checks run: a `CheckURL=` and a client.
     var isEnabled: Bool { settings.isEnabled && client != nil }
 
-    /// Takes new settings: when they differ, every check in flight or scheduled is dropped and
-    /// what the checks said is forgotten; the next ``follow(_:)`` starts over.
+    /// Takes new settings (a start, a reload): when they differ, or when checks could not run
+    /// (libcurl may have been installed since: the reload the log asks for tries again), every
+    /// check in flight or scheduled is dropped and what the checks said is forgotten; the next
+    /// ``follow(_:)`` starts over.
     func apply(_ next: ConnectivityCheckSettings) {
-        guard next != settings else { return }
+        guard next != settings || unavailability != nil else { return }
         settings = next
         unavailability = nil
         stop()
@@ -181,7 +183,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         current.nextDue = nil
         if let why = client.unavailability {
             // A fault of this host, not evidence about the network: say it once, publish no
-            // verdict and try no more until the settings change (a reload tries again).
+            // verdict and try no more until the next reload.
             unavailability = why
             families[family] = current
             Log.warning("Connectivity checks cannot run: \(why); Connectivity stays unknown. Install libcurl4 and reload.")

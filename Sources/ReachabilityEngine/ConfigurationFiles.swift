@@ -20,6 +20,14 @@ public struct ConfigurationFiles: Sendable {
         self.mainFile = mainFile
     }
 
+    /// The files a client reads to decide as the daemon would (the in-process source,
+    /// `reachabilityctl wait --carrier-timeout`): those `$REACHABILITYD_CONFIG` names, else the
+    /// daemon's.
+    public static var clientFiles: ConfigurationFiles {
+        guard let named = getenv("REACHABILITYD_CONFIG").map({ String(cString: $0) }), !named.isEmpty else { return ConfigurationFiles() }
+        return ConfigurationFiles(mainFile: named)
+    }
+
     /// Every existing file, in application order. A missing main file or directory is fine.
     public func paths() -> [String] {
         var paths: [String] = []

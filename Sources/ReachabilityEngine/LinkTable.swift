@@ -142,3 +142,18 @@ struct LinkTable: Equatable {
         return Address(index: InterfaceIndex(message.index), address: address, prefixLength: message.prefixLength)
     }
 }
+
+/// The links as the engine describes them, for a program that reads a link dump of its own
+/// (`reachabilityctl wait --carrier-timeout`) and judges them with ReachabilityCore's rules.
+public enum LinkDescriptions {
+    /// Every link of a link dump, by index; sysfs is read once per link.
+    ///
+    /// - Parameters:
+    ///   - messages: the dump's messages (any that are not links are skipped).
+    ///   - inspector: where sysfs is read.
+    public static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
+        var table = LinkTable(inspector: inspector)
+        table.replace(withDump: messages)
+        return table.links
+    }
+}

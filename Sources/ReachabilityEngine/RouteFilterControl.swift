@@ -4,7 +4,8 @@ import ReachabilityCore
 import SystemSupport
 
 /// The monitor socket's route filter: which route messages reach the engine. It keeps routes
-/// whose prefix contains a probe or a watched destination (the addresses clients recently asked
+/// whose prefix contains a probe or a watched destination (or, past the filter's room, overlaps
+/// a prefix covering several) (the addresses clients recently asked
 /// about with `CheckAddress`, ``WatchedDestinations``), and every non-route message; see
 /// ``NetlinkSocketFilter``. A new watched destination gets the filter rebuilt (`SO_ATTACH_FILTER`
 /// swaps programs atomically), at most once per ``rebuildInterval``. Confined to the engine's
@@ -40,12 +41,15 @@ final class RouteFilterControl: @unchecked Sendable {
         monitor = nil
     }
 
-    /// The filter for `watched`. When more destinations are watched than a filter lists, it
-    /// keeps every route and the engine tells watched routes from others itself
-    /// (``concernsWatched(_:)``).
+    /// The filter for `watched` and the probes: each address listed while a family's fit the
+    /// filter's room (``WatchedDestinations/filterCapacity`` and the probe); beyond that they
+    /// are covered by that many prefixes (``IPPrefix/aggregating(_:into:)``), so the kernel
+    /// still drops every route outside them however many callers watch, and the engine tells
+    /// watched routes from others among the rest itself (``concernsWatched(_:)``).
     static func filter(watching watched: WatchedDestinations) -> NetlinkSocketFilter {
-        guard watched.fitsTheFilter else { return .keepingEverything }
-        return NetlinkSocketFilter.routesContaining(Probes.all + watched.ipv4 + watched.ipv6)
+        NetlinkSocketFilter.routesOverlapping(AddressFamily.allCases.flatMap { family in
+            IPPrefix.aggregating(watched.addresses(of: family, with: Probes.address(of: family)), into: WatchedDestinations.filterCapacity + 1)
+        })
     }
 
     /// Whether a route message can change the route to a probe destination (its prefix contains

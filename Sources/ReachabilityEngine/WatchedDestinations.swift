@@ -7,9 +7,7 @@ import ReachabilityCore
 /// Each caller (a ``CallerShare``: a root connection, or all the connections of one unprivileged
 /// user) keeps at most ``capacity`` addresses per family, an unprivileged user ``userCapacity``:
 /// asking about a new one when its own family is full forgets its own least recently asked one,
-/// never another caller's. An unprivileged user's half of the filter's room leaves the other
-/// half to everyone else, however many connections it opens: one user cannot turn the kernel
-/// filter off. Asking again about a watched address makes it the most recently
+/// never another caller's, however many connections an unprivileged user opens. Asking again about a watched address makes it the most recently
 /// asked without changing the set, so the filter is rebuilt only for a new address. A caller
 /// that disconnects is forgotten (``forget(caller:)``). At most ``callerCapacity`` callers are
 /// kept (the least recently asking goes first): more than dbus-daemon lets one user connect
@@ -17,16 +15,18 @@ import ReachabilityCore
 /// user's watches out.
 ///
 /// ``ipv4`` and ``ipv6`` are every caller's addresses together, sorted: the monitor socket's
-/// filter lists them while they fit it (``fitsTheFilter``); beyond that the filter keeps every
-/// route and ``isAffected(byRouteTo:length:family:)`` (a binary search) picks them in software.
+/// filter lists them while they fit its room (``filterCapacity`` per family); beyond that it
+/// lists as many prefixes covering them all, and ``isAffected(byRouteTo:)`` (a binary search)
+/// picks the routes that concern a watched address among those the filter keeps.
 public struct WatchedDestinations: Sendable, Equatable {
     /// The cap per caller and family in the daemon.
     public static let defaultCapacity = 16
-    /// The cap per family for an unprivileged user's connections together: half the filter.
-    public static let defaultUserCapacity = filterCapacity / 2
+    /// The cap per family for an unprivileged user's connections together.
+    public static let defaultUserCapacity = 8
     /// The most callers kept.
     public static let callerCapacity = 1024
-    /// The most addresses per family the kernel filter lists. The kernel charges a socket filter
+    /// The most addresses per family the kernel filter lists one by one, besides the probe
+    /// (past that, as many prefixes covering them). The kernel charges a socket filter
     /// to the socket's option memory (`net.core.optmem_max`: 20 KiB by default before Linux
     /// 6.9, so on Debian 12), and while one program replaces another both are charged.
     /// 16 per family leaves room at 20 KiB (the measurement: docs/design.md, "Events and the
@@ -61,8 +61,14 @@ public struct WatchedDestinations: Sendable, Equatable {
         self.userCapacity = userCapacity
     }
 
-    /// Whether the kernel filter can list every watched address.
-    public var fitsTheFilter: Bool { ipv4.count <= Self.filterCapacity && ipv6.count <= Self.filterCapacity }
+    /// Every caller's addresses of `family` and `extra` (an address of that family, e.g. the
+    /// probe), sorted by their bytes, each once.
+    public func addresses(of family: AddressFamily, with extra: IPAddress) -> [IPAddress] {
+        var addresses = family == .ipv4 ? ipv4 : ipv6
+        let index = Self.insertionIndex(of: extra, in: addresses)
+        if index == addresses.count || addresses[index] != extra { addresses.insert(extra, at: index) }
+        return addresses
+    }
 
     /// The callers with watches.
     public var callerCount: Int { callers.count }

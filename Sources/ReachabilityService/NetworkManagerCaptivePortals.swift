@@ -10,7 +10,8 @@ import SystemSupport
 ///
 /// Every device is asked at start-up and whenever NetworkManager (re)starts; a device again
 /// when its `Dhcp4Config` or `IpInterface` changes, or its DHCP4Config's options change (a new
-/// lease). Without NetworkManager nothing happens: the calls never start it and their errors
+/// lease); signals are believed only from the owner of NetworkManager's name. Without
+/// NetworkManager nothing happens: the calls never start it and their errors
 /// are only debug-logged. Confined to the daemon's queue.
 public final class NetworkManagerCaptivePortals {
     /// NetworkManager's bus name.
@@ -41,14 +42,14 @@ public final class NetworkManagerCaptivePortals {
     /// device if it runs.
     public func start() throws(SystemError) {
         changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
-            guard let device = message.path, (try? message.readString()) != nil,
+            guard let self, appearance?.isFromOwner(message) == true, let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
                   changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil
             else { return }
-            self?.ask(aboutDevice: device)
+            ask(aboutDevice: device)
         })
         changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.dhcp4ConfigInterface)) { [weak self] message in
-            guard let self, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
+            guard let self, appearance?.isFromOwner(message) == true, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
             ask(aboutDevice: device)
         })
         appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in

@@ -37,7 +37,7 @@ public final class NetworkdCaptivePortals {
             "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
                 + "path_namespace='/org/freedesktop/network1/link'"
         ) { [weak self] message in
-            guard let self, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
+            guard let self, appearance?.isFromOwner(message) == true, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)
         }
         appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "systemd-networkd", on: connection) { [weak self] in

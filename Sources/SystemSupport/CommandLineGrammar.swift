@@ -144,13 +144,31 @@ public struct ParsedArguments: Sendable {
         flags.contains(name)
     }
 
-    /// Option `name` as seconds (a number, `default` when absent).
+    /// The most seconds an option takes: 4294967295 (`UInt32.max`, about 136 years), the
+    /// largest "for ever" scripts write. Any such number of seconds fits a `Duration`, and as
+    /// milliseconds or tenths an `Int64`; 1e19 seconds fits neither (a trap, not an error).
+    public static let maximumSeconds = Double(UInt32.max)
+
+    /// Option `name` as seconds: a number from 0 to ``maximumSeconds`` (`default` when absent).
+    ///
+    /// - Throws: ``UsageError`` for anything else: not a number, NaN, infinite, negative or too large.
     public func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
         guard let text = values[name] else { return defaultValue }
-        guard let seconds = Double(text), seconds.isFinite else {
-            throw UsageError(message: "The value '\(text)' is invalid for '--\(name) <seconds>': give a number of seconds.")
+        guard let seconds = Double(text), seconds >= 0, seconds <= Self.maximumSeconds else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--\(name) <seconds>': give a number of seconds from 0 to \(UInt32.max).")
         }
-        return seconds
+        return seconds + 0  // -0 is 0
+    }
+
+    /// Option `name` as a whole number in `range` (nil when absent).
+    ///
+    /// - Throws: ``UsageError`` for anything else: not a whole number, or out of `range`.
+    public func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
+        guard let text = values[name] else { return nil }
+        guard let number = Int64(text), range.contains(number) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return number
     }
 
     /// Option `name` as one of `allowed`, by its wire string (nil when absent).

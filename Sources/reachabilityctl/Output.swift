@@ -39,6 +39,10 @@ struct StatusRecord {
             "ipv4Connectivity": .string(snapshot.ipv4Connectivity.rawValue),
             "ipv6Connectivity": .string(snapshot.ipv6Connectivity.rawValue),
             "captivePortal": .string(snapshot.captivePortal),
+            "ipv4Interface": .string(snapshot.ipv4Interface),
+            "ipv6Interface": .string(snapshot.ipv6Interface),
+            "ipv4Transport": .string(snapshot.ipv4Transport?.rawValue ?? ""),
+            "ipv6Transport": .string(snapshot.ipv6Transport?.rawValue ?? ""),
             "daemonAvailable": .boolean(daemonAvailable),
         ]
         if let time { members["time"] = .string(time) }
@@ -85,6 +89,13 @@ enum Output {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// One family's row: "reachable via eth0 (ethernet)", "reachable" (no link known), "not reachable".
+    private static func familyText(_ isReachable: Bool, _ interface: String, _ transport: Transport?) -> String {
+        guard isReachable else { return "not reachable" }
+        guard !interface.isEmpty else { return "reachable" }
+        return "reachable via \(interface)" + (transport.map { " (\($0.rawValue))" } ?? "")
+    }
+
     /// The human form of `status`, in the style of `networkctl status`.
     static func text(_ snapshot: ReachabilitySnapshot) -> String {
         func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
@@ -92,8 +103,8 @@ enum Output {
             ("Status", "\(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"),
             ("Interface", snapshot.interface.isEmpty ? "-" : snapshot.interface),
             ("Transport", snapshot.transport?.rawValue ?? "-"),
-            ("IPv4", snapshot.isIPv4Reachable ? "reachable" : "not reachable"),
-            ("IPv6", snapshot.isIPv6Reachable ? "reachable" : "not reachable"),
+            ("IPv4", familyText(snapshot.isIPv4Reachable, snapshot.ipv4Interface, snapshot.ipv4Transport)),
+            ("IPv6", familyText(snapshot.isIPv6Reachable, snapshot.ipv6Interface, snapshot.ipv6Transport)),
             ("Metered", yesNo(snapshot.isMetered)),
             ("Online", "\(snapshot.connectivity.rawValue) (\(snapshot.connectivity.localizedDescription))"
                 + (snapshot.captivePortal.isEmpty ? "" : ", portal: \(snapshot.captivePortal)")),

@@ -7,6 +7,7 @@ import Glibc
 import Dispatch
 import ReachabilityClient
 import ReachabilityCore
+import ReachabilityEngine
 import RTNetlink
 import Synchronization
 import SystemSupport
@@ -45,8 +46,9 @@ enum WaitClock {
 }
 
 /// `--carrier-timeout`: watches the links' carrier (a link dump every half second on a netlink
-/// route socket of its own, as the daemon reads them) and returns once no link but loopback
-/// has had carrier for that long.
+/// route socket of its own, as the daemon reads them) and returns once no link that could lead
+/// out (``NoCarrierGiveUp/countsCarrier(of:in:configuration:)``, under the daemon's
+/// configuration files) has had carrier for that long.
 final class CarrierWatch: Sendable {
     /// How long without carrier before giving up.
     let seconds: Double
@@ -58,15 +60,11 @@ final class CarrierWatch: Sendable {
         self.seconds = seconds
     }
 
-    /// Whether any link other than loopback has carrier (up with `IFF_LOWER_UP`); nil when the
-    /// kernel could not be asked (the watch then never gives up).
-    static func anyCarrier(using client: NetlinkQueryClient) -> Bool? {
+    /// Whether any link that could lead out has carrier; nil when the kernel could not be asked
+    /// (the watch then never gives up).
+    static func anyCarrier(using client: NetlinkQueryClient, configuration: DaemonConfiguration) -> Bool? {
         guard let dump = try? client.dump({ NetlinkRequest.dumpLinks(sequence: $0) }) else { return nil }
-        return dump.messages.contains { message in
-            guard case .newLink(let link) = message.payload else { return false }
-            let flags = link.flags
-            return flags & LinkFlag.loopback == 0 && flags & LinkFlag.up != 0 && flags & LinkFlag.lowerUp != 0
-        }
+        return NoCarrierGiveUp.anyCarrier(in: LinkDescriptions.of(dump: dump.messages), configuration: configuration)
     }
 
     /// Returns when the rule gives up; cancelled, it returns at the next poll.
@@ -75,10 +73,12 @@ final class CarrierWatch: Sendable {
             Output.write("reachabilityctl: Cannot read the links' carrier (netlink); --carrier-timeout is ignored.\n", to: STDERR_FILENO)
             return await Self.sleepUntilCancelled()
         }
+        // The daemon's ignore rules (a configuration that does not parse: the defaults, its errors logged).
+        let configuration = ConfigurationFiles.clientFiles.load() ?? .default
         var rule = NoCarrierGiveUp(seconds: seconds, start: start)
         while !Task.isCancelled {
             // A dump that fails counts as carrier: never give up on a guess.
-            if rule.observe(anyCarrier: Self.anyCarrier(using: client) ?? true, at: WaitClock.now()) {
+            if rule.observe(anyCarrier: Self.anyCarrier(using: client, configuration: configuration) ?? true, at: WaitClock.now()) {
                 gaveUp.withLock { $0 = true }
                 return
             }
@@ -93,7 +93,7 @@ final class CarrierWatch: Sendable {
 
     /// The line said when it gave up.
     func line(after elapsed: Double, _ snapshot: ReachabilitySnapshot) -> String {
-        "Gave up after \(WaitClock.format(elapsed)) s: no link but loopback has had carrier for \(WaitClock.format(seconds)) s; "
+        "Gave up after \(WaitClock.format(elapsed)) s: no link that could lead out has had carrier for \(WaitClock.format(seconds)) s; "
             + "\(WaitCommand.standing(snapshot))."
     }
 }

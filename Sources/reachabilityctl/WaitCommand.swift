@@ -14,7 +14,9 @@ struct WaitCommand: Subcommand {
         discussion: """
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
-            --connectivity when given (full > portal > limited > unknown). Fails at once \
+            --connectivity when given (full > portal > limited > unknown). The transport, \
+            interfaces and connectivity are those of each family given (both: each family's own), \
+            else of the route the status names. Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
             during the wait only delays the answer. A --host name that does not resolve is looked \
             up again after 1 s, doubling up to 30 s; one whose resolver has not answered when the \
@@ -28,7 +30,7 @@ struct WaitCommand: Subcommand {
             .value("connectivity", "connectivity", "Require at least this connectivity: \(connectivities.map(\.rawValue).joined(separator: ", "))."),
             .value("host", "host", "Wait for this host name or address instead of the machine."),
             .value("interface", "interfaces", "Require the route to go through one of these interfaces (comma-separated names or globs)."),
-            .value("carrier-timeout", "seconds", "Give up early once no link but loopback has had carrier for this long (0: never).", default: "0"),
+            .value("carrier-timeout", "seconds", "Give up early once no link that could lead out (not loopback, ignored, a port, a veth to this namespace, a dummy or a tunnel) has had carrier for this long (0: never).", default: "0"),
             .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
             .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\" and \"waited\")."),
             SourceOption.spec,
@@ -67,8 +69,6 @@ struct WaitCommand: Subcommand {
         interfaces = try Self.interfaces(arguments)
         carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
         verbose = arguments.flag("verbose")
-        guard timeout >= 0 else { throw UsageError(message: "--timeout must not be negative.") }
-        guard carrierTimeout >= 0 else { throw UsageError(message: "--carrier-timeout must not be negative.") }
     }
 
     /// What the options call online.

@@ -66,7 +66,7 @@ struct DaemonOptions: Equatable {
             .value("config", "path", "The configuration file; drop-ins are read from <path>.d/*.conf. Reloaded on SIGHUP.",
                    default: ConfigurationFiles.defaultMainFile),
             .value("sysfs-root", "path", "Where sysfs is mounted; tests point this at a fake tree.", default: "/sys"),
-            .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, at least 4096.", default: "8388608"),
+            .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, from 4096 to 2147483647.", default: "8388608"),
             .flag("version", "Show the version."),
         ]
     )
@@ -100,12 +100,7 @@ struct DaemonOptions: Equatable {
             }
             if let path = parsed.values["config"] { options.configurationFile = path }
             if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
-            if let text = parsed.values["receive-buffer"] {
-                guard let bytes = Int32(text), bytes >= 4096 else {
-                    throw UsageError(message: "--receive-buffer must be a number of bytes, at least 4096; got '\(text)'.")
-                }
-                options.receiveBufferBytes = bytes
-            }
+            if let bytes = try parsed.integer("receive-buffer", in: 4096...Int64(Int32.max)) { options.receiveBufferBytes = Int32(bytes) }
             return .run(options)
         } catch {
             return .invalid(error.message)

@@ -45,7 +45,7 @@ final class BusLifecycleTests: DaemonTestCase {
 
         // Then the manager reconnects (at its next attempt: see BusHub.reconnectDelay) and reads
         // the daemon again
-        try waitForManager(manager, status: .reachableViaEthernet, timeout: BusHub.longestReconnectDelay + .seconds(2))
+        try waitForManager(manager, status: .reachableViaEthernet, timeout: BusHub.reconnectDelays.longest + .seconds(2))
         XCTAssertTrue(manager.isDaemonAvailable)
         manager.stopMonitoring()
     }
@@ -87,7 +87,7 @@ final class BusLifecycleTests: DaemonTestCase {
         let restarted = ContinuousClock.now
 
         // Then both resume with the true status, at their next reconnection attempt
-        let resumeDeadline = BusHub.longestReconnectDelay + .seconds(2)
+        let resumeDeadline = BusHub.reconnectDelays.longest + .seconds(2)
         let libraryResumed = try waitForManager(manager, status: .notReachable, timeout: resumeDeadline)
         try monitor.waitForLastLine("not-reachable", timeout: resumeDeadline) { $0.status == "not-reachable" }
         let monitorResumed = ContinuousClock.now - restarted

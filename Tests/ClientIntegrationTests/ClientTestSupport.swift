@@ -1,5 +1,6 @@
 import Foundation
 @testable import ReachabilityClient
+import Synchronization
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -105,6 +106,38 @@ extension DaemonTestCase {
     func controlEnvironment() throws -> [String: String] {
         guard let bus else { throw HarnessError("PrivateBus missing: set-up did not finish") }
         return ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "LANG": "C"]
+    }
+}
+
+/// A host name's resolver for a manager in this process (``HostLookup``'s stand-in for
+/// `getaddrinfo`): fails with "Name or service not known" until ``startResolving()``, then
+/// gives `address`; remembers when it was asked.
+final class ScriptedResolver: Sendable {
+    private let address: String
+    private let state = Mutex((resolves: false, calls: [ContinuousClock.Instant]()))
+
+    /// A resolver that does not know the name yet, and will give `address` for it.
+    init(address: String) {
+        self.address = address
+    }
+
+    /// Answers one lookup; its signature is ``HostLookup``'s resolver's.
+    func resolve(_ host: String) -> HostResolver.Outcome {
+        let resolves = state.withLock { state in
+            state.calls.append(.now)
+            return state.resolves
+        }
+        return resolves ? .addresses([address]) : .failed("Name or service not known")
+    }
+
+    /// From now on the name resolves.
+    func startResolving() {
+        state.withLock { $0.resolves = true }
+    }
+
+    /// When each lookup was asked, in order.
+    var calls: [ContinuousClock.Instant] {
+        state.withLock { $0.calls }
     }
 }
 

@@ -3,12 +3,18 @@ import Foundation
 import ReachabilityCore
 import TestSupport
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The clients across 1,000 restarts of the daemon (issue 6): a `ReachabilityManager` in the test
-/// process and a `reachabilityctl monitor --json` subprocess follow the daemon while it is stopped
-/// with SIGTERM and started again, and every other time the default route is added or removed
-/// while it is down, so that a client still showing the status from before the restart is seen.
-/// Prints `FIGURE:` lines for docs/reliability.md.
+/// The clients across restarts and stalls of the daemon.
+///
+/// 1,000 restarts (issue 6): a `ReachabilityManager` in the test process and a `reachabilityctl
+/// monitor --json` subprocess follow the daemon while it is stopped with SIGTERM and started
+/// again, and every other time the default route is added or removed while it is down, so that a
+/// client still showing the status from before the restart is seen. Prints `FIGURE:` lines for
+/// docs/reliability.md. Then a host name's retry across one restart, and a client that starts
+/// while the daemon is stopped with SIGSTOP (issue 29).
 final class DaemonRestartTests: DaemonTestCase {
     /// How many times the daemon restarts.
     private static let restarts = 1_000
@@ -138,6 +144,108 @@ final class DaemonRestartTests: DaemonTestCase {
         }
         XCTAssertTrue(manager.isDaemonAvailable)
         XCTAssertEqual(manager.status.rawValue, truth)
+    }
+
+    func testAHostNameRetryDueWhenTheDaemonRestartsStillRuns() throws {
+        // Given a reachable network, and a manager of a name that does not resolve yet, looked
+        // up at 0, 1 and 3 s (its back-off: the next lookup is due 4 s after the third)
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let resolver = ScriptedResolver(address: "10.77.0.9")
+        let manager = try makeManager(.domain(HostLookup("late-host.invalid", resolver: resolver.resolve)))
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        let calls = try Poll.until("the lookup 3 s after the first", observe: { resolver.calls }) { calls in
+            calls.count > 1 && calls.last! - calls.first! >= .milliseconds(2500)
+        }
+        let retryDue = calls.last! + .seconds(4)
+        try waitForManager(manager, status: .notReachable)
+
+        // When the daemon restarts before that lookup is due, and the name resolves once the
+        // manager has checked it again with the restarted daemon
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        try waitForManager(manager, status: .unknown, timeout: .seconds(1))
+        try startDaemon()
+        try waitForManager(manager, status: .notReachable)
+        XCTAssertLessThan(ContinuousClock.now, retryDue - .milliseconds(500), "the restart took too long for the test to tell anything")
+        resolver.startResolving()
+
+        // Then the lookup that was due still comes, finds the name, and the manager reports it
+        try waitForManager(manager, status: .reachableViaEthernet, timeout: retryDue - ContinuousClock.now + .seconds(3))
+        let lookupsAfterTheRestart = resolver.calls.dropFirst(calls.count)
+        XCTAssertEqual(lookupsAfterTheRestart.count, 1, "the restart's check reuses the failure until its retry")
+        XCTAssertGreaterThanOrEqual(lookupsAfterTheRestart.first ?? .now, retryDue - .milliseconds(100))
+    }
+
+    /// Makes the managers of the test's bus give up on `GetAll` after 1 s instead of sd-bus's
+    /// 25 s (the same code path, sooner), and ask again after `retryDelays`.
+    private func shortenPropertiesReading(retryDelays: RetryDelays = BusHub.PropertiesReading.standard.retryDelays) throws {
+        let hub = BusHub.hub(for: .address(try XCTUnwrap(bus).address))
+        hub.queue.sync { hub.propertiesReading = BusHub.PropertiesReading(timeout: .seconds(1), retryDelays: retryDelays) }
+    }
+
+    /// Stops the daemon with SIGSTOP, starts `manager` and waits until its read of the daemon's
+    /// properties has given up: the manager's first answer. The caller resumes the daemon.
+    private func startWhileTheDaemonIsStalled(_ manager: ReachabilityManager) throws {
+        kill(try XCTUnwrap(daemon).pid, SIGSTOP)
+        let hub = BusHub.hub(for: .address(try XCTUnwrap(bus).address))
+        manager.startMonitoring()
+        try Poll.until("the manager's read of the stalled daemon's properties to give up", observe: { hub.queue.sync { hub.state } }) { $0 != nil }
+    }
+
+    func testAClientStartedWhileTheDaemonIsStalledReadsItOnceItAnswersAgain() throws {
+        // Given a daemon stalled while a manager starts, whose read of the properties gave up
+        try startDaemon()
+        try configureIPv4Link()
+        try waitForStatus(.notReachable)
+        try shortenPropertiesReading()
+        let manager = try makeManager()
+        defer { manager.stopMonitoring() }
+        let daemonPID = try XCTUnwrap(daemon).pid
+        defer { kill(daemonPID, SIGCONT) }  // also when the test fails while it is stalled
+        try startWhileTheDaemonIsStalled(manager)
+        XCTAssertEqual(manager.status, .unknown)
+        XCTAssertFalse(manager.isDaemonAvailable)
+        XCTAssertTrue(manager.snapshot.reason.hasPrefix("reachabilityd does not answer"), manager.snapshot.reason)
+
+        // When the daemon answers again, with no change to publish
+        kill(daemonPID, SIGCONT)
+
+        // Then the manager reads it again by itself (its retry), and follows its changes
+        let read = try waitForManager(manager, status: .notReachable)
+        print("FIGURE: a client that gave up reading a stalled daemon read it again \(read) after SIGCONT (its retry)")
+        XCTAssertTrue(manager.isDaemonAvailable)
+        try addIPv4DefaultRoute()
+        try waitForManager(manager, status: .reachableViaEthernet)
+    }
+
+    func testAClientThatGaveUpOnAStalledDaemonReadsItAgainWhenItPublishesAChange() throws {
+        // Given a daemon stalled while a manager starts, whose read of the properties gave up,
+        // and the retry an hour away
+        try startDaemon()
+        try configureIPv4Link()
+        try waitForStatus(.notReachable)
+        try shortenPropertiesReading(retryDelays: RetryDelays(first: .seconds(3600), longest: .seconds(3600)))
+        let manager = try makeManager()
+        defer { manager.stopMonitoring() }
+        let daemonPID = try XCTUnwrap(daemon).pid
+        defer { kill(daemonPID, SIGCONT) }  // also when the test fails while it is stalled
+        try startWhileTheDaemonIsStalled(manager)
+        XCTAssertFalse(manager.isDaemonAvailable)
+
+        // When the daemon answers again and publishes two changes
+        kill(daemonPID, SIGCONT)
+        let changed = ContinuousClock.now
+        try addIPv4DefaultRoute()
+
+        // Then its PropertiesChanged (not the whole state) makes the manager read every property
+        try waitForManager(manager, status: .reachableViaEthernet)
+        print("FIGURE: a client that gave up reading a stalled daemon read it again \(ContinuousClock.now - changed) after SIGCONT and a new default route (its PropertiesChanged)")
+        XCTAssertTrue(manager.isDaemonAvailable)
+        try netns.ip("route", "del", "default")
+        try waitForManager(manager, status: .notReachable)
     }
 
     /// Starts the daemon without waiting for `READY=1` and without a signal recorder: the

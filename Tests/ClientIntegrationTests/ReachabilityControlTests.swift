@@ -1,4 +1,5 @@
 import Foundation
+@testable import ReachabilityClient
 import ReachabilityCore
 import TestSupport
 import XCTest
@@ -281,9 +282,9 @@ final class ReachabilityControlTests: DaemonTestCase {
                                            "wait", "--host", "late-host.invalid", "--timeout", "20", "--verbose"],
                                     environment: try controlEnvironment(), standardError: directory.file("wait.err"))
         defer { _ = wait.terminate() }
-        // (the wait resolves the name twice as it starts, on the daemon's first answers: A and
-        // AAAA each; a fourth query without the fix's retry would never come)
-        try Poll.until("the wait's first lookups of late-host.invalid failed", observe: { resolver.queries }) { $0 >= 4 }
+        // (one lookup, A and AAAA, as it starts: the checks prompted by the daemon's first answers
+        // reuse its failure; a third query without the retry would never come)
+        try Poll.until("the wait's first lookup of late-host.invalid failed", observe: { resolver.queries }) { $0 >= 2 }
 
         // When the name comes to resolve (as when DNS comes up at boot)
         try netns.appendToEtcFile("hosts", "10.77.0.9 late-host.invalid")
@@ -291,6 +292,46 @@ final class ReachabilityControlTests: DaemonTestCase {
         // Then the wait notices by itself, on its first retry (1 s), and succeeds
         XCTAssertEqual(wait.wait(timeout: .seconds(10)), .exited(0),
                        (try? String(contentsOfFile: directory.file("wait.err"), encoding: .utf8)) ?? "")
+    }
+
+    func testRoutingChurnDoesNotTurnAFailingNameIntoDNSTraffic() throws {
+        // Given a wait for a name the resolver does not know (NXDOMAIN), its first lookup failed
+        let (resolver, _) = try startDaemonWithResolver(.nameError)
+        defer { withExtendedLifetime(resolver) {} }
+        let directory = try XCTUnwrap(directory)
+        let wait = try ChildProcess("ip", ["netns", "exec", try netns.name, try ClientTestPaths.controlBinary(),
+                                           "wait", "--host", "churn-host.invalid", "--timeout", "60"],
+                                    environment: try controlEnvironment(), standardError: directory.file("wait.err"))
+        defer { _ = wait.terminate() }
+        let queriesPerLookup = 2  // getaddrinfo asks for A and AAAA
+        try Poll.until("the wait's first lookup failed", observe: { resolver.queries }) { $0 >= queriesPerLookup }
+        let firstLookup = ContinuousClock.now
+        let announcedBefore = try signals.routesChangedCount
+
+        // When policy rules come and go for 5 s, each change announced with RoutesChanged (at
+        // most one per 100 ms), each announcement a new check of the name
+        var changes = 0
+        while ContinuousClock.now - firstLookup < .seconds(5) {
+            try netns.ip("rule", changes.isMultiple(of: 2) ? "add" : "del", "priority", "1000", "table", "1000")
+            changes += 1
+        }
+        try waitUntilRoutingIsSettled()
+        let window = ContinuousClock.now - firstLookup
+        let queries = resolver.queries
+
+        // Then the name was looked up no more often than its back-off allows (1 s after the
+        // first failure, doubling), however many checks the churn prompted
+        let announced = try signals.routesChangedCount - announcedBefore
+        var lookupsAllowed = 1
+        var nextLookup = RememberedResolution.failureReuse.delay(afterFailures: 1)
+        while nextLookup <= window {
+            lookupsAllowed += 1
+            nextLookup += RememberedResolution.failureReuse.delay(afterFailures: lookupsAllowed)
+        }
+        print("FIGURE: \(changes) rule changes in \(window): \(announced) RoutesChanged, \(queries) DNS queries for a name that does not resolve (allowed: \(lookupsAllowed) lookups)")
+        XCTAssertGreaterThanOrEqual(announced, 10, "the churn must prompt checks")
+        XCTAssertNil(wait.poll(), "the wait must still be waiting")
+        XCTAssertLessThanOrEqual(queries, (lookupsAllowed + 1) * queriesPerLookup, "one lookup may be in flight as the count is taken")
     }
 
     func testCheckOfANameExitsWithTheDaemonsCodeWhenTheDaemonDoesNotAnswer() throws {
@@ -355,9 +396,15 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
         let rows: [(arguments: [String], says: String, line: UInt)] = [
-            (["wait", "--carrier-timeout", "-1"], "--carrier-timeout must not be negative", #line),
+            (["wait", "--carrier-timeout", "-1"], "The value '-1' is invalid for '--carrier-timeout <seconds>': give a number of seconds from 0 to 4294967295.", #line),
             (["wait", "--interface", ","], "Give at least one interface name or glob to '--interface'", #line),
-            (["wait", "--timeout", "-1"], "--timeout must not be negative", #line),
+            (["wait", "--timeout", "-1"], "The value '-1' is invalid for '--timeout <seconds>'", #line),
+            (["wait", "--timeout", "1e19"], "The value '1e19' is invalid for '--timeout <seconds>'", #line),
+            (["wait", "--carrier-timeout", "1e19"], "The value '1e19' is invalid for '--carrier-timeout <seconds>'", #line),
+            (["status", "--answer-timeout", "1e19"], "The value '1e19' is invalid for '--answer-timeout <seconds>'", #line),
+            (["explain", "--answer-timeout", "-1"], "The value '-1' is invalid for '--answer-timeout <seconds>'", #line),
+            (["metrics", "--answer-timeout", "9e15"], "The value '9e15' is invalid for '--answer-timeout <seconds>'", #line),
+            (["check", "10.77.0.9", "--answer-timeout", "nan"], "The value 'nan' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", ""], "Give a host name or an address", #line),
             (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics.", #line),
         ]

@@ -299,6 +299,53 @@ final class BusFaultTests: DaemonTestCase {
         XCTAssertEqual(try signals.routesChangedCount, routesChangedBefore + 1, "a departed caller's watch was kept")
     }
 
+    func testAForgedNameOwnerChangedFromAnotherUserForgetsNoCaller() throws {
+        // Given a caller that stays connected, watching 10.9.1.1
+        try startDaemon()
+        try configureIPv4Link()
+        let (watcher, reply) = try holdCheckAddress(["10.9.1.1"])
+        defer { _ = watcher.terminate() }
+        let answer = try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any]
+        let victim = try XCTUnwrap(answer?["unique"] as? String, reply)
+
+        // When user nobody sends the daemon a NameOwnerChanged saying that caller left
+        let forged = try forge("departure", victim)
+
+        // Then the caller's watch is kept: a route for its address is still announced
+        XCTAssertEqual(forged["fences"] as? [Bool], [true, true], "\(forged)")
+        try waitUntilRoutingIsSettled()
+        let routesChangedBefore = try signals.routesChangedCount
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.77.0.1", "dev", "ra0")
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
+        XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0"))
+    }
+
+    func testForgedNetworkdAndNetworkManagerSignalsMakeTheDaemonAskNothing() throws {
+        // Given a daemon (neither networkd nor NetworkManager runs on the test's bus)
+        try startDaemon()
+        try configureIPv4Link()
+
+        // When user nobody sends the daemon property changes that look like theirs
+        let networkd = try forge("networkd")
+        let networkManager = try forge("networkmanager")
+
+        // Then the daemon asked neither of them anything (it would log their failed answers)
+        XCTAssertEqual(networkd["fences"] as? [Bool], [true, true], "\(networkd)")
+        XCTAssertEqual(networkManager["fences"] as? [Bool], [true, true], "\(networkManager)")
+        let log = try XCTUnwrap(daemon).log
+        XCTAssertFalse(log.contains("systemd-networkd did not describe link"), log)
+        XCTAssertFalse(log.contains("NetworkManager did not answer GetAll"), log)
+    }
+
+    /// Runs bus_client.py's `forge KIND [ARGUMENT]` as user nobody and returns its report.
+    private func forge(_ kind: String, _ argument: String? = nil) throws -> [String: Any] {
+        let directory = try XCTUnwrap(directory)
+        let client = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
+        if chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
+        let command = [FaultInjection.python, client, "forge", try XCTUnwrap(bus).address, kind] + (argument.map { [$0] } ?? [])
+        return try FaultInjection.json(Command.run("setpriv", try Self.setprivArguments(user: "nobody") + command, timeout: .seconds(30)))
+    }
+
     func testBusDeathEndsTheDaemonNonZeroWithinOneSecond() throws {
         // Given
         try startDaemon()

@@ -69,7 +69,7 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
         try waitForConnectivity(.portal, portal: "https://10.77.0.1:8443/portal")
     }
 
-    func testWithoutLibcurlConnectivityIsUnknownAndTheCauseIsLoggedOnce() throws {
+    func testWithoutLibcurlConnectivityIsUnknownAndTheCauseIsLoggedOnceUntilLibcurlIsInstalledAndReloaded() throws {
         // Given checks configured on a host where libcurl cannot be loaded
         let libraries = try Command.run("ldconfig", ["-p"]).check().standardOutput.split(separator: "\n").compactMap { line -> String? in
             let fields = line.split(whereSeparator: \.isWhitespace)
@@ -88,9 +88,21 @@ final class ConnectivityCheckLifecycleTests: DaemonTestCase {
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue)
         let log = try XCTUnwrap(daemon).log
         XCTAssertEqual(log.components(separatedBy: "Connectivity checks cannot run: libcurl could not be loaded").count - 1, 1, log)
+        XCTAssertTrue(log.contains("Install libcurl4 and reload."), log)
         let explain = try busctl.explain()
         XCTAssertTrue(explain.contains("checks cannot run: libcurl could not be loaded"), explain)
         XCTAssertEqual(router.requests, [])
+
+        // When libcurl is installed and the daemon reloaded, the configuration unchanged (as
+        // the log line says to do)
+        try XCTUnwrap(daemon).reveal(libraries)
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then the check runs and says full, and Explain no longer blames libcurl
+        try waitForConnectivity(.full)
+        XCTAssertFalse(router.requests.isEmpty)
+        let reloaded = try busctl.explain()
+        XCTAssertFalse(reloaded.contains("checks cannot run"), reloaded)
     }
 
     func testAGatewayThatAnswersAgainIsCheckedAgainAtOnce() throws {

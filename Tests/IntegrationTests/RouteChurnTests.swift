@@ -44,16 +44,33 @@ final class RouteChurnTests: DaemonTestCase {
     }
 
     func testOneUserWithTwoConnectionsCannotTurnTheFilterOff() throws {
-        // Given a reachable daemon and one unprivileged user holding two connections that watch
-        // 18 addresses in all (9 each: more than the filter's room for one family)
+        // Given one unprivileged user holding two connections that watch 18 addresses in all
+        // (9 each: more than its share, 8 per family)
+        try assertUnrelatedChurnIsFiltered(watching: (1...2).map { connection in
+            (user: "nobody", addresses: (1...9).map { "10.9.\(connection).\($0)" })
+        }, "one user with 2 connections watching 18 addresses")
+    }
+
+    func testTwoUsersAndARootServiceCannotTurnTheFilterOff() throws {
+        // Given two unprivileged users at their 8 watches each and a root service with one more:
+        // 17 watched addresses, one more than the filter lists one by one
+        try assertUnrelatedChurnIsFiltered(watching: [
+            (user: "nobody", addresses: (1...8).map { "10.9.1.\($0)" }),
+            (user: "daemon", addresses: (1...8).map { "10.9.2.\($0)" }),
+            (user: nil, addresses: ["10.9.3.1"]),
+        ], "two users at 8 watches each and root at 1")
+    }
+
+    /// Starts a reachable daemon, lets each caller (a user, nil for root) hold a connection that
+    /// watches its addresses, then adds and deletes 10,000 host routes in another table that
+    /// contain none of them: the kernel filter must drop them (at most 5 route messages read).
+    private func assertUnrelatedChurnIsFiltered(watching callers: [(user: String?, addresses: [String])], _ figure: String) throws {
         try startDaemon()
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
-        let callers = try (1...2).map { connection in
-            try holdCheckAddress((1...9).map { "10.9.\(connection).\($0)" }, asNobody: true).caller
-        }
-        defer { for caller in callers { _ = caller.terminate() } }
+        let holders = try callers.map { try holdCheckAddress($0.addresses, as: $0.user).caller }
+        defer { for holder in holders { _ = holder.terminate() } }
         try waitUntilRoutingIsSettled()
         let routesReadBefore = routeMessagesRead()
         let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: try XCTUnwrap(daemon).pid))
@@ -67,12 +84,11 @@ final class RouteChurnTests: DaemonTestCase {
         try netns.ip("route", "del", "default")  // a fence: once reported, everything before it was read
         try waitForStatus(.notReachable)
 
-        // Then the kernel filter still dropped them: the user's watches fit it (its 8 most
-        // recent addresses per family), and the daemon spent next to no CPU on the churn
+        // Then the kernel filter still dropped them, and the daemon spent next to no CPU on the churn
         let routesRead = routeMessagesRead() - routesReadBefore
         let cpu = try XCTUnwrap(FaultInjection.cpuTime(of: try XCTUnwrap(daemon).pid)) - cpuBefore
         XCTAssertLessThanOrEqual(routesRead, 5, "the daemon read \(routesRead) route messages; the socket filter should drop them")
-        print("FIGURE: one user with 2 connections watching 18 addresses: 20,000 unrelated route changes, \(routesRead) read, daemon CPU \(cpu)")
+        print("FIGURE: \(figure): 20,000 unrelated route changes, \(routesRead) read, daemon CPU \(cpu)")
     }
 
     func testHalfDefaultRoutesOfAVPNAreSeen() throws {

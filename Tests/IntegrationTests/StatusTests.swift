@@ -196,6 +196,42 @@ final class StatusTests: DaemonTestCase {
         )
     }
 
+    func testEachFamilysLinkIsPublishedAndAMoveOfIPv6AloneIsOneChange() throws {
+        // Given IPv4 and IPv6 by default via ra0, and a second link rb0 with an IPv6 address
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try configureIPv6Default()
+        let netns = try netns
+        try netns.addQuietVethPair("rb0", peer: "rb1")
+        for link in ["rb0", "rb1"] { try netns.setIPv6(enabled: true, on: link) }
+        for link in ["rb1", "rb0"] { try netns.ip("link", "set", link, "up") }
+        try netns.ip("addr", "add", "2001:db8:78::2/64", "dev", "rb0", "nodad")
+        let before = try waitForProperties("IPv4 and IPv6 via ra0, rb0 up") {
+            $0.string(.ipv4Interface) == "ra0" && $0.string(.ipv6Interface) == "ra0" && $0.string(.ipv6Transport) == "ethernet"
+        }
+        XCTAssertEqual(before.string(.ipv4Transport), "ethernet")
+        try waitUntilRoutingIsSettled()
+        let announcedBefore = try signals.propertiesChangedCount
+
+        // When IPv6's default moves to rb0, IPv4's staying on ra0
+        try netns.ip("-6", "route", "replace", "default", "via", "2001:db8:78::1", "dev", "rb0")
+
+        // Then IPv6Interface says so, and nothing else changed: one PropertiesChanged, Generation +1
+        let after = try waitForProperties("IPv6Interface rb0") { $0.string(.ipv6Interface) == "rb0" }
+        XCTAssertEqual(after.string(.interface), "ra0")
+        XCTAssertEqual(after.string(.ipv4Interface), "ra0")
+        XCTAssertEqual(after.generation, before.generation.map { $0 + 1 }, "\(before) -> \(after)")
+        // (a real change as a fence: rb0 loses carrier, so IPv6 is not reachable)
+        try netns.ip("link", "set", "rb1", "down")
+        try waitForProperties("IPv6Reachable false") { $0.bool(.ipv6Reachable) == false && $0.string(.ipv6Interface) == "" }
+        let announced = try signals.waitForPropertiesChanged("the fence's PropertiesChanged") { received in
+            received.dropFirst(announcedBefore).contains { $0.propertyNames.contains(ReachabilityProperty.ipv6Reachable.rawValue) }
+        }.dropFirst(announcedBefore)
+        XCTAssertEqual(announced.first?.propertyNames, ["IPv6Interface", "Generation"], "\(Array(announced))")
+        XCTAssertEqual(announced.count, 2, "\(Array(announced))")
+    }
+
     func testConnectivityIsNoneWithoutARouteAndUnknownWithOneWhileNothingIsChecked() throws {
         // Given a daemon with no route (it sends nothing to find out more: no check is configured)
         try startDaemon()

@@ -183,6 +183,38 @@ final class NetlinkSocketFilterTests: XCTestCase {
         }
     }
 
+    func testThatPrefixesCoveringMoreAddressesThanTheFilterListsKeepExactlyTheOverlappingRoutes() {
+        // Given 60 random addresses per family, covered by 17 prefixes each (the daemon's room)
+        var generator = SplitMix64(seed: 29)
+        let families = [4, 16].map { width in
+            Set((0..<60).map { _ in (0..<width).map { _ in UInt8.random(in: 0...255, using: &generator) } }).sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        let prefixes = families.map { IPPrefix.aggregating(addresses($0), into: 17) }
+        XCTAssertEqual(prefixes.map(\.count), [17, 17])
+        let filter = NetlinkSocketFilter.routesOverlapping(prefixes.flatMap { $0 })
+        for _ in 0..<4000 {
+            // When a route near a followed address (one bit flipped) of any length comes
+            let family = Int.random(in: 0...1, using: &generator)
+            let width = family == 0 ? 4 : 16
+            var destination = families[family].randomElement(using: &generator)!
+            let bit = Int.random(in: 0..<(width * 8), using: &generator)
+            destination[bit / 8] ^= 0x80 >> UInt8(bit % 8)
+            let length = UInt8.random(in: 1...UInt8(width * 8), using: &generator)
+            destination = masked(destination, length)
+            let route = IPPrefix(IPAddress(family: family == 0 ? .ipv4 : .ipv6, bytes: destination)!, length: Int(length))
+
+            // Then it is kept exactly when it overlaps a prefix
+            let overlaps = prefixes[family].contains { $0.contains(route.network) || route.contains($0.network) }
+            let datagram = family == 0 ? ipv4Route(destination: destination, length: length) : ipv6Route(destination: destination, length: length)
+            XCTAssertEqual(keeps(datagram, by: filter), overlaps, "\(route)")
+            // and always when it contains a followed address
+            if families[family].contains(where: { IPAddressBytes.prefix(destination, length: length, contains: $0) }) {
+                XCTAssertTrue(keeps(datagram, by: filter), "\(route) contains a followed address")
+            }
+        }
+        print("FIGURE: netlink socket filter: \(filter.instructions.count) instructions for 17 IPv4 + 17 IPv6 prefixes covering 60 addresses each")
+    }
+
     func testThatTheKernelAcceptsAndReplacesTheProgramAtTheMaximum() throws {
         // Given a program larger than the daemon's largest (16 watched destinations and a probe
         // per family) and the largest one allowed, and a socket already filtered

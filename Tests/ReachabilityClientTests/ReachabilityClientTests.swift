@@ -59,6 +59,28 @@ final class PublishedPropertiesTests: XCTestCase {
             status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true, interface: "wwan0",
             transport: .wwan, isMetered: true, reason: "IPv6 default route on wwan0"
         ))
+        // and, from an older daemon without the per-family properties, a reachable family's link is Interface
+        XCTAssertEqual(snapshot.ipv6Interface, "wwan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wwan)
+        XCTAssertEqual(snapshot.ipv4Interface, "")
+    }
+
+    func testEachFamilysLinkFromBusProperties() {
+        // Given IPv4 via eth0 and IPv6 via wlan0
+        let properties: [String: PropertyValue] = [
+            "Status": .string("reachable-via-ethernet"), "Reachable": .boolean(true), "IPv4Reachable": .boolean(true),
+            "IPv6Reachable": .boolean(true), "Interface": .string("eth0"), "Transport": .string("ethernet"),
+            "IPv4Interface": .string("eth0"), "IPv6Interface": .string("wlan0"), "IPv4Transport": .string("ethernet"), "IPv6Transport": .string("wifi"),
+        ]
+
+        // When
+        let snapshot = ReachabilitySnapshot(busProperties: properties)
+
+        // Then
+        XCTAssertEqual(snapshot.ipv4Interface, "eth0")
+        XCTAssertEqual(snapshot.ipv4Transport, .ethernet)
+        XCTAssertEqual(snapshot.ipv6Interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wifi)
     }
 
     func testUnknownStatusFromANewerDaemon() {
@@ -99,7 +121,29 @@ final class AddressAnswerTests: XCTestCase {
         XCTAssertTrue(snapshot.isMetered)
         XCTAssertTrue(snapshot.isIPv6Reachable)
         XCTAssertFalse(snapshot.isIPv4Reachable)
+        XCTAssertEqual(snapshot.ipv6Interface, "wwan0")
+        XCTAssertEqual(snapshot.ipv4Interface, "")
         XCTAssertEqual(AddressAnswer.snapshot(destination: "example.org", answers: []).status, .notReachable)
+    }
+
+    func testEachFamilysLinkIsItsFirstReachableAddresss() {
+        // Given a host whose IPv6 address is reached over wlan0, its IPv4 addresses over eth0 and wwan0
+        let answers = [
+            AddressAnswer(address: "2001:db8::1", status: .reachableViaWiFi, interface: "wlan0"),
+            AddressAnswer(address: "192.0.2.1", status: .notReachable, interface: ""),
+            AddressAnswer(address: "192.0.2.2", status: .reachableViaEthernet, interface: "eth0"),
+            AddressAnswer(address: "::ffff:192.0.2.3", status: .reachableViaWWAN, interface: "wwan0"),
+        ]
+
+        // When
+        let snapshot = AddressAnswer.snapshot(destination: "example.org", answers: answers)
+
+        // Then: the best answer names the host's link; each family has its own
+        XCTAssertEqual(snapshot.interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Interface, "wlan0")
+        XCTAssertEqual(snapshot.ipv6Transport, .wifi)
+        XCTAssertEqual(snapshot.ipv4Interface, "eth0")
+        XCTAssertEqual(snapshot.ipv4Transport, .ethernet)
     }
 }
 
@@ -149,21 +193,34 @@ final class ManagerWithoutMonitoringTests: XCTestCase {
     }
 }
 
-final class ResolvedAddressesTests: XCTestCase {
-    func testSuccessIsReusedForItsLifetimeAndFailureIsNot() {
-        // Given
+final class RememberedResolutionTests: XCTestCase {
+    func testASuccessIsReusedForItsLifetimeAndFailuresInARowUntilTheirRetry() {
+        // Given a name resolved, failing three times in a row, resolved, failing again: each
+        // answer a minute after the last
+        let failure = HostResolver.Outcome.failed("Name or service not known")
+        let addresses = HostResolver.Outcome.addresses(["192.0.2.1"])
+        let rows: [(outcome: HostResolver.Outcome, reusedFor: Duration, isRetried: Bool, line: UInt)] = [
+            (addresses, .seconds(30), false, #line),
+            (failure, .seconds(1), true, #line),
+            (failure, .seconds(2), true, #line),
+            (failure, .seconds(4), true, #line),
+            (addresses, .seconds(30), false, #line),
+            (failure, .seconds(1), true, #line),  // a success starts the back-off over
+        ]
         let start = ContinuousClock.now
-        var cache = ResolvedAddresses()
-        XCTAssertNil(cache.fresh(now: start))
+        var remembered = RememberedResolution()
+        XCTAssertNil(remembered.fresh(now: start))
 
-        // When
-        cache.remember(.addresses(["192.0.2.1"]), now: start)
+        for (index, row) in rows.enumerated() {
+            // When
+            let now = start + .seconds(60 * index)
+            let answer = remembered.remember(row.outcome, now: now)
 
-        // Then
-        XCTAssertEqual(cache.fresh(now: start + .seconds(29)), ["192.0.2.1"])
-        XCTAssertNil(cache.fresh(now: start + ResolvedAddresses.lifetime))
-        cache.remember(.failed("Name or service not known"), now: start)
-        XCTAssertNil(cache.fresh(now: start))
+            // Then it is reused until just before its time is up, and a failure is retried then
+            XCTAssertEqual(answer, HostLookup.Answer(outcome: row.outcome, retryAt: row.isRetried ? now + row.reusedFor : nil), line: row.line)
+            XCTAssertEqual(remembered.fresh(now: now + row.reusedFor - .milliseconds(1)), answer, line: row.line)
+            XCTAssertNil(remembered.fresh(now: now + row.reusedFor), line: row.line)
+        }
     }
 }
 
@@ -182,14 +239,14 @@ final class HostLookupTests: XCTestCase {
     }
 
     /// Asks `lookup` for the addresses `count` times and waits for every answer.
-    private func resolve(_ lookup: HostLookup, times count: Int, release resolver: GatedResolver? = nil) -> [HostResolver.Outcome] {
-        let answers = Mutex<[HostResolver.Outcome]>([])
+    private func resolve(_ lookup: HostLookup, times count: Int, release resolver: GatedResolver? = nil) -> [HostLookup.Answer] {
+        let answers = Mutex<[HostLookup.Answer]>([])
         let answered = DispatchGroup()
         let queue = DispatchQueue(label: "test")
         for _ in 0..<count {
             answered.enter()
-            lookup.resolve(on: queue) { outcome in
-                answers.withLock { $0.append(outcome) }
+            lookup.resolve(on: queue) { answer in
+                answers.withLock { $0.append(answer) }
                 answered.leave()
             }
         }
@@ -217,26 +274,34 @@ final class HostLookupTests: XCTestCase {
         XCTAssertEqual(lookup.resolution, .resolved(["192.0.2.1"]))
     }
 
-    func testASuccessIsReusedAndAFailureIsAskedAgain() {
+    func testASuccessIsReusedAndSoIsAFailureUntilItsRetry() {
         // Given a resolved name
         let resolver = GatedResolver()
         let lookup = HostLookup("example.test", resolver: resolver.resolve)
         _ = resolve(lookup, times: 1, release: resolver)
 
         // When it is wanted again, then it is not asked again
-        XCTAssertEqual(resolve(lookup, times: 2), [.addresses(["192.0.2.1"]), .addresses(["192.0.2.1"])])
+        let resolved = HostLookup.Answer(outcome: .addresses(["192.0.2.1"]), retryAt: nil)
+        XCTAssertEqual(resolve(lookup, times: 2), [resolved, resolved])
         XCTAssertEqual(resolver.calls.withLock { $0 }, 1)
 
         // Given a resolver that fails
         let failing = GatedResolver()
         failing.outcome = .failed("Name or service not known")
         let unknown = HostLookup("no-such-host.invalid", resolver: failing.resolve)
+        let asked = ContinuousClock.now
 
-        // When asked twice in turn, then asked twice, and the failure is the state
-        XCTAssertEqual(resolve(unknown, times: 1, release: failing), [.failed("Name or service not known")])
-        XCTAssertEqual(resolve(unknown, times: 1, release: failing), [.failed("Name or service not known")])
-        XCTAssertEqual(failing.calls.withLock { $0 }, 2)
+        // When the name is wanted twice in turn
+        let first = resolve(unknown, times: 1, release: failing)
+        let second = resolve(unknown, times: 1)
+
+        // Then the resolver is asked once, the failure is the state, and both answers say when
+        // the name is looked up again (1 s after the first failure)
+        XCTAssertEqual(failing.calls.withLock { $0 }, 1)
         XCTAssertEqual(unknown.resolution, .failed("Name or service not known"))
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(first.first?.outcome, .failed("Name or service not known"))
+        XCTAssertGreaterThanOrEqual(first.first?.retryAt ?? asked, asked + RememberedResolution.failureReuse.first)
     }
 }
 
@@ -275,17 +340,24 @@ final class LocalizationResourceTests: XCTestCase {
     }
 }
 
-final class ReconnectBackoffTests: XCTestCase {
-    func testDelayDoublesFromATenthOfASecondUpToFiveSeconds() {
-        // Given attempt numbers and the waits before them
-        let expected: [(attempt: Int, delay: Duration)] = [
-            (1, .milliseconds(100)), (2, .milliseconds(200)), (3, .milliseconds(400)), (4, .milliseconds(800)),
-            (5, .milliseconds(1600)), (6, .milliseconds(3200)), (7, .seconds(5)), (8, .seconds(5)), (1_000, .seconds(5)),
+final class RetryDelaysTests: XCTestCase {
+    func testWaitsDoubleFromTheFirstUpToTheLongest() {
+        // Given each back-off of the library, failures in a row and the wait after them
+        let reconnect = BusHub.reconnectDelays, unanswered = RetryDelays.unansweredDaemon, lookup = RememberedResolution.failureReuse
+        let rows: [(delays: RetryDelays, failures: Int, wait: Duration, line: UInt)] = [
+            (reconnect, 1, .milliseconds(100), #line), (reconnect, 2, .milliseconds(200), #line),
+            (reconnect, 3, .milliseconds(400), #line), (reconnect, 4, .milliseconds(800), #line),
+            (reconnect, 5, .milliseconds(1600), #line), (reconnect, 6, .milliseconds(3200), #line),
+            (reconnect, 7, .seconds(5), #line), (reconnect, 8, .seconds(5), #line), (reconnect, 1_000, .seconds(5), #line),
+            (unanswered, 0, .milliseconds(250), #line), (unanswered, 1, .milliseconds(250), #line),
+            (unanswered, 2, .milliseconds(500), #line), (unanswered, 6, .seconds(8), #line),
+            (lookup, 1, .seconds(1), #line), (lookup, 2, .seconds(2), #line), (lookup, 3, .seconds(4), #line),
+            (lookup, 5, .seconds(16), #line), (lookup, 6, .seconds(30), #line), (lookup, .max, .seconds(30), #line),
         ]
 
         // When / Then
-        for (attempt, delay) in expected {
-            XCTAssertEqual(BusHub.reconnectDelay(attempt: attempt), delay, "attempt \(attempt)")
+        for row in rows {
+            XCTAssertEqual(row.delays.delay(afterFailures: row.failures), row.wait, "after \(row.failures) failures", line: row.line)
         }
     }
 }

@@ -26,6 +26,7 @@ final class BusContractTests: XCTestCase {
         let expected = [
             "Status", "Reachable", "IPv4Reachable", "IPv6Reachable", "Interface", "Transport", "Metered", "Reason", "Generation",
             "Connectivity", "IPv4Connectivity", "IPv6Connectivity", "CaptivePortal",
+            "IPv4Interface", "IPv6Interface", "IPv4Transport", "IPv6Transport",
         ]
 
         // When

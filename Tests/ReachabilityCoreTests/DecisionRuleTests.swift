@@ -284,7 +284,8 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true,
                     interface: "eth0", transport: .ethernet, isMetered: false,
-                    reason: "default route via 10.0.0.1 on eth0 (ethernet), table main"
+                    reason: "default route via 10.0.0.1 on eth0 (ethernet), table main",
+                    ipv4Link: ("eth0", .ethernet), ipv6Link: ("wlan0", .wifi)
                 )
             ),
             Row(
@@ -294,7 +295,8 @@ final class ReachabilityRuleDecideTests: XCTestCase {
                 ReachabilitySnapshot(
                     status: .reachableViaWWAN, isIPv4Reachable: true, isIPv6Reachable: true,
                     interface: "wwan0", transport: .wwan, isMetered: true,
-                    reason: "default route via 10.0.0.1 on wwan0 (wwan), table main"
+                    reason: "default route via 10.0.0.1 on wwan0 (wwan), table main",
+                    ipv4Link: ("wwan0", .wwan), ipv6Link: ("eth0", .ethernet)
                 )
             ),
             Row(

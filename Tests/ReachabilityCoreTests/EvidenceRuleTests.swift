@@ -88,4 +88,38 @@ final class EvidenceRuleTests: XCTestCase {
             XCTAssertEqual(routesPart, row.routes, "\(row.name): the route part is the route rule's", line: row.line)
         }
     }
+
+    func testADestinationTakesTheMachinesEvidenceForTheRoutesItShares() {
+        // Given a machine with IPv4 via eth0 (full) and IPv6 via wlan0 (a portal)
+        let machine = ReachabilitySnapshot(
+            status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true, interface: "eth0", transport: .ethernet,
+            isMetered: false, reason: "", ipv4Evidence: .full, ipv6Evidence: .portal, captivePortal: Self.portal,
+            ipv4Link: ("eth0", .ethernet), ipv6Link: ("wlan0", .wifi)
+        )
+        func host(ipv4: String = "", ipv6: String = "") -> ReachabilitySnapshot {
+            ReachabilitySnapshot(
+                status: ipv4.isEmpty && ipv6.isEmpty ? .notReachable : .reachableViaEthernet, isIPv4Reachable: !ipv4.isEmpty,
+                isIPv6Reachable: !ipv6.isEmpty, interface: ipv4.isEmpty ? ipv6 : ipv4, transport: nil, isMetered: false, reason: "",
+                ipv4Link: (ipv4, nil), ipv6Link: (ipv6, nil)
+            )
+        }
+        let rows: [(name: String, host: ReachabilitySnapshot, connectivity: Connectivity, portal: String, line: UInt)] = [
+            ("IPv4 over the machine's IPv4 link", host(ipv4: "eth0"), .full, "", #line),
+            ("IPv4 over another link (a VPN's route)", host(ipv4: "wg0"), .unknown, "", #line),
+            ("IPv4 over the machine's IPv6 link is not that family's path", host(ipv4: "wlan0"), .unknown, "", #line),
+            ("IPv6 over the machine's IPv6 link: its portal", host(ipv6: "wlan0"), .portal, Self.portal, #line),
+            ("both families: the better one's", host(ipv4: "eth0", ipv6: "wlan0"), .full, "", #line),
+            ("not reachable", host(), .none, "", #line),
+        ]
+        for row in rows {
+            // When
+            let next = EvidenceRule.destination(row.host, machine: machine)
+
+            // Then
+            XCTAssertEqual(next.connectivity, row.connectivity, row.name, line: row.line)
+            XCTAssertEqual(next.captivePortal, row.portal, row.name, line: row.line)
+        }
+        // and a machine without evidence gives none
+        XCTAssertEqual(EvidenceRule.destination(host(ipv4: "eth0"), machine: Self.both).connectivity, .unknown)
+    }
 }

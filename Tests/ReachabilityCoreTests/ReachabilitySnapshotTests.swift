@@ -44,8 +44,14 @@ final class ReachabilitySnapshotTests: XCTestCase {
         ethernetOtherGateway.reason = "default route via 10.0.0.254 on eth0"
         var ethernetDualStack = ethernet
         ethernetDualStack.isIPv6Reachable = true
+        ethernetDualStack.ipv6Interface = "eth0"
+        ethernetDualStack.ipv6Transport = .ethernet
+        var ipv6OverWiFi = ethernetDualStack
+        ipv6OverWiFi.ipv6Interface = "wlan0"
+        ipv6OverWiFi.ipv6Transport = .wifi
         var ethernetOverOther = ethernet
         ethernetOverOther.transport = .other
+        ethernetOverOther.ipv4Transport = .other
         var unknownWithOtherReason = ReachabilitySnapshot.unknown
         unknownWithOtherReason.reason = "daemon not running"
         return [
@@ -53,28 +59,31 @@ final class ReachabilitySnapshotTests: XCTestCase {
             Row("no change from unknown", from: .unknown, to: .unknown, []),
             Row("only the reason", from: ethernet, to: ethernetOtherGateway, [.reason]),
             Row("only the reason, while unknown", from: .unknown, to: unknownWithOtherReason, [.reason]),
-            Row("IPv6 comes up too", from: ethernet, to: ethernetDualStack, [.ipv6Reachable, .ipv6Connectivity]),
-            Row("transport reclassified", from: ethernet, to: ethernetOverOther, [.transport]),
+            Row("IPv6 comes up too", from: ethernet, to: ethernetDualStack, [.ipv6Reachable, .ipv6Connectivity, .ipv6Interface, .ipv6Transport]),
+            Row("only IPv6 moves to another link", from: ethernetDualStack, to: ipv6OverWiFi, [.ipv6Interface, .ipv6Transport]),
+            Row("transport reclassified", from: ethernet, to: ethernetOverOther, [.transport, .ipv4Transport]),
             Row(
                 "unknown to reachable",
                 from: .unknown, to: ethernet,
-                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .ipv6Connectivity]
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .ipv6Connectivity, .ipv4Interface, .ipv4Transport]
             ),
             Row("unknown to not reachable", from: .unknown, to: noRoute, [.status, .reason, .connectivity, .ipv4Connectivity, .ipv6Connectivity]),
             Row(
                 "reachable to not reachable",
                 from: ethernet, to: noRoute,
-                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .connectivity, .ipv4Connectivity]
+                [.status, .reachable, .ipv4Reachable, .interface, .transport, .reason, .connectivity, .ipv4Connectivity, .ipv4Interface, .ipv4Transport]
             ),
             Row(
                 "Ethernet to WWAN",
                 from: ethernet, to: wwan,
-                [.status, .ipv6Reachable, .interface, .transport, .metered, .reason, .ipv6Connectivity]
+                [.status, .ipv6Reachable, .interface, .transport, .metered, .reason, .ipv6Connectivity,
+                 .ipv4Interface, .ipv6Interface, .ipv4Transport, .ipv6Transport]
             ),
             Row(
                 "unknown to everything different",
                 from: .unknown, to: wwan,
-                [.status, .reachable, .ipv4Reachable, .ipv6Reachable, .interface, .transport, .metered, .reason]
+                [.status, .reachable, .ipv4Reachable, .ipv6Reachable, .interface, .transport, .metered, .reason,
+                 .ipv4Interface, .ipv6Interface, .ipv4Transport, .ipv6Transport]
             ),
         ]
     }()
@@ -126,6 +135,10 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv4Connectivity: .string("unknown"),
             .ipv6Connectivity: .string("unknown"),
             .captivePortal: .string(""),
+            .ipv4Interface: .string("wwan0"),
+            .ipv6Interface: .string("wwan0"),
+            .ipv4Transport: .string("wwan"),
+            .ipv6Transport: .string("wwan"),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -154,6 +167,10 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv4Connectivity: .string("none"),
             .ipv6Connectivity: .string("none"),
             .captivePortal: .string(""),
+            .ipv4Interface: .string(""),
+            .ipv6Interface: .string(""),
+            .ipv4Transport: .string(""),
+            .ipv6Transport: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {

@@ -92,6 +92,17 @@ package final class DaemonProcess {
         }
     }
 
+    /// Undoes `hiding` for `files`, as if they had been installed since the daemon started:
+    /// unmounts what covers them in the daemon's mount namespace (`nsenter`).
+    ///
+    /// - Parameter files: files given to `hiding`.
+    /// - Throws: `HarnessError` when `umount` fails.
+    package func reveal(_ files: [String]) throws {
+        for file in files {
+            try Command.run("nsenter", ["--target", String(pid), "--mount", "umount", file]).check()
+        }
+    }
+
     /// Sends a signal to the running daemon, e.g. `SIGHUP` to reload its configuration.
     ///
     /// - Parameter signal: the signal.

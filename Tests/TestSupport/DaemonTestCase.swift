@@ -197,24 +197,32 @@ open class DaemonTestCase: XCTestCase {
     ///
     /// - Parameters:
     ///   - destinations: the addresses, asked in order.
-    ///   - asNobody: call as the unprivileged user `nobody` (through the bus policy) instead of root.
+    ///   - user: the unprivileged user to call as (through the bus policy, e.g. `nobody`), nil for root.
     /// - Returns: the caller's process (its watches last until it is terminated) and its replies,
     ///   one line each.
     /// - Throws: `HarnessError` when the caller does not answer.
-    package func holdCheckAddress(_ destinations: [String], asNobody: Bool = false) throws -> (caller: ChildProcess, reply: String) {
+    package func holdCheckAddress(_ destinations: [String], as user: String? = nil) throws -> (caller: ChildProcess, reply: String) {
         let directory = try unwrap(directory)
         let script = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
         let output = directory.file("hold-\(destinations.joined(separator: ",")).out")
         let command = [FaultInjection.python, script, "hold", try unwrap(bus).address] + destinations
-        if asNobody, chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
-        let caller = asNobody
-            ? try ChildProcess("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + command, standardOutput: output)
-            : try ChildProcess(command[0], Array(command.dropFirst()), standardOutput: output)
+        if user != nil, chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
+        let caller = try user.map { user in
+            try ChildProcess("setpriv", try Self.setprivArguments(user: user) + command, standardOutput: output)
+        } ?? ChildProcess(command[0], Array(command.dropFirst()), standardOutput: output)
         let reply = try Poll.until("the holding caller's replies", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
             if let ended = caller.poll() { throw HarnessError("bus_client.py hold ended (\(ended))") }
             return $0.filter { $0 == "\n" }.count == destinations.count
         }
         return (caller, reply)
+    }
+
+    /// `setpriv`'s arguments that run a command as `user`, with its primary group and no other.
+    ///
+    /// - Throws: `HarnessError` when the system has no such user.
+    package static func setprivArguments(user: String) throws -> [String] {
+        guard let entry = getpwnam(user) else { throw HarnessError("no user \(user)") }
+        return ["--reuid=\(entry.pointee.pw_uid)", "--regid=\(entry.pointee.pw_gid)", "--clear-groups"]
     }
 
     /// The test's configuration file, `reachabilityd.conf` in its directory.

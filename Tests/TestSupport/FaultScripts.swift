@@ -4,12 +4,15 @@
 package enum FaultScripts {
     /// Hostile and busy D-Bus clients (dbus-python, and a hand-made connection for bytes no
     /// library would send): `hostile ADDRESS`, `burst ADDRESS COUNT OFFSET`,
-    /// `probe ADDRESS STOP_FILE`. Each prints one JSON object.
+    /// `probe ADDRESS STOP_FILE`, `hold`, `flood`, `subscribe`, `forge ADDRESS KIND [ARGUMENT]`.
+    /// Each prints JSON.
     package static let busClient = #"""
 # Hostile and busy clients of reachabilityd on a private bus (the integration tests' helper).
 # Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE |
 #        hold ADDRESS DESTINATION (asks once, prints the reply, stays connected until killed) |
-#        flood ADDRESS SECONDS IN_FLIGHT OFFSET (distinct addresses, IN_FLIGHT calls pending at all times)
+#        flood ADDRESS SECONDS IN_FLIGHT OFFSET (distinct addresses, IN_FLIGHT calls pending at all times) |
+#        forge ADDRESS departure VICTIM | networkd | networkmanager (a unicast signal to the daemon that
+#        looks like the bus driver's, networkd's or NetworkManager's; then two Explain calls as fences)
 # Each prints one JSON object.
 import json, os, socket, struct, sys, time
 import dbus
@@ -214,15 +217,36 @@ def subscribe(address):
 
 def hold(address, *destinations):
     # A caller whose watches last: the daemon forgets a caller's watches when it disconnects.
-    # One line per destination asked about, in order.
+    # One line per destination asked about, in order, with the caller's unique name.
     bus = dbus.bus.BusConnection(address)
     for destination in destinations:
-        print(json.dumps(call(bus, IFACE, "CheckAddress", "s", [destination])), flush=True)
+        print(json.dumps(dict(call(bus, IFACE, "CheckAddress", "s", [destination]), unique=bus.get_unique_name())), flush=True)
     while True:
         time.sleep(3600)
 
+def forge(address, kind, victim=""):
+    # Signals any connection can send to the daemon's unique name: the bus delivers a unicast
+    # signal whatever the match rules say. The daemon handles its messages in order, so when the
+    # second Explain is answered it has handled the signal and whatever reply a call the signal
+    # made it send got (the bus answers a call to a name nobody owns at once).
+    bus = dbus.bus.BusConnection(address)
+    properties = dbus.Dictionary({"IpInterface": dbus.String("ra0", variant_level=1)}, signature="sv")
+    signal = {
+        "departure": ("/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged", "sss", [victim, victim, ""]),
+        "networkd": ("/org/freedesktop/network1/link/_32", PROPERTIES, "PropertiesChanged", "sa{sv}as",
+                     ["org.freedesktop.network1.Link", properties, []]),
+        "networkmanager": ("/org/freedesktop/NetworkManager/Devices/1", PROPERTIES, "PropertiesChanged", "sa{sv}as",
+                           ["org.freedesktop.NetworkManager.Device", properties, []]),
+    }[kind]
+    message = dbus.lowlevel.SignalMessage(*signal[:3])
+    message.set_destination(bus.get_name_owner(NAME))
+    message.append(*signal[4], signature=signal[3])
+    bus.send_message(message)
+    fences = [call(bus, IFACE, "Explain", "", []) for _ in range(2)]
+    print(json.dumps({"sent": kind, "fences": ["error" not in fence for fence in fences]}), flush=True)
+
 if __name__ == "__main__":
-    {"hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood, "subscribe": subscribe}[sys.argv[1]](*sys.argv[2:])
+    {"forge": forge, "hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood, "subscribe": subscribe}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

@@ -10,10 +10,12 @@
 #include <stddef.h>
 #include <curl/curl.h>
 
-/// Loads libcurl (libcurl.so.4, else libcurl-gnutls.so.4) and initialises it, once per process.
-/// Returns NULL on success, else a static description of what failed (dlerror's text or
-/// "curl_global_init failed"); the failure is remembered and returned again.
-const char *CReachCurl_load(void);
+/// Loads libcurl (libcurl.so.4, else libcurl-gnutls.so.4) and initialises it, unless done.
+/// Returns 0 when it is ready (it stays so); else -1 with what failed in `why` (dlerror's text,
+/// a missing function, "curl_global_init failed"), truncated to `whySize` bytes with its NUL.
+/// A failure is not final: the next call tries again (libcurl may have been installed since).
+/// Thread-safe. The corresponding C functions are `dlopen`, `dlsym` and `curl_global_init`.
+int CReachCurl_load(char *why, size_t whySize);
 
 /// The callback libcurl calls to set its one timer: -1 deletes it, else milliseconds from now.
 /// `context` is the pointer given to CReachCurl_multi_new.
@@ -36,6 +38,13 @@ int CReachCurl_multi_serve_ready(CReachCurl_Multi *multi);
 /// Tells libcurl its timer expired (curl_multi_socket_action with CURL_SOCKET_TIMEOUT).
 void CReachCurl_multi_serve_timeout(CReachCurl_Multi *multi);
 
+/// The host name a lookup must resolve before a transfer of `url`, and its port (the scheme's
+/// default when the URL gives none), as libcurl reads the URL (an IDN host in punycode).
+/// Returns 1 with `host` (NUL-terminated) and *port set; 0 when the host is a literal address,
+/// which needs no lookup; -1 when libcurl is not loaded, cannot parse the URL, or the host is
+/// longer than `hostSize` - 1. The corresponding C functions are `curl_url_set`, `curl_url_get`.
+int CReachCurl_url_host(const char *url, char *host, size_t hostSize, long *port);
+
 /// One HTTP GET of a check.
 typedef struct CReachCurl_Request {
     /// The URL (http or https only).
@@ -54,6 +63,10 @@ typedef struct CReachCurl_Request {
     const char *userAgent;
     /// At most this many bytes of the body are kept (the rest is read and dropped).
     size_t bodyLimit;
+    /// The host's addresses, resolved by the caller, as a CURLOPT_RESOLVE entry
+    /// ("HOST:PORT:ADDRESS[,ADDRESS]…", IPv6 addresses in brackets); NULL: libcurl resolves
+    /// the host itself (a literal address needs no resolving).
+    const char *resolve;
 } CReachCurl_Request;
 
 /// A transfer: its easy handle, its collected body and the error text libcurl left.
