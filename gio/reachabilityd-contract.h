@@ -19,6 +19,10 @@
 
 #define REACHABILITYD_METHOD_CHECK_ADDRESS "CheckAddress"
 
+/* CheckAddress's errors. */
+#define REACHABILITYD_ERROR_INVALID_ADDRESS "org.reachabilityd.Error.InvalidAddress"
+#define REACHABILITYD_ERROR_BUSY "org.reachabilityd.Error.Busy"
+
 /* Status values that mean "no route"; every other status is reachable-via-something. */
 #define REACHABILITYD_STATUS_UNKNOWN "unknown"
 #define REACHABILITYD_STATUS_NOT_REACHABLE "not-reachable"

@@ -3,7 +3,7 @@
  * A GIO module: GNetworkMonitor on top of reachabilityd (extension point "gio-network-monitor",
  * name "reachabilityd", priority 35, see REACHABILITYD_MONITOR_PRIORITY). One file, as GLib's
  * own monitors are: one GObject type with its GNetworkMonitor and GInitable interfaces and the
- * module's load/unload/query entry points, over 300 lines because GObject boilerplate is.
+ * module's load/unload/query entry points.
  *
  *   network-available  = the daemon's Reachable
  *   network-metered    = Metered
@@ -19,12 +19,24 @@
  *                      each asked with CheckAddress; reachable when one is
  *
  * GInitable: fails at once, without waiting, when the bus name has no owner and is not
- * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors. The
- * name is followed afterwards: when the daemon restarts, the module subscribes to the new owner
- * and reads its properties again (keeping the last values while no owner exists: a restart is
- * not a network change).
+ * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors.
+ *
+ * Afterwards the module never takes the process down and never keeps a stale state: it talks
+ * over a bus connection of its own (not the shared one, whose exit-on-close raises SIGTERM in
+ * the application when the bus goes away) and follows the name. While the daemon is away (no
+ * owner of its name, a new owner whose properties are not read yet, or no bus) the last state
+ * stays for REACHABILITYD_ABSENCE_GRACE_MS (a restart is not a network change); then the monitor
+ * answers as GLib's own netlink monitor does (it runs one, the "fallback", and relays it), and
+ * can_reach() gives that monitor's answer as soon as the daemon is away. A lost bus is
+ * connected again, a GetAll that failed is tried again, each with a bounded back-off, and once
+ * the daemon's properties are read the monitor follows the daemon again.
+ *
+ * Threads: everything but the property getters and can_reach() runs in the context that
+ * created the monitor. What those two read from other threads (the published state, the
+ * connection, the fallback) is behind one read-write lock: Evolution's worker threads read
+ * the properties.
  */
-#include <string.h>
+#include <pthread.h>
 
 #include <gio/gio.h>
 
@@ -34,26 +46,71 @@
  * is the better one when it runs; below the portal's (40), which only initialises inside a
  * Flatpak sandbox and whose host side asks the host's default monitor, i.e. this module. */
 #define REACHABILITYD_MONITOR_PRIORITY 35
-/* How long the initial read of the properties may take (it activates the daemon if needed). */
+/* How long a call to the daemon may take (the initial read activates the daemon if needed). */
 #define REACHABILITYD_CALL_TIMEOUT_MS 5000
+/* How long the daemon may be away before the module answers as GLib's netlink monitor does:
+ * a restart (systemd's RestartSec=100ms, then under 0.1 s to the daemon's first answer) stays
+ * well within it; an application does not keep a stopped daemon's last word for longer. */
+#define REACHABILITYD_ABSENCE_GRACE_MS 3000
+/* Reading the properties of an owner that did not answer again: 0.5 s after the failure, the
+ * wait doubling up to 8 s, while that owner keeps the name. */
+#define REACHABILITYD_REREAD_FIRST_MS 500
+#define REACHABILITYD_REREAD_LONGEST_MS 8000
+/* Connecting to a bus that went away again: 0.1 s after, doubling up to 5 s (as the client
+ * library does). */
+#define REACHABILITYD_RECONNECT_FIRST_MS 100
+#define REACHABILITYD_RECONNECT_LONGEST_MS 5000
 
 #define FREEDESKTOP_DBUS_NAME "org.freedesktop.DBus"
 #define FREEDESKTOP_DBUS_PATH "/org/freedesktop/DBus"
 #define FREEDESKTOP_PROPERTIES "org.freedesktop.DBus.Properties"
 
+/** What the monitor publishes: its three properties. */
+typedef struct {
+  gboolean available;
+  gboolean metered;
+  GNetworkConnectivity connectivity;
+} PublishedState;
+
+/** Where the published state comes from. */
+typedef enum {
+  FROM_DAEMON,      /* the daemon's properties, read and followed */
+  FROM_LAST_WORD,   /* the daemon is away, for less than the grace period: its last state */
+  FROM_FALLBACK,    /* the daemon is away for longer: GLib's netlink monitor's answers */
+} StateSource;
+
 /** The monitor: the daemon's last known state, and what follows it on the bus. */
 typedef struct {
   GObject parent_instance;
 
-  GDBusConnection *bus;
-  guint watch_id;
-  guint properties_subscription;
-  GCancellable *reading; /* the GetAll of the current owner, while pending */
+  /* Set by init, constant afterwards. */
+  GMainContext *context; /* where every callback below runs and signals are emitted */
+  gchar *bus_address;    /* the system bus's, to connect to again */
 
-  gchar *status;
-  gboolean reachable;
-  gboolean metered;
-  gchar *connectivity;
+  /* Touched only in `context` (and by finalize). */
+  guint watch_id;
+  gulong closed_handler;
+  guint properties_subscription;
+  gchar *owner;           /* the unique name whose properties are read and followed */
+  GCancellable *reading;  /* the owner's GetAll, while pending */
+  guint failed_reads;     /* of the owner's GetAll, since it was last read */
+  GSource *reread;        /* the owner's next GetAll, after a failed one */
+  GSource *grace;         /* the end of the grace period, while the daemon is away */
+  GSource *reconnection;  /* the next attempt to connect, while the bus is gone */
+  guint failed_connections;
+  StateSource source;
+  gulong fallback_changed_handler;
+  gchar *daemon_status;   /* the daemon's last Status, Connectivity, Reachable, Metered */
+  gchar *daemon_connectivity;
+  gboolean daemon_reachable;
+  gboolean daemon_metered;
+  gchar *published_status; /* the daemon's Status when its state was last published */
+
+  /* Written in `context`, read from any thread: under `lock`. */
+  pthread_rwlock_t lock;
+  GDBusConnection *bus;       /* NULL while the bus is gone */
+  GNetworkMonitor *fallback;  /* GLib's netlink monitor, while the daemon is away */
+  PublishedState published;
 } ReachabilitydNetworkMonitor;
 
 typedef struct {
@@ -73,6 +130,92 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (ReachabilitydNetworkMonitor, reachabilityd_netwo
 
 #define REACHABILITYD_NETWORK_MONITOR(o) ((ReachabilitydNetworkMonitor *) (o))
 
+static void read_owner (ReachabilitydNetworkMonitor *self);
+static void adopt_bus (ReachabilitydNetworkMonitor *self, GDBusConnection *bus);
+static gboolean on_reconnection_due (gpointer user_data);
+
+/* ---- time and contexts -------------------------------------------------------------------- */
+
+/* The wait before attempt `failures` + 1 after `failures` failed ones: `first`, doubling, at
+ * most `longest`. */
+static guint
+backoff_ms (guint failures, guint first, guint longest)
+{
+  guint wait = first;
+
+  for (guint i = 1; i < failures && wait < longest; i++)
+    wait *= 2;
+  return MIN (wait, longest);
+}
+
+/* Calls `callback` once after `delay_ms`, in the monitor's context; *source holds it until
+ * then (cancel_timer() cancels it). */
+static void
+start_timer (ReachabilitydNetworkMonitor *self, GSource **source, guint delay_ms, GSourceFunc callback)
+{
+  *source = g_timeout_source_new (delay_ms);
+  g_source_set_callback (*source, callback, self, NULL);
+  g_source_attach (*source, self->context);
+}
+
+/* Cancels the timer in *source, if any; also how a timer's callback forgets its own. */
+static void
+cancel_timer (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
+
+/* Callbacks that start calls, subscriptions or monitors make the monitor's context the
+ * thread-default one meanwhile: GIO attaches what they start to the thread-default context, and
+ * the thread dispatching `context` may have pushed another (or none). */
+static void
+enter_context (ReachabilitydNetworkMonitor *self)
+{
+  g_main_context_push_thread_default (self->context);
+}
+
+static void
+leave_context (ReachabilitydNetworkMonitor *self)
+{
+  g_main_context_pop_thread_default (self->context);
+}
+
+/* ---- the lock ----------------------------------------------------------------------------- */
+
+/* The module takes pthread's rwlock itself, where GLib's GRWLock would wrap the same calls: a
+ * ThreadSanitizer build checks the calls instrumented code makes, and GLib is not built with
+ * it (the tests leave GLib's own code out of the check). Failing, the lock is corrupt: abort,
+ * as GLib does. */
+static void
+check_lock (int status, const gchar *call)
+{
+  if (status != 0)
+    g_error ("reachabilityd: %s failed: %s", call, g_strerror (status));
+}
+
+static void
+lock_for_reading (ReachabilitydNetworkMonitor *self)
+{
+  check_lock (pthread_rwlock_rdlock (&self->lock), "pthread_rwlock_rdlock");
+}
+
+static void
+lock_for_writing (ReachabilitydNetworkMonitor *self)
+{
+  check_lock (pthread_rwlock_wrlock (&self->lock), "pthread_rwlock_wrlock");
+}
+
+static void
+unlock (ReachabilitydNetworkMonitor *self)
+{
+  check_lock (pthread_rwlock_unlock (&self->lock), "pthread_rwlock_unlock");
+}
+
+/* ---- the published state ------------------------------------------------------------------ */
+
 /* The daemon's Connectivity in GLib's terms (see the header comment). */
 static GNetworkConnectivity
 glib_connectivity (const gchar *connectivity, gboolean reachable)
@@ -89,57 +232,186 @@ glib_connectivity (const gchar *connectivity, gboolean reachable)
   return reachable ? G_NETWORK_CONNECTIVITY_FULL : G_NETWORK_CONNECTIVITY_LOCAL;
 }
 
-/* Takes the properties in `properties` (a{sv}, from GetAll or PropertiesChanged) that the
- * monitor exposes; notifies each changed one and emits network-changed once if any changed. */
-static void
-apply_properties (ReachabilitydNetworkMonitor *self, GVariant *properties)
+/* The published state, from any thread. */
+static PublishedState
+read_published (ReachabilitydNetworkMonitor *self)
 {
-  const gchar *status = self->status;
-  const gchar *connectivity = self->connectivity;
-  gboolean reachable = self->reachable, metered = self->metered;
+  lock_for_reading (self);
+  PublishedState state = self->published;
+  unlock (self);
+  return state;
+}
 
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_STATUS, "&s", &status);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_CONNECTIVITY, "&s", &connectivity);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_REACHABLE, "b", &reachable);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_METERED, "b", &metered);
+/* Publishes `state`: notifies each property that changed and emits network-changed once if
+ * any did, or if `changed_otherwise` (the daemon's Status, or GLib's monitor's own signal). */
+static void
+publish (ReachabilitydNetworkMonitor *self, PublishedState state, gboolean changed_otherwise)
+{
+  lock_for_writing (self);
+  PublishedState old = self->published;
+  self->published = state;
+  unlock (self);
 
-  GNetworkConnectivity old_connectivity = glib_connectivity (self->connectivity, self->reachable);
-  GNetworkConnectivity new_connectivity = glib_connectivity (connectivity, reachable);
-  gboolean status_changed = g_strcmp0 (status, self->status) != 0;
-  gboolean reachable_changed = reachable != self->reachable;
-  gboolean metered_changed = metered != self->metered;
-  gboolean connectivity_changed = old_connectivity != new_connectivity;
+  gboolean available_changed = old.available != state.available;
+  gboolean metered_changed = old.metered != state.metered;
+  gboolean connectivity_changed = old.connectivity != state.connectivity;
 
-  if (status_changed)
-    {
-      gchar *copy = g_strdup (status);
-      g_free (self->status);
-      self->status = copy;
-    }
-  if (g_strcmp0 (connectivity, self->connectivity) != 0)
-    {
-      gchar *copy = g_strdup (connectivity);
-      g_free (self->connectivity);
-      self->connectivity = copy;
-    }
-  self->reachable = reachable;
-  self->metered = metered;
-
-  if (!(status_changed || reachable_changed || metered_changed || connectivity_changed))
-    return;
-  if (reachable_changed)
+  if (available_changed)
     g_object_notify (G_OBJECT (self), "network-available");
   if (metered_changed)
     g_object_notify (G_OBJECT (self), "network-metered");
   if (connectivity_changed)
     g_object_notify (G_OBJECT (self), "connectivity");
-  g_signal_emit_by_name (self, "network-changed", self->reachable);
+  if (available_changed || metered_changed || connectivity_changed || changed_otherwise)
+    g_signal_emit_by_name (self, "network-changed", state.available);
 }
+
+/* Publishes the daemon's state (while it comes from the daemon). */
+static void
+publish_daemon_state (ReachabilitydNetworkMonitor *self)
+{
+  gboolean status_changed = g_strcmp0 (self->daemon_status, self->published_status) != 0;
+  PublishedState state = {
+    .available = self->daemon_reachable,
+    .metered = self->daemon_metered,
+    .connectivity = glib_connectivity (self->daemon_connectivity, self->daemon_reachable),
+  };
+
+  g_free (self->published_status);
+  self->published_status = g_strdup (self->daemon_status);
+  publish (self, state, status_changed);
+}
+
+/* Takes the properties in `properties` (a{sv}, from GetAll or PropertiesChanged) that the
+ * monitor exposes into the daemon's state. */
+static void
+take_daemon_properties (ReachabilitydNetworkMonitor *self, GVariant *properties)
+{
+  const gchar *status, *connectivity;
+
+  if (g_variant_lookup (properties, REACHABILITYD_PROPERTY_STATUS, "&s", &status))
+    {
+      g_free (self->daemon_status);
+      self->daemon_status = g_strdup (status);
+    }
+  if (g_variant_lookup (properties, REACHABILITYD_PROPERTY_CONNECTIVITY, "&s", &connectivity))
+    {
+      g_free (self->daemon_connectivity);
+      self->daemon_connectivity = g_strdup (connectivity);
+    }
+  g_variant_lookup (properties, REACHABILITYD_PROPERTY_REACHABLE, "b", &self->daemon_reachable);
+  g_variant_lookup (properties, REACHABILITYD_PROPERTY_METERED, "b", &self->daemon_metered);
+}
+
+/* ---- GLib's own monitor, while the daemon is away ----------------------------------------- */
+
+/* A new instance of the monitor GLib would use without this module and NetworkManager: its
+ * netlink monitor, else its base monitor (always available); NULL if neither initialises. It
+ * emits in the thread-default context. */
+static GNetworkMonitor *
+new_fallback_monitor (void)
+{
+  static const gchar *const names[] = { "netlink", "base" };
+  GIOExtensionPoint *point = g_io_extension_point_lookup (G_NETWORK_MONITOR_EXTENSION_POINT_NAME);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      GIOExtension *extension = g_io_extension_point_get_extension_by_name (point, names[i]);
+      GError *error = NULL;
+
+      if (extension == NULL)
+        continue;
+      GNetworkMonitor *monitor = g_initable_new (g_io_extension_get_type (extension), NULL, &error, NULL);
+      if (monitor != NULL)
+        return monitor;
+      g_debug ("reachabilityd: GLib's %s monitor failed to initialise: %s", names[i], error->message);
+      g_error_free (error);
+    }
+  return NULL;
+}
+
+/* The fallback's state, as it publishes it. */
+static PublishedState
+fallback_state (GNetworkMonitor *fallback)
+{
+  PublishedState state = {
+    .available = g_network_monitor_get_network_available (fallback),
+    .metered = g_network_monitor_get_network_metered (fallback),
+    .connectivity = g_network_monitor_get_connectivity (fallback),
+  };
+  return state;
+}
+
+/* GLib's monitor changed: after the grace period, relay it as it is (GLib's own semantics). */
+static void
+on_fallback_changed (GNetworkMonitor *fallback, gboolean available, gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  if (self->source == FROM_FALLBACK)
+    publish (self, fallback_state (fallback), TRUE);
+}
+
+static gboolean
+on_grace_over (gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  g_clear_pointer (&self->grace, g_source_unref);
+  self->source = FROM_FALLBACK;
+  if (self->fallback != NULL)
+    publish (self, fallback_state (self->fallback), FALSE);
+  return G_SOURCE_REMOVE;
+}
+
+/* The daemon cannot be followed (its name lost its owner, or the bus is gone): start GLib's
+ * monitor for can_reach() now, and for the state once the grace period is over. */
+static void
+begin_absence (ReachabilitydNetworkMonitor *self)
+{
+  if (self->source != FROM_DAEMON)
+    return;
+  self->source = FROM_LAST_WORD;
+  start_timer (self, &self->grace, REACHABILITYD_ABSENCE_GRACE_MS, on_grace_over);
+  GNetworkMonitor *fallback = new_fallback_monitor ();
+  if (fallback == NULL)
+    return;
+  self->fallback_changed_handler = g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
+  lock_for_writing (self);
+  self->fallback = fallback;
+  unlock (self);
+}
+
+/* Stops GLib's monitor, if it runs. */
+static void
+stop_fallback (ReachabilitydNetworkMonitor *self)
+{
+  lock_for_writing (self);
+  GNetworkMonitor *fallback = g_steal_pointer (&self->fallback);
+  unlock (self);
+  if (fallback == NULL)
+    return;
+  g_clear_signal_handler (&self->fallback_changed_handler, fallback);
+  g_object_unref (fallback);
+}
+
+/* The daemon's properties are read: publish them, and stop GLib's monitor. */
+static void
+end_absence (ReachabilitydNetworkMonitor *self)
+{
+  cancel_timer (&self->grace);
+  self->source = FROM_DAEMON;
+  stop_fallback (self);
+  publish_daemon_state (self);
+}
+
+/* ---- following the daemon ----------------------------------------------------------------- */
 
 static void
 on_properties_changed (GDBusConnection *connection, const gchar *sender, const gchar *path,
                        const gchar *interface, const gchar *signal, GVariant *parameters, gpointer user_data)
 {
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
   const gchar *changed_interface;
   GVariant *changed;
 
@@ -147,40 +419,82 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
     return;
   g_variant_get (parameters, "(&s@a{sv}as)", &changed_interface, &changed, NULL);
   if (g_strcmp0 (changed_interface, REACHABILITYD_INTERFACE) == 0)
-    apply_properties (REACHABILITYD_NETWORK_MONITOR (user_data), changed);
+    {
+      take_daemon_properties (self, changed);
+      /* Before its GetAll is answered, an owner's changes wait for that answer. */
+      if (self->source == FROM_DAEMON)
+        publish_daemon_state (self);
+    }
   g_variant_unref (changed);
 }
 
+static gboolean
+on_reread_due (gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  g_clear_pointer (&self->reread, g_source_unref);
+  enter_context (self);
+  read_owner (self);
+  leave_context (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The owner's GetAll ended. The call holds a reference on the monitor. */
 static void
 on_read (GObject *source, GAsyncResult *result, gpointer user_data)
 {
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
   GError *error = NULL;
   GVariant *reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  GVariant *properties;
 
-  if (reply == NULL)
+  if (reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      /* Cancelled: the owner went away (the monitor is then still alive) or the monitor was
-       * finalised (then user_data must not be touched). */
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          /* Typically the owner left meanwhile: its successor is read when it appears. Not a
-           * warning: it would land in every GLib application's log at a daemon restart. */
-          g_debug ("reachabilityd: failed to read the properties: %s", error->message);
-          g_clear_object (&REACHABILITYD_NETWORK_MONITOR (user_data)->reading);
-        }
+      /* The owner went away (forget_owner()): its successor, if any, is read when it appears. */
       g_error_free (error);
+      g_object_unref (self);
       return;
     }
-  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
   g_clear_object (&self->reading);
+  if (reply == NULL)
+    {
+      /* A daemon that stalls (or a policy refusing the call): ask it again while it owns the
+       * name. Not a warning: it would land in every GLib application's log. */
+      self->failed_reads++;
+      g_debug ("reachabilityd: failed to read the properties of %s (attempt %u): %s", self->owner,
+               self->failed_reads, error->message);
+      start_timer (self, &self->reread,
+                   backoff_ms (self->failed_reads, REACHABILITYD_REREAD_FIRST_MS, REACHABILITYD_REREAD_LONGEST_MS),
+                   on_reread_due);
+      g_error_free (error);
+      g_object_unref (self);
+      return;
+    }
+  GVariant *properties;
+  self->failed_reads = 0;
   g_variant_get (reply, "(@a{sv})", &properties);
-  apply_properties (self, properties);
+  take_daemon_properties (self, properties);
   g_variant_unref (properties);
   g_variant_unref (reply);
+  if (self->source == FROM_DAEMON)
+    publish_daemon_state (self);
+  else
+    end_absence (self);
+  g_object_unref (self);
 }
 
-/* Stops following the previous owner: its subscription and a pending read. */
+/* Asks the owner for all its properties (GetAll), in the monitor's context. */
+static void
+read_owner (ReachabilitydNetworkMonitor *self)
+{
+  self->reading = g_cancellable_new ();
+  g_dbus_connection_call (self->bus, self->owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
+                          g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, self->reading,
+                          on_read, g_object_ref (self));
+}
+
+/* Stops following the previous owner: its subscription, a pending or planned read. */
 static void
 forget_owner (ReachabilitydNetworkMonitor *self)
 {
@@ -194,6 +508,9 @@ forget_owner (ReachabilitydNetworkMonitor *self)
       g_cancellable_cancel (self->reading);
       g_clear_object (&self->reading);
     }
+  cancel_timer (&self->reread);
+  self->failed_reads = 0;
+  g_clear_pointer (&self->owner, g_free);
 }
 
 /* A (new) owner of the name: subscribe to its PropertiesChanged, then read all its properties.
@@ -204,22 +521,116 @@ on_name_appeared (GDBusConnection *connection, const gchar *name, const gchar *o
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
 
+  enter_context (self);
   forget_owner (self);
+  self->owner = g_strdup (owner);
   self->properties_subscription = g_dbus_connection_signal_subscribe (
       connection, owner, FREEDESKTOP_PROPERTIES, "PropertiesChanged", REACHABILITYD_OBJECT_PATH,
       REACHABILITYD_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, self, NULL);
-  self->reading = g_cancellable_new ();
-  g_dbus_connection_call (connection, owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
-                          g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
-                          G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, self->reading,
-                          on_read, self);
+  read_owner (self);
+  leave_context (self);
 }
 
 static void
 on_name_vanished (GDBusConnection *connection, const gchar *name, gpointer user_data)
 {
-  forget_owner (REACHABILITYD_NETWORK_MONITOR (user_data));
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  enter_context (self);
+  forget_owner (self);
+  begin_absence (self);
+  leave_context (self);
 }
+
+/* ---- the bus, and its absence ------------------------------------------------------------- */
+
+/* Lets go of the bus connection: the name, its owner, the connection itself. */
+static void
+drop_bus (ReachabilitydNetworkMonitor *self)
+{
+  forget_owner (self);
+  if (self->watch_id != 0)
+    {
+      g_bus_unwatch_name (self->watch_id);
+      self->watch_id = 0;
+    }
+  g_clear_signal_handler (&self->closed_handler, self->bus);
+  lock_for_writing (self);
+  GDBusConnection *bus = g_steal_pointer (&self->bus);
+  unlock (self);
+  g_object_unref (bus);
+}
+
+/* A new connection to the bus ended. The attempt holds a reference on the monitor. */
+static void
+on_connected (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+  GError *error = NULL;
+  GDBusConnection *bus = g_dbus_connection_new_for_address_finish (result, &error);
+
+  if (bus == NULL)
+    {
+      self->failed_connections++;
+      g_debug ("reachabilityd: failed to connect to the system bus (attempt %u): %s", self->failed_connections,
+               error->message);
+      g_error_free (error);
+      start_timer (self, &self->reconnection,
+                   backoff_ms (self->failed_connections, REACHABILITYD_RECONNECT_FIRST_MS, REACHABILITYD_RECONNECT_LONGEST_MS),
+                   on_reconnection_due);
+      g_object_unref (self);
+      return;
+    }
+  self->failed_connections = 0;
+  enter_context (self);
+  adopt_bus (self, bus);
+  leave_context (self);
+  g_object_unref (self);
+}
+
+static gboolean
+on_reconnection_due (gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  g_clear_pointer (&self->reconnection, g_source_unref);
+  enter_context (self);
+  g_dbus_connection_new_for_address (self->bus_address,
+                                     G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT
+                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                     NULL, NULL, on_connected, g_object_ref (self));
+  leave_context (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The bus went away (dbus-daemon stopped or restarted): the daemon is away too; connect again. */
+static void
+on_bus_closed (GDBusConnection *bus, gboolean remote_peer_vanished, GError *error, gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+
+  g_debug ("reachabilityd: lost the system bus: %s", error != NULL ? error->message : "closed");
+  enter_context (self);
+  drop_bus (self);
+  begin_absence (self);
+  start_timer (self, &self->reconnection, REACHABILITYD_RECONNECT_FIRST_MS, on_reconnection_due);
+  leave_context (self);
+}
+
+/* Takes `bus` (a connection of the module's own) and follows the daemon's name on it. */
+static void
+adopt_bus (ReachabilitydNetworkMonitor *self, GDBusConnection *bus)
+{
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  lock_for_writing (self);
+  self->bus = bus;
+  unlock (self);
+  self->closed_handler = g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), self);
+  self->watch_id = g_bus_watch_name_on_connection (bus, REACHABILITYD_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                                   on_name_appeared, on_name_vanished, self, NULL);
+}
+
+/* ---- initialisation ----------------------------------------------------------------------- */
 
 /* One synchronous call to the bus itself (org.freedesktop.DBus), at initialisation. */
 static GVariant *
@@ -262,10 +673,19 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   GError *local_error = NULL;
   GVariant *reply, *properties;
 
-  self->bus = g_bus_get_sync (G_BUS_TYPE_SYSTEM, cancellable, error);
-  if (self->bus == NULL)
+  /* A connection of the module's own: the shared one (g_bus_get) exits the application when
+   * the bus goes away. Made here, its "closed" signal comes in this context. */
+  self->context = g_main_context_ref_thread_default ();
+  self->bus_address = g_dbus_address_get_for_bus_sync (G_BUS_TYPE_SYSTEM, cancellable, error);
+  if (self->bus_address == NULL)
     return FALSE;
-  if (!is_running_or_activatable (self->bus, REACHABILITYD_BUS_NAME, cancellable, &local_error))
+  GDBusConnection *bus = g_dbus_connection_new_for_address_sync (
+      self->bus_address, G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+      NULL, cancellable, error);
+  if (bus == NULL)
+    return FALSE;
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  if (!is_running_or_activatable (bus, REACHABILITYD_BUS_NAME, cancellable, &local_error))
     {
       if (local_error != NULL)
         g_propagate_error (error, local_error);
@@ -273,52 +693,138 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
         g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                      "reachabilityd is neither running nor activatable on the system bus (%s)",
                      REACHABILITYD_BUS_NAME);
+      g_dbus_connection_close (bus, NULL, NULL, NULL);
+      g_object_unref (bus);
       return FALSE;
     }
 
   /* Read the state now (starting the daemon if it is only activatable): an application asks
    * for it right after g_network_monitor_get_default(). */
-  reply = g_dbus_connection_call_sync (self->bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH,
+  reply = g_dbus_connection_call_sync (bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH,
                                        FREEDESKTOP_PROPERTIES, "GetAll",
                                        g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
                                        G_DBUS_CALL_FLAGS_NONE, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
   if (reply == NULL)
-    return FALSE;
+    {
+      g_dbus_connection_close (bus, NULL, NULL, NULL);
+      g_object_unref (bus);
+      return FALSE;
+    }
   g_variant_get (reply, "(@a{sv})", &properties);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_STATUS, "s", &self->status);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_CONNECTIVITY, "s", &self->connectivity);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_REACHABLE, "b", &self->reachable);
-  g_variant_lookup (properties, REACHABILITYD_PROPERTY_METERED, "b", &self->metered);
+  take_daemon_properties (self, properties);
   g_variant_unref (properties);
   g_variant_unref (reply);
+  self->source = FROM_DAEMON;
+  self->published_status = g_strdup (self->daemon_status);
+  self->published = (PublishedState) {
+    .available = self->daemon_reachable,
+    .metered = self->daemon_metered,
+    .connectivity = glib_connectivity (self->daemon_connectivity, self->daemon_reachable),
+  };
 
   /* From here on, follow the name. Its callbacks run in the thread-default main context of
    * this call, and the subscription and reads they start do too: network-changed is emitted
    * there, as GLib's own monitors do. */
-  self->watch_id = g_bus_watch_name_on_connection (self->bus, REACHABILITYD_BUS_NAME,
-                                                   G_BUS_NAME_WATCHER_FLAGS_NONE, on_name_appeared,
-                                                   on_name_vanished, self, NULL);
+  adopt_bus (self, bus);
   return TRUE;
 }
 
 /* ---- can_reach ---------------------------------------------------------------------------- */
 
-/** One can_reach_async() in progress: the addresses still to ask about. */
+/** One can_reach_async() in progress: the destination, and the addresses still to ask about. */
 typedef struct {
+  GSocketConnectable *destination;
   GSocketAddressEnumerator *addresses;
-  gchar *last_address; /* for the error message */
+  GDBusConnection *bus;   /* the connection the questions go over */
+  gchar *last_address;    /* for the error message */
 } Reach;
 
 static void
 reach_free (gpointer data)
 {
   Reach *reach = data;
+  g_clear_object (&reach->destination);
   g_clear_object (&reach->addresses);
+  g_clear_object (&reach->bus);
   g_free (reach->last_address);
   g_free (reach);
 }
 
 static void reach_next (GTask *task);
+
+static void
+on_fallback_reached (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = G_TASK (user_data);
+  GError *error = NULL;
+
+  if (g_network_monitor_can_reach_finish (G_NETWORK_MONITOR (source), result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
+/* The daemon cannot answer: GLib's monitor does, the monitor's own while the daemon is away
+ * (`fallback`), else one made for this question. */
+static void
+reach_through_fallback (GTask *task, GNetworkMonitor *fallback)
+{
+  Reach *reach = g_task_get_task_data (task);
+
+  if (fallback == NULL)
+    fallback = new_fallback_monitor ();
+  if (fallback == NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                               "Neither reachabilityd nor GLib's network monitor can answer");
+      g_object_unref (task);
+      return;
+    }
+  g_network_monitor_can_reach_async (fallback, reach->destination, g_task_get_cancellable (task), on_fallback_reached, task);
+  g_object_unref (fallback);
+}
+
+/* Whether a call's error says the daemon is away: no owner, or it left (or the bus did) before
+ * answering. */
+static gboolean
+is_daemon_away (const GError *error)
+{
+  return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
+         || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)
+         || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NO_REPLY)
+         || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_DISCONNECTED)
+         || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CLOSED);
+}
+
+/* CheckAddress's error (but for the daemon's absence) as the GIO error an application handles:
+ * GIO's own errors as they are (cancelled, timed out), the bus's and the daemon's mapped. Takes
+ * `error`. */
+static GError *
+gio_error_of_check (GError *error)
+{
+  if (error->domain == G_IO_ERROR && error->code != G_IO_ERROR_DBUS_ERROR)
+    return error;
+  gchar *remote = g_dbus_error_get_remote_error (error);
+  gint code = G_IO_ERROR_FAILED;
+
+  if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_TIMEOUT) || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_TIMED_OUT))
+    code = G_IO_ERROR_TIMED_OUT;
+  else if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED)
+           || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_AUTH_FAILED))
+    code = G_IO_ERROR_PERMISSION_DENIED;
+  else if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_LIMITS_EXCEEDED)
+           || g_strcmp0 (remote, REACHABILITYD_ERROR_BUSY) == 0)
+    code = G_IO_ERROR_BUSY;
+  else if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS)
+           || g_strcmp0 (remote, REACHABILITYD_ERROR_INVALID_ADDRESS) == 0)
+    code = G_IO_ERROR_INVALID_ARGUMENT;
+  g_dbus_error_strip_remote_error (error);
+  GError *mapped = g_error_new (G_IO_ERROR, code, "reachabilityd did not answer: %s", error->message);
+  g_free (remote);
+  g_error_free (error);
+  return mapped;
+}
 
 static void
 on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -328,9 +834,19 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
   GVariant *reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   const gchar *status;
 
+  if (reply == NULL && is_daemon_away (error))
+    {
+      g_error_free (error);
+      ReachabilitydNetworkMonitor *self = g_task_get_source_object (task);
+      lock_for_reading (self);
+      GNetworkMonitor *fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+      unlock (self);
+      reach_through_fallback (task, fallback);
+      return;
+    }
   if (reply == NULL)
     {
-      g_task_return_error (task, error);
+      g_task_return_error (task, gio_error_of_check (error));
       g_object_unref (task);
       return;
     }
@@ -389,7 +905,7 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
       if (reach->last_address == NULL)
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
                                  "Host unreachable: it has no IP address");
-      else if (!self->reachable)
+      else if (!read_published (self).available)
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE,
                                  "Network unreachable: reachabilityd reports no route to the Internet");
       else
@@ -407,7 +923,7 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (reach->last_address);
   reach->last_address = address_literal (G_INET_SOCKET_ADDRESS (address));
   g_object_unref (address);
-  g_dbus_connection_call (self->bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH, REACHABILITYD_INTERFACE,
+  g_dbus_connection_call (reach->bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH, REACHABILITYD_INTERFACE,
                           REACHABILITYD_METHOD_CHECK_ADDRESS, g_variant_new ("(s)", reach->last_address),
                           G_VARIANT_TYPE ("(ss)"), G_DBUS_CALL_FLAGS_NONE, REACHABILITYD_CALL_TIMEOUT_MS,
                           g_task_get_cancellable (task), on_checked, task);
@@ -420,17 +936,29 @@ reach_next (GTask *task)
   g_socket_address_enumerator_next_async (reach->addresses, g_task_get_cancellable (task), on_enumerated, task);
 }
 
+/* Asks the daemon about each address while it is followed; while it is away, GLib's monitor. */
 static void
 reachabilityd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                                GCancellable *cancellable, GAsyncReadyCallback callback,
                                                gpointer user_data)
 {
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (monitor);
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   Reach *reach = g_new0 (Reach, 1);
 
   g_task_set_source_tag (task, reachabilityd_network_monitor_can_reach_async);
-  reach->addresses = g_socket_connectable_enumerate (connectable);
+  reach->destination = g_object_ref (connectable);
   g_task_set_task_data (task, reach, reach_free);
+  lock_for_reading (self);
+  GNetworkMonitor *fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+  reach->bus = self->bus != NULL ? g_object_ref (self->bus) : NULL;
+  unlock (self);
+  if (fallback != NULL || reach->bus == NULL)
+    {
+      reach_through_fallback (task, fallback);
+      return;
+    }
+  reach->addresses = g_socket_connectable_enumerate (connectable);
   reach_next (task);
 }
 
@@ -470,45 +998,59 @@ reachabilityd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnec
 
 /* ---- GObject ------------------------------------------------------------------------------ */
 
+/* From any thread (Evolution's and camel's workers read them): the published state, locked. */
 static void
 reachabilityd_network_monitor_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (object);
+  PublishedState state = read_published (REACHABILITYD_NETWORK_MONITOR (object));
 
   switch (prop_id)
     {
     case PROP_NETWORK_AVAILABLE:
-      g_value_set_boolean (value, self->reachable);
+      g_value_set_boolean (value, state.available);
       break;
     case PROP_NETWORK_METERED:
-      g_value_set_boolean (value, self->metered);
+      g_value_set_boolean (value, state.metered);
       break;
     case PROP_CONNECTIVITY:
-      g_value_set_enum (value, glib_connectivity (self->connectivity, self->reachable));
+      g_value_set_enum (value, state.connectivity);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
+/* Pending calls and connection attempts hold a reference, so none is left here; timers,
+ * subscriptions and the name watch are. */
 static void
 reachabilityd_network_monitor_finalize (GObject *object)
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (object);
 
+  cancel_timer (&self->grace);
+  cancel_timer (&self->reread);
+  cancel_timer (&self->reconnection);
   if (self->bus != NULL)
-    forget_owner (self);
-  if (self->watch_id != 0)
-    g_bus_unwatch_name (self->watch_id);
-  g_clear_object (&self->bus);
-  g_free (self->status);
-  g_free (self->connectivity);
+    {
+      GDBusConnection *bus = g_object_ref (self->bus);
+      drop_bus (self);
+      g_dbus_connection_close (bus, NULL, NULL, NULL);
+      g_object_unref (bus);
+    }
+  stop_fallback (self);
+  g_free (self->bus_address);
+  g_free (self->daemon_status);
+  g_free (self->daemon_connectivity);
+  g_free (self->published_status);
+  g_clear_pointer (&self->context, g_main_context_unref);
+  pthread_rwlock_destroy (&self->lock);
   G_OBJECT_CLASS (reachabilityd_network_monitor_parent_class)->finalize (object);
 }
 
 static void
 reachabilityd_network_monitor_init (ReachabilitydNetworkMonitor *self)
 {
+  check_lock (pthread_rwlock_init (&self->lock, NULL), "pthread_rwlock_init");
 }
 
 static void

@@ -33,6 +33,11 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// a link-local destination, a link-local one) that DAD lets the kernel use, held by a link (wherever it lives; the kernel falls back to `::1`, a
 /// link-local address or `0.0.0.0` when it has nothing better, and keeps an IPv6 route's `src`
 /// after the address is deleted from another link: neither is reachable).
+/// A `local` route, which delivers to this host, never reaches the Internet: for a probe it is
+/// not reachable (`local default dev lo`, as transparent proxies set up). For an address a
+/// caller asks about (127.0.0.1, ::1, the host's own addresses) it is what the caller's
+/// connection takes, and it works while the route's link (loopback) is up and not ignored:
+/// reachable through that link, whatever source the kernel picks.
 /// The machine is reachable when either family is; the IPv4 link wins when both are (each
 /// family's own link is published beside it). When
 /// neither is, the reason is the more specific of the two families' reasons.
@@ -53,9 +58,12 @@ public enum ReachabilityRule {
         case .route(let found):
             route = found
         }
+        let leadsToThisHost: Bool
         switch route.type {
         case .unicast:
-            break
+            leadsToThisHost = false
+        case .local where facts.purpose == .callerAddress:
+            leadsToThisHost = true
         case .local:
             return notReachable("route leads to this host only")
         case .unreachable, .blackhole, .prohibit, .throw, .other:
@@ -67,10 +75,13 @@ public enum ReachabilityRule {
         guard let link = facts.outputLink, link.index == index else {
             return notReachable("default route uses unknown interface \(index)")
         }
-        if link.isLoopback { return notReachable("default route leads to loopback \(link.name) only") }
+        if link.isLoopback && !leadsToThisHost { return notReachable("default route leads to loopback \(link.name) only") }
         if let ignored = link.ignoreReason { return notReachable("default route on \(link.name), which is ignored (\(ignored))") }
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
+        if leadsToThisHost {
+            return DestinationVerdict(family: family, link: link, reason: "local route to this host on \(link.name), table \(tableName(route.table))")
+        }
         let source: SourceAddress
         let usable = facts.destinationScope == .link ? "link-local or global" : "global"
         switch facts.source {

@@ -198,6 +198,17 @@ public enum SourceSelection: Sendable, Hashable {
     case failed(errno: Errno)
 }
 
+/// Why the rule is asked about a destination, which decides what a route to this host means.
+public enum DestinationPurpose: Sendable, Hashable {
+    /// One of the daemon's own probe destinations, standing for the Internet: a route that
+    /// delivers it to this host (`local default dev lo`, as transparent proxies set up) does
+    /// not reach the Internet.
+    case internetProbe
+    /// An address a caller asks about (`CheckAddress`): a route that delivers it to this host
+    /// (127.0.0.1, ::1, the host's own addresses) is one its connections take, over loopback.
+    case callerAddress
+}
+
 /// Everything the rule looks at for one destination of one family.
 public struct DestinationFacts: Sendable, Hashable {
     /// The destination's family.
@@ -211,16 +222,19 @@ public struct DestinationFacts: Sendable, Hashable {
     /// The destination's scope: link for a link-local destination (`CheckAddress("fe80::1%eth1")`),
     /// which a link-local source reaches; global for the probes.
     public var destinationScope: AddressScope
+    /// Whether the destination is a probe of the daemon's or an address a caller asked about.
+    public var purpose: DestinationPurpose
 
     /// Creates destination facts.
     public init(
         family: AddressFamily, lookup: RouteLookup, outputLink: LinkFacts? = nil, source: SourceSelection,
-        destinationScope: AddressScope = .global
+        destinationScope: AddressScope = .global, purpose: DestinationPurpose = .internetProbe
     ) {
         self.family = family
         self.lookup = lookup
         self.outputLink = outputLink
         self.source = source
         self.destinationScope = destinationScope
+        self.purpose = purpose
     }
 }

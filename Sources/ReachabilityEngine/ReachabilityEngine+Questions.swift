@@ -14,7 +14,7 @@ extension ReachabilityEngine {
     public func report() -> ExplainReport {
         dispatchPrecondition(condition: .onQueue(queue))
         let families = Probes.all.map { probe in
-            let facts = destinationFacts(probe)
+            let facts = destinationFacts(probe, purpose: .internetProbe)
             return ExplainReport.Family(
                 destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
                 activeCheck: checks.report(probe.family)
@@ -65,7 +65,7 @@ extension ReachabilityEngine {
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
         // Before the lookup, so that a route change right after it is not filtered out.
         routeFilter.watch(address, caller: caller)
-        return ReachabilityRule.evaluate(destinationFacts(address))
+        return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress))
     }
 
     /// Forgets the watched destinations of the share named `caller` (its last bus connection
@@ -83,21 +83,23 @@ extension ReachabilityEngine {
         return answers
     }
 
-    /// Asks the kernel about `destination` and gathers what the rule needs.
+    /// Asks the kernel about `destination` and gathers what the rule needs, for `purpose`.
     /// A link-local IPv6 destination's zone binds the flow to that link (`sin6_scope_id`,
     /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at.
-    private func destinationFacts(_ destination: IPAddress) -> DestinationFacts {
+    private func destinationFacts(_ destination: IPAddress, purpose: DestinationPurpose) -> DestinationFacts {
         let scope = destination.scope
         var zoneLink: InterfaceIndex?
         if destination.family == .ipv6, scope == .link, let zone = destination.zone {
             guard let index = mirror.table.index(ofZone: zone) else {
-                return DestinationFacts(family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope)
+                return DestinationFacts(
+                    family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope, purpose: purpose
+                )
             }
             zoneLink = index
         }
         return StatusReducer.destinationFacts(
             in: mirror.table, family: destination.family, answers: askKernel(about: destination, zoneLink: zoneLink), configuration: settings,
-            destinationScope: scope
+            destinationScope: scope, purpose: purpose
         )
     }
 }

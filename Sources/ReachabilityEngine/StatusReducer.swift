@@ -38,15 +38,16 @@ enum StatusReducer {
     /// What the rule needs for one destination: the lookup, the output link's facts from
     /// `table` when the lookup names a link, and the source address with where it lives.
     static func destinationFacts(
-        in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration, destinationScope: AddressScope = .global
+        in table: LinkTable, family: AddressFamily, answers: KernelAnswers, configuration: DaemonConfiguration, destinationScope: AddressScope = .global,
+        purpose: DestinationPurpose = .internetProbe
     ) -> DestinationFacts {
         let source = sourceSelection(answers.source, in: table)
         guard case .route(let route) = answers.lookup, let index = route.outputInterfaceIndex else {
-            return DestinationFacts(family: family, lookup: answers.lookup, source: source, destinationScope: destinationScope)
+            return DestinationFacts(family: family, lookup: answers.lookup, source: source, destinationScope: destinationScope, purpose: purpose)
         }
         return DestinationFacts(
             family: family, lookup: answers.lookup, outputLink: table.facts(forLink: index, configuration: configuration), source: source,
-            destinationScope: destinationScope
+            destinationScope: destinationScope, purpose: purpose
         )
     }
 

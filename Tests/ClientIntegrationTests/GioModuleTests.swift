@@ -18,24 +18,70 @@ final class GioModuleTests: DaemonTestCase {
     /// The `state` answers of a routed, unmetered network without evidence against it, and of none.
     private static let online = "available=1 metered=0 connectivity=full", offline = "available=0 metered=0 connectivity=local"
 
-    private var gio: String { "\(TestPaths.repositoryRoot)/gio" }
-    private var builtModules: String?
+    /// How the module and the C consumers are built: as shipped, or with ThreadSanitizer.
+    private enum Build: String {
+        case plain
+        case threadSanitizer = "tsan"
 
-    /// The module built from the source into the test's directory (the make rule `make build` uses).
-    private func modules() throws -> String {
-        if let builtModules { return builtModules }
-        let built = try XCTUnwrap(directory).file("gio-modules")
-        try Command.run("make", ["-s", "-C", gio, "BUILDDIR=\(built)"], timeout: .seconds(120)).check()
-        builtModules = built
+        /// The compiler flags of this build on top of the warnings.
+        var flags: [String] { self == .plain ? [] : ["-O1", "-g", "-fsanitize=thread"] }
+    }
+
+    /// ThreadSanitizer's suppressions for GLib, which is not built with it: its locks are futexes
+    /// ThreadSanitizer cannot see, so its allocator and message queues handing memory between
+    /// threads read as races (16 such reports in a 2 s run). What GLib's code does is not checked;
+    /// every access the module and the application make is.
+    private static let glibSuppressions = """
+        called_from_lib:libglib-2.0.so.0
+        called_from_lib:libgobject-2.0.so.0
+        called_from_lib:libgio-2.0.so.0
+
+        """
+
+    private var gio: String { "\(TestPaths.repositoryRoot)/gio" }
+    private var builtModules: [Build: String] = [:]
+    /// A bus started by a test in place of the set-up's (killed) one, stopped after the daemon.
+    private var replacementBus: PrivateBus?
+
+    override func tearDownWithError() throws {
+        try super.tearDownWithError()
+        replacementBus?.stop()
+        replacementBus = nil
+    }
+
+    /// The module built from the source into the test's directory (the make rule `make build`
+    /// uses; `CFLAGS` as the package build passes its own).
+    private func modules(_ build: Build = .plain) throws -> String {
+        if let built = builtModules[build] { return built }
+        let built = try XCTUnwrap(directory).file("gio-modules-\(build.rawValue)")
+        var arguments = ["-s", "-C", gio, "BUILDDIR=\(built)"]
+        if build != .plain { arguments.append("CFLAGS=\(build.flags.joined(separator: " "))") }
+        try Command.run("make", arguments, timeout: .seconds(120)).check()
+        builtModules[build] = built
         return built
     }
 
-    private func environment(_ monitor: Monitor) throws -> [String: String] {
+    /// The C consumer `gio/tests/NAME.c`, built into the test's directory as its comment says.
+    private func consumer(_ name: String, _ build: Build = .plain) throws -> String {
+        let binary = try XCTUnwrap(directory).file("\(name)-\(build.rawValue)")
+        let flags = try Command.run("pkg-config", ["--cflags", "--libs", "gio-2.0"]).check().standardOutput
+            .split(whereSeparator: \.isWhitespace).map(String.init)
+        try Command.run("cc", ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"] + build.flags + ["\(gio)/tests/\(name).c"] + flags + ["-o", binary],
+                        timeout: .seconds(60)).check()
+        return binary
+    }
+
+    private func environment(_ monitor: Monitor, _ build: Build = .plain) throws -> [String: String] {
         var environment = try controlEnvironment()
-        environment["GIO_MODULE_DIR"] = try modules()
+        environment["GIO_MODULE_DIR"] = try modules(build)
         environment["GIO_USE_NETWORK_MONITOR"] = monitor.rawValue
         // A GLib critical (a failed g_return_if_fail in the module's calls) aborts the consumer.
         environment["G_DEBUG"] = "fatal-criticals"
+        if build == .threadSanitizer {
+            let suppressions = try XCTUnwrap(directory).file("tsan.supp")
+            try Self.glibSuppressions.write(toFile: suppressions, atomically: true, encoding: .utf8)
+            environment["TSAN_OPTIONS"] = "suppressions=\(suppressions)"
+        }
         return environment
     }
 
@@ -161,12 +207,26 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertTrue(unrouted.module.hasPrefix("error g-io-error-quark network-unreachable "), unrouted.module)
     }
 
+    func testCanReachThisHostsOwnAddresses() throws {
+        // Given a default route, ra0 holding 10.77.0.2 and fd00::2, and localhost in the hosts file
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n::1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
+        try startDaemon()
+        try configureIPv4Link()
+        try bringUpIPv6VethPair()
+        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // Then each is reachable for the module, as for GLib's monitor (and a connection to it works)
+        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2"] {
+            XCTAssertEqual(try sideBySide("this host's own \(host)", "can-reach", host, "443").module, "reachable", host)
+        }
+    }
+
     func testTheCConsumersAsynchronousCallAndItsCancellation() throws {
         // Given the C consumer, built as its comment says, and a routed namespace
-        let binary = try XCTUnwrap(directory).file("can-reach")
-        let flags = try Command.run("pkg-config", ["--cflags", "--libs", "gio-2.0"]).check().standardOutput
-            .split(whereSeparator: \.isWhitespace).map(String.init)
-        try Command.run("cc", ["-Wall", "-Wextra", "-Werror", "\(gio)/tests/can-reach.c"] + flags + ["-o", binary], timeout: .seconds(60)).check()
+        let binary = try consumer("can-reach")
         try startDaemon()
         try configureIPv4Link()
         try addIPv4DefaultRoute()
@@ -247,5 +307,233 @@ final class GioModuleTests: DaemonTestCase {
         // and the next change too
         try addIPv4DefaultRoute()
         try Poll.until("network-changed after the next route", observe: { self.changes(module.lines()) }) { $0 == ["0", "1"] }
+    }
+
+    // MARK: A running application across the daemon's and the bus's absences
+
+    /// The `state` of the wwan-declared link (`Transport=ra0:wwan`) as the daemon gives it: only
+    /// the daemon says metered, so a running application that says so follows the daemon.
+    private static let onlineThroughTheDaemon = "available=1 metered=1 connectivity=full"
+    /// GLib's netlink monitor's answers: the default route, or none.
+    private static let onlineThroughGLib = "available=1 metered=0 connectivity=full", offlineThroughGLib = offline
+
+    /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
+    /// following the module (`arguments` after `follow`), and waits for its `ready` line.
+    private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
+        try writeConfiguration("[Reachability]\nTransport=ra0:wwan\n")
+        try startDaemon(arguments: ["--config", try configurationPath])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaWWAN)
+        let application = try RunningApplication(
+            namespace: try netns.name, binary: try consumer("follow", build), arguments: arguments,
+            environment: try environment(.module, build), directory: try XCTUnwrap(directory)
+        )
+        let ready = try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") }
+        XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughTheDaemon)")
+        return application
+    }
+
+    func testARunningApplicationOutlivesTheBusFallsBackAndFollowsTheBusBack() throws {
+        // Given a GLib application following the daemon
+        let application = try startFollowingTheDaemon()
+        defer { _ = application.process.terminate() }
+
+        // When the bus dies (the daemon exits with it), and the default route goes meanwhile
+        let oldBus = try XCTUnwrap(bus)
+        kill(oldBus.pid, SIGKILL)
+        let busDied = ContinuousClock.now
+        try Poll.until("the daemon to exit with the bus") { try XCTUnwrap(daemon).termination != nil }
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(1))
+        try netns.ip("route", "del", "default")
+
+        // Then the application lives on, and answers as GLib's netlink monitor would
+        try application.waitForChanges("the fallback's answer without the bus", timeout: .seconds(15)) { $0.last == Self.offlineThroughGLib }
+        let fellBack = ContinuousClock.now - busDied
+        try addIPv4DefaultRoute()
+        try application.waitForChanges("the fallback's answer to the route") { $0.last == Self.onlineThroughGLib }
+
+        // When a bus comes back on the same socket, and the daemon with it
+        replacementBus = try PrivateBus(in: try XCTUnwrap(directory))
+        try startDaemon(arguments: ["--config", try configurationPath])
+        let busBack = ContinuousClock.now
+
+        // Then the application follows the daemon again
+        try application.waitForChanges("the daemon's answer again", timeout: .seconds(15)) { $0.last == Self.onlineThroughTheDaemon }
+        let followed = ContinuousClock.now - busBack
+        print("FIGURE: GIO module, bus killed: GLib's answer after \(fellBack), the daemon's again \(followed) after the bus and the daemon came back; changes \(application.changes)")
+    }
+
+    func testARunningApplicationFallsBackWhenTheDaemonStaysAwayAndCanReachGivesGLibsAnswer() throws {
+        // Given a GLib application following the daemon, asking for 198.51.100.7 on SIGUSR1
+        let application = try startFollowingTheDaemon(["198.51.100.7", "443"])
+        defer { _ = application.process.terminate() }
+        XCTAssertEqual(try application.canReach(), "reach reachable")
+
+        // When the daemon stops: can_reach gives GLib's answer, not a D-Bus error
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        let stopped = ContinuousClock.now
+        XCTAssertEqual(try application.canReach(), "reach reachable")
+
+        // When the default route goes and the link loses carrier
+        try netns.ip("route", "del", "default")
+        try netns.ip("link", "set", "ra1", "down")
+
+        // Then, the daemon still away, the application says what GLib's monitor says
+        try application.waitForChanges("the fallback's answer", timeout: .seconds(15)) { $0.last == Self.offlineThroughGLib }
+        let fellBack = ContinuousClock.now - stopped
+        let unreachable = try application.canReach()
+        print("FIGURE: GIO module, daemon stopped: GLib's answer after \(fellBack); can_reach then: \(unreachable)")
+        XCTAssertTrue(unreachable.hasPrefix("reach error g-io-error-quark "), unreachable)
+    }
+
+    /// A stand-in for the daemon that stalls after taking its name, as one stopped (SIGSTOP) right
+    /// after `RequestName` would: `stalled-daemon.py ADDRESS SECONDS` owns the name, prints
+    /// `owned`, and answers `GetAll` only SECONDS after that, with a state no network gives here
+    /// (not reachable, while the namespace has its default route); `CheckAddress` with the
+    /// daemon's `Busy` error.
+    private static let stalledDaemon = #"""
+    import sys
+    import time
+
+    import dbus
+    import dbus.service
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+
+    INTERFACE = "org.reachabilityd.Reachability1"
+    STATE = {"Status": dbus.String("not-reachable"), "Reachable": dbus.Boolean(False),
+             "Metered": dbus.Boolean(False), "Connectivity": dbus.String("none")}
+
+
+    class StalledDaemon(dbus.service.Object):
+        @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="s", out_signature="a{sv}",
+                             async_callbacks=("reply", "error"))
+        def GetAll(self, interface, reply, error):
+            def answer():
+                reply(STATE if interface == INTERFACE else {})
+                return False
+            GLib.timeout_add(int(max(0.0, answering_from - time.monotonic()) * 1000), answer)
+
+        @dbus.service.method(INTERFACE, in_signature="s", out_signature="ss")
+        def CheckAddress(self, address):
+            raise dbus.exceptions.DBusException("256 calls waiting", name="org.reachabilityd.Error.Busy")
+
+
+    DBusGMainLoop(set_as_default=True)
+    bus = dbus.bus.BusConnection(sys.argv[1])
+    daemon = StalledDaemon(bus, "/org/reachabilityd/Reachability1")
+    name = dbus.service.BusName(INTERFACE, bus)
+    answering_from = time.monotonic() + float(sys.argv[2])
+    print("owned", flush=True)
+    GLib.MainLoop().run()
+    """#
+
+    func testANewOwnerThatStallsPastTheCallTimeoutIsReadAgainAndItsErrorsAreGIOErrors() throws {
+        // Given a GLib application following the daemon
+        let application = try startFollowingTheDaemon(["198.51.100.7", "443"])
+        defer { _ = application.process.terminate() }
+
+        // When the daemon is replaced by one that stalls 6 s after taking the name (the module's
+        // GetAll gives up after 5 s)
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        let directory = try XCTUnwrap(directory)
+        let script = try FaultInjection.install(Self.stalledDaemon, as: "stalled-daemon.py", in: directory)
+        let output = directory.file("stalled-daemon.out")
+        let stalled = try ChildProcess(FaultInjection.python, [script, try XCTUnwrap(bus).address, "6"],
+                                       standardOutput: output, standardError: directory.file("stalled-daemon.err"))
+        defer { _ = stalled.terminate() }
+        try Poll.until("the stalled daemon to own the name", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
+            if let ended = stalled.poll() { throw HarnessError("stalled-daemon.py ended (\(ended))") }
+            return $0.hasPrefix("owned")
+        }
+        let owned = ContinuousClock.now
+
+        // Then the application reads it again and takes its state
+        try application.waitForChanges("the stalled owner's state", timeout: .seconds(20)) { $0.last == Self.offline }
+        print("FIGURE: GIO module, a new owner stalled 6 s: its state read after \(ContinuousClock.now - owned); changes \(application.changes)")
+        // and its errors come as GIO's
+        let busy = try application.canReach()
+        XCTAssertTrue(busy.hasPrefix("reach error g-io-error-quark busy "), busy)
+    }
+
+    func testPropertiesReadFromWorkerThreadsWhileTheDaemonChangesRaceWithNothing() throws {
+        // Given the module and the application built with ThreadSanitizer, two threads of it
+        // reading the properties in a loop (as Evolution's do)
+        let application = try startFollowingTheDaemon(["--readers", "2"], build: .threadSanitizer)
+        defer { _ = application.process.terminate() }
+
+        // When the default route comes and goes 10 times
+        for _ in 0..<10 {
+            try netns.ip("route", "del", "default")
+            try waitForStatus(.notReachable)
+            try addIPv4DefaultRoute()
+            try waitForStatus(.reachableViaWWAN)
+        }
+        try application.waitForChanges("20 network-changed", timeout: .seconds(15)) { $0.count >= 20 }
+
+        // Then ThreadSanitizer saw no race
+        XCTAssertEqual(application.process.terminate(grace: .seconds(10)), .exited(0), application.errors)
+        let reports = application.errors.components(separatedBy: "WARNING: ThreadSanitizer").count - 1
+        print("FIGURE: GIO module under ThreadSanitizer: 20 changes, \(application.lines.last ?? "") property reads by 2 threads, \(reports) race reports")
+        XCTAssertEqual(reports, 0, application.errors)
+    }
+}
+
+/// A running GLib application: `gio/tests/follow.c` in the test namespace, its lines in a file.
+private final class RunningApplication {
+    /// The process (`ip netns exec` becomes the application).
+    let process: ChildProcess
+    private let outputPath: String
+    private let errorPath: String
+
+    init(namespace: String, binary: String, arguments: [String], environment: [String: String], directory: TemporaryDirectory) throws {
+        outputPath = directory.file("follow.out")
+        errorPath = directory.file("follow.err")
+        process = try ChildProcess("ip", ["netns", "exec", namespace, binary] + arguments, environment: environment,
+                                   standardOutput: outputPath, standardError: errorPath)
+    }
+
+    /// The lines printed so far.
+    var lines: [String] {
+        ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// What it wrote to stderr so far.
+    var errors: String {
+        (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+    }
+
+    /// The states of the `changed` lines so far (`network-changed`).
+    var changes: [String] {
+        lines.filter { $0.hasPrefix("changed ") }.map { String($0.dropFirst("changed ".count)) }
+    }
+
+    /// Waits for the first line satisfying `accept`; fails at once when the application ends.
+    @discardableResult
+    func waitForLine(_ what: String, timeout: Duration = Poll.defaultTimeout, _ accept: (String) -> Bool) throws -> String {
+        let lines = try Poll.until(what, timeout: timeout, observe: observing { self.lines }) { $0.contains(where: accept) }
+        return lines.first(where: accept)!
+    }
+
+    /// Waits until the `changed` states satisfy `accept`; fails at once when the application ends.
+    func waitForChanges(_ what: String, timeout: Duration = Poll.defaultTimeout, _ accept: ([String]) -> Bool) throws {
+        try Poll.until(what, timeout: timeout, observe: observing { self.changes }, accept: accept)
+    }
+
+    /// Asks can_reach (SIGUSR1) and returns its `reach` line.
+    func canReach() throws -> String {
+        let asked = lines.filter { $0.hasPrefix("reach ") }.count
+        process.send(SIGUSR1)
+        let answers = try Poll.until("a can_reach answer", observe: observing { self.lines.filter { $0.hasPrefix("reach ") } }) { $0.count > asked }
+        return answers[asked]
+    }
+
+    /// `read`, failing once the application has ended (with its stderr).
+    private func observing<Value>(_ read: @escaping () -> Value) -> () throws -> Value {
+        {
+            if let ended = self.process.poll() { throw HarnessError("the application ended (\(ended)): \(self.errors)") }
+            return read()
+        }
     }
 }

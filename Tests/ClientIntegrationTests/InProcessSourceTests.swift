@@ -82,8 +82,9 @@ final class InProcessSourceTests: DaemonTestCase {
             $0 == .reply(status: "reachable-via-ethernet", interface: "ra0")
         }
 
-        // When / Then
-        for address in ["10.77.0.9", "198.51.100.7"] {
+        // When / Then: on-link, unrouted, and this host's own addresses (over lo)
+        XCTAssertEqual(try busctl.checkAddress("10.77.0.2"), .reply(status: "reachable-via-other", interface: "lo"))
+        for address in ["10.77.0.9", "198.51.100.7", "127.0.0.1", "::1", "10.77.0.2"] {
             guard case .reply(let status, let interface) = try busctl.checkAddress(address) else {
                 return XCTFail("CheckAddress(\(address)) failed")
             }

@@ -86,6 +86,49 @@ final class CheckAddressTests: DaemonTestCase {
         }
     }
 
+    func testThisHostsOwnAddressesAreReachableOverLoopbackWhileItIsUp() throws {
+        // Given a default route, and ra0 holding 10.77.0.2 and fd00::2
+        try startDaemon()
+        try configureIPv4Link()
+        try bringUpIPv6VethPair()
+        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let ownAddresses = ["127.0.0.1", "::1", "::ffff:127.0.0.1", "10.77.0.2", "fd00::2"]
+
+        // When / Then: the kernel routes them to this host over lo (`local … dev lo`), and a
+        // connection to them works
+        let overLoopback = CheckAddressReply.reply(status: ReachabilityStatus.reachableViaOther.rawValue, interface: "lo")
+        for address in ownAddresses {
+            XCTAssertEqual(try busctl.checkAddress(address), overLoopback, address)
+        }
+
+        // When lo goes down, connections to them time out: not reachable
+        try netns.ip("link", "set", "lo", "down")
+        let notReachable = CheckAddressReply.reply(status: ReachabilityStatus.notReachable.rawValue, interface: "")
+        try Poll.until("CheckAddress(10.77.0.2) with lo down", observe: { try busctl.checkAddress("10.77.0.2") }) { $0 == notReachable }
+        for address in ownAddresses {
+            XCTAssertEqual(try busctl.checkAddress(address), notReachable, address)
+        }
+        // and the machine stays reachable through ra0
+        XCTAssertEqual(try busctl.properties().status, ReachabilityStatus.reachableViaEthernet.rawValue)
+    }
+
+    func testALocalRouteForEverythingDoesNotMakeTheInternetReachable() throws {
+        // Given a transparent proxy's routes: everything to this host (`local default dev lo`,
+        // table 100, through a policy rule), no other route out
+        try startDaemon()
+        try configureIPv4Link()
+        try netns.ip("route", "add", "local", "default", "dev", "lo", "table", "100")
+        try netns.ip("rule", "add", "pref", "100", "lookup", "100")
+
+        // Then the Internet is not reachable (a route to this host does not reach it)
+        let properties = try waitForProperties("the probes meet the local route") { $0.string(.reason) == "route leads to this host only" }
+        XCTAssertEqual(properties.status, ReachabilityStatus.notReachable.rawValue)
+        // while an application's connection to any address stays on this host, as CheckAddress says
+        XCTAssertEqual(try busctl.checkAddress("198.51.100.7"), .reply(status: ReachabilityStatus.reachableViaOther.rawValue, interface: "lo"))
+    }
+
     func testMalformedAddressIsAnInvalidAddressError() throws {
         // Given
         try startDaemon()

@@ -43,6 +43,22 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("route type prohibit", Fixture.routed(.ipv6, via: eth0, type: .prohibit), .notReachable, "default route is prohibit"),
             Row("route type throw", Fixture.routed(.ipv4, via: eth0, type: .throw), .notReachable, "default route is throw"),
             Row("route type local", Fixture.routed(.ipv4, via: eth0, type: .local), .notReachable, "route leads to this host only"),
+            Row(
+                "a probe on a route to this host (local default dev lo, a transparent proxy's)",
+                Fixture.thisHost(.ipv4, source: Fixture.globalIPv4, purpose: .internetProbe),
+                .notReachable, "route leads to this host only"
+            ),
+            Row(
+                "an address of this host a caller asks about, loopback down",
+                Fixture.thisHost(.ipv4, via: Fixture.link(Fixture.lo, isUp: false, hasCarrier: false)),
+                .notReachable, "lo is down"
+            ),
+            Row(
+                "an address of this host a caller asks about, over an ignored link",
+                Fixture.thisHost(.ipv6, via: LinkFacts(index: 1, name: "lo", isUp: true, hasCarrier: true, isLoopback: true, transport: .other,
+                                                       ignoreReason: "IgnoreInterfaces=lo")),
+                .notReachable, "default route on lo, which is ignored (IgnoreInterfaces=lo)"
+            ),
             Row("route type broadcast", Fixture.routed(.ipv4, via: eth0, type: .other(3)), .notReachable, "default route is type 3"),
 
             // A unicast route whose output link is missing or unknown.
@@ -182,6 +198,18 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             Row("WWAN", Fixture.routed(.ipv4, via: Fixture.wwan0), .reachableViaWWAN, "default route via 10.0.0.1 on wwan0 (wwan), table main"),
             Row("VPN", Fixture.routed(.ipv6, via: Fixture.wg0), .reachableViaOther, "default route via fe80::1 on wg0 (vpn), table main"),
             Row("other transport", Fixture.routed(.ipv4, via: Fixture.br0), .reachableViaOther, "default route via 10.0.0.1 on br0 (other), table main"),
+            Row("127.0.0.1, asked by a caller", Fixture.thisHost(.ipv4), .reachableViaOther, "local route to this host on lo, table local"),
+            Row("::1, asked by a caller", Fixture.thisHost(.ipv6), .reachableViaOther, "local route to this host on lo, table local"),
+            Row(
+                "an address eth0 holds, asked by a caller: over lo, from itself",
+                Fixture.thisHost(.ipv4, source: Fixture.globalIPv4),
+                .reachableViaOther, "local route to this host on lo, table local"
+            ),
+            Row(
+                "a link-local address eth0 holds, asked by a caller with its zone",
+                Fixture.toward(.link, Fixture.thisHost(.ipv6, source: Fixture.linkLocalIPv6)),
+                .reachableViaOther, "local route to this host on lo, table local"
+            ),
             Row(
                 "a link-local destination from a link-local address",
                 Fixture.toward(.link, Fixture.routed(.ipv6, via: eth0, source: .selected(Fixture.linkLocalIPv6))),

@@ -32,6 +32,7 @@ enum Fixture {
     static let noIPv4 = SourceAddress(address: "0.0.0.0", scope: .unspecified)
     static let linkScopeIPv4 = SourceAddress(address: "10.0.0.2", scope: .link, linkName: "eth0")
     static let linkLocalIPv6 = SourceAddress(address: "fe80::2", scope: .link, linkName: "eth0")
+    static let loopbackIPv4 = SourceAddress(address: "127.0.0.1", scope: .host, linkName: "lo")
     static let loopbackIPv6 = SourceAddress(address: "::1", scope: .host, linkName: "lo")
     static let tentativeIPv6 = SourceAddress(address: "2001:db8::10", scope: .global, linkName: "eth0", isVerified: false)
 
@@ -64,6 +65,17 @@ enum Fixture {
             type: type, outputInterfaceIndex: link.index, gateway: gateway(family), table: table, isLinkDown: isLinkDown
         )
         return DestinationFacts(family: family, lookup: .route(route), outputLink: link, source: source ?? .selected(globalAddress(family, on: link)))
+    }
+
+    /// Facts for an address of this host of `family` (127.0.0.1 or ::1 unless `source` says
+    /// otherwise), as the kernel answers for it: a `local` route in table local out of `link`
+    /// (`local 127.0.0.1 dev lo`), the address itself as the source; asked about for `purpose`.
+    static func thisHost(
+        _ family: AddressFamily, via link: LinkFacts = lo, source: SourceAddress? = nil, purpose: DestinationPurpose = .callerAddress
+    ) -> DestinationFacts {
+        let route = RouteFacts(type: .local, outputInterfaceIndex: link.index, table: 255)
+        let address = source ?? (family == .ipv4 ? loopbackIPv4 : loopbackIPv6)
+        return DestinationFacts(family: family, lookup: .route(route), outputLink: link, source: .selected(address), purpose: purpose)
     }
 
     /// `facts` for a destination of `scope` (a link-local one: `fe80::1%eth0`).

@@ -13,25 +13,12 @@
 
 #include <gio/gio.h>
 
+#include "reach-answer.h"
+
 static void
 on_reached (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  GError *error = NULL;
-
-  if (g_network_monitor_can_reach_finish (G_NETWORK_MONITOR (source), result, &error))
-    g_print ("reachable\n");
-  else
-    {
-      GEnumClass *codes = g_type_class_ref (G_TYPE_IO_ERROR_ENUM);
-      GEnumValue *code = error->domain == G_IO_ERROR ? g_enum_get_value (codes, error->code) : NULL;
-
-      if (code != NULL)
-        g_print ("error %s %s %s\n", g_quark_to_string (error->domain), code->value_nick, error->message);
-      else
-        g_print ("error %s %d %s\n", g_quark_to_string (error->domain), error->code, error->message);
-      g_type_class_unref (codes);
-      g_error_free (error);
-    }
+  print_reach_answer ("", G_NETWORK_MONITOR (source), result);
   g_main_loop_quit (user_data);
 }
 
