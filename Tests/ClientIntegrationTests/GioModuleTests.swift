@@ -211,12 +211,7 @@ final class GioModuleTests: DaemonTestCase {
         // Given a default route, ra0 holding 10.77.0.2 and fd00::2, and localhost in the hosts file
         try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n::1 localhost\n")
         try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
-        try startDaemon()
-        try configureIPv4Link()
-        try bringUpIPv6VethPair()
-        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
+        try startReachableWithOwnAddressesOnRa0()
 
         // Then each is reachable for the module, as for GLib's monitor (and a connection to it works)
         for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2"] {

@@ -88,12 +88,7 @@ final class CheckAddressTests: DaemonTestCase {
 
     func testThisHostsOwnAddressesAreReachableOverLoopbackWhileItIsUp() throws {
         // Given a default route, and ra0 holding 10.77.0.2 and fd00::2
-        try startDaemon()
-        try configureIPv4Link()
-        try bringUpIPv6VethPair()
-        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
+        try startReachableWithOwnAddressesOnRa0()
         let ownAddresses = ["127.0.0.1", "::1", "::ffff:127.0.0.1", "10.77.0.2", "fd00::2"]
 
         // When / Then: the kernel routes them to this host over lo (`local … dev lo`), and a

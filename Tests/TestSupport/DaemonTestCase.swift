@@ -191,6 +191,19 @@ open class DaemonTestCase: XCTestCase {
         return path
     }
 
+    /// Starts the daemon with ra0 holding 10.77.0.2 and fd00::2 (this host's own addresses) and
+    /// an IPv4 default route over it, and waits until it publishes reachable-via-ethernet.
+    ///
+    /// - Throws: `HarnessError` when a command fails or the status never comes.
+    package func startReachableWithOwnAddressesOnRa0() throws {
+        try startDaemon()
+        try configureIPv4Link()
+        try bringUpIPv6VethPair()
+        try netns.ip("-6", "addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+    }
+
     /// Asks `CheckAddress` about each of `destinations` from a connection that stays open (the
     /// daemon forgets a caller's watched destinations when its last connection closes, so a
     /// `busctl call` watches nothing after it returns).
