@@ -8,7 +8,9 @@
 # directory may be left behind. Prints how long the build took and how long the stop took.
 # And make run installs only what building and running need: what its install step would install
 # on a machine that has none of them (INSTALL_DEPS_REPORT, scripts/install-deps.sh) may include
-# none of the tests' tools.
+# none of the tests' tools. And every thread of the daemon runs at make run's nice value: none
+# asked for a lower one (libdispatch's manager thread did, which a user without CAP_SYS_NICE or a
+# service in a container is refused, and libdispatch logs it at every start).
 #   MAKE=make scripts/run-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +51,13 @@ test_tools=$(scripts/install-deps.sh --list-test-tools)
 installed_tools=$(sort -u "$dependencies" | grep -Fx -f <(echo "$test_tools") | tr '\n' ' ') || true
 [ -z "$installed_tools" ] || fail "on a machine without them, make run would install the tests' tools: $installed_tools"
 echo "run-check: on a machine with none of them, make run would install $(sort -u "$dependencies" | wc -l) packages, none of the tests' $(wc -l <<<"$test_tools") tools" >&2
+
+daemon_pid=$(pgrep -g "$group" -x reachabilityd) || fail "no reachabilityd process in make run's process group"
+own_nice=$(ps -o ni= -p $$ | tr -d ' ')
+thread_nices=$(ps -L -o ni= -p "$daemon_pid" | tr -d ' ' | sort -un | paste -sd ' ')
+[ "$thread_nices" = "$own_nice" ] ||
+  fail "the daemon's threads run at nice $thread_nices, make run at $own_nice: a thread asked for another (libdispatch's QoS)"
+echo "run-check: the daemon's $(ps -L -o ni= -p "$daemon_pid" | wc -l) threads run at make run's nice value, $own_nice" >&2
 
 valid_status='"(not-reachable|reachable-via-(wwan|wifi|ethernet|other))"'
 answer=$(bash -c "$status_line" 2>&1) || fail "the printed busctl line failed: $answer"
