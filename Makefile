@@ -1,6 +1,7 @@
 # reachabilityd — the two commands a new user needs:
-#   make run    build (release) and run the daemon, on a private bus unless BUS=system
-#   make test   install what the tests need, run make run as a newcomer would (make run-check),
+#   make run    install what building and running need, build (release) and run the daemon, on a
+#               private bus unless BUS=system
+#   make test   install that and the tests' tools, run make run as a newcomer would (make run-check),
 #               build, run every test (unit + integration), build the Examples/ package, then
 #               the end-to-end tests (make e2e-matrix), the benchmark's smoke run
 #               (make bench-smoke) and the 10-minute soak (make soak)
@@ -21,12 +22,17 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build gio release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps run-deps build gio release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
+# What building and running need, and the tests' tools (scripts/install-deps.sh says which).
 deps:
 	scripts/install-deps.sh
+
+# Only what building and running need: make run installs no test tool (make run-check checks).
+run-deps:
+	scripts/install-deps.sh --run
 
 build: gio
 	$(SWIFT) build
@@ -37,7 +43,7 @@ gio:
 
 # The products by name: building the whole package would take in Tests/TestSupport, which imports
 # XCTest, and XCTest does not exist for the static standard library.
-release: deps
+release: run-deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product reachabilityd
 	$(SWIFT) build $(RELEASE_FLAGS) --product reachabilityctl
 
@@ -45,7 +51,8 @@ run: release
 	BUS=$(BUS) scripts/run-daemon.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/reachabilityd"
 
 # make run as a newcomer runs it (scripts/run-check.sh): from its own process group, query the
-# printed busctl and reachabilityctl lines, Ctrl-C, then nothing may be left behind.
+# printed busctl and reachabilityctl lines, Ctrl-C, then nothing may be left behind; what its
+# install step would install on a bare machine includes none of the tests' tools.
 run-check:
 	MAKE="$(MAKE)" scripts/run-check.sh
 

@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("dl")]),
         // The check's HTTP client: libcurl's multi interface on Dispatch sources.
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "ReachabilityCore", "SystemSupport"]),
+        // Both executables: libdispatch's worker threads never ask for a nice value below the one
+        // they have (a wrapper of setpriority(2) for the statically linked callers; its source says why).
+        .target(name: "CDispatchNice", linkerSettings: [.unsafeFlags(["-Xlinker", "--wrap=setpriority"])]),
         // The one errno-checked helper every C call goes through, and the journald-style logger.
         .target(name: "SystemSupport"),
         // The address types under both RTNetlink and ReachabilityCore: IPAddress, AddressFamily,
@@ -50,6 +53,7 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CNetlinkShims", "CurlTransport",
+                "CDispatchNice",
             ],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
             // exported symbols: the static standard library's 22,000 relative relocations take
@@ -72,7 +76,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport"]
+            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.

@@ -1,46 +1,99 @@
 #!/usr/bin/env bash
-# Installs Debian packages that are missing: with no arguments, what reachabilityd needs to
-# build, run and test; with arguments, those packages (the package build, the end-to-end test
-# and the benchmark name theirs). Idempotent: does nothing when everything is present. Needs
-# root (or sudo) to install; retries apt-get three times.
-#   scripts/install-deps.sh [PACKAGE...]
+# Installs the Debian packages reachabilityd needs that are missing, without their recommended
+# packages. Idempotent: does nothing when everything is present. Needs root (or sudo) to install;
+# retries apt-get three times.
+#   scripts/install-deps.sh --run      what building and running need (make run)
+#   scripts/install-deps.sh            that and the tests' tools (make deps, make test)
+#   scripts/install-deps.sh PACKAGE... those packages (the package build, the e2e test, the benchmark)
+#   scripts/install-deps.sh --list-test-tools   prints the tests' tools, one a line; installs nothing
+# INSTALL_DEPS_REPORT=FILE (make run-check) also appends to FILE, one a line, every package that
+# apt would install for the packages asked for on a machine that has none of them.
 set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
-packages=(
+# Building and running: make run builds the release products and serves on a private bus.
+run_packages=(
   libsystemd-dev pkg-config   # sd-bus and sd-daemon headers, found through pkg-config
-  dbus-daemon dbus-bin        # the bus the daemon serves (tests start a private one)
-  systemd                     # busctl
-  iproute2                    # ip netns / veth for the integration tests
   libcurl4-openssl-dev        # libcurl's headers (the connectivity check loads libcurl.so.4 when configured)
+  dbus-daemon dbus-bin        # make run's private system bus (the tests start one too)
+  systemd                     # busctl: make run's printed queries
+  make                        # the Makefile's commands (and gio/'s, for make build)
+)
+# Only the tests (and make build, for the GIO module) use these.
+test_packages=(
+  iproute2                    # ip netns / veth for the integration tests
   python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
   python3-dbus python3-gi gir1.2-glib-2.0  # the tests' D-Bus clients and the Python example
   gcc libc6-dev               # the C example, built by the tests
-  libglib2.0-dev make         # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
-  prometheus-node-exporter curl  # the metrics test scrapes the real node_exporter
+  libglib2.0-dev              # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
+  curl                        # the metrics test scrapes node_exporter
 )
-[ $# -gt 0 ] && packages=("$@")
+# The metrics test runs Debian's real node_exporter, unpacked from its .deb into the build
+# directory, not installed: installing prometheus-node-exporter enables and starts a service
+# listening on port 9100 (its postinst), and pulls in IPMI tools through its recommendations.
+node_exporter_package=prometheus-node-exporter
+node_exporter_root=$repo/.build/test-tools/$node_exporter_package
+
+tests=yes
+case ${1:-} in
+  --list-test-tools) printf '%s\n' "${test_packages[@]}" "$node_exporter_package"; exit 0 ;;
+  --run) packages=("${run_packages[@]}"); tests=no ;;
+  "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  -*) echo "install-deps: unknown option $1" >&2; exit 64 ;;
+  *) packages=("$@"); tests=no ;;
+esac
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  as_root=(sudo)
+fi
+
+# apt-get update, then "$@"; three attempts.
+apt_get_with_retries() {
+  local attempt
+  for attempt in 1 2 3; do
+    if "${as_root[@]}" apt-get update -qq >&2 && "$@" >&2; then
+      return 0
+    fi
+    echo "install-deps: apt-get failed (attempt $attempt), retrying" >&2
+    sleep 5
+  done
+  return 1
+}
 
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ ${#as_root[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+    echo "install-deps: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt_get_with_retries "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    { echo "install-deps: could not install ${missing[*]}" >&2; exit 1; }
 fi
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
-  as_root=(sudo)
+if [ $tests = yes ] && [ ! -x "$node_exporter_root/usr/bin/prometheus-node-exporter" ]; then
+  echo "install-deps: unpacking $node_exporter_package into $node_exporter_root (not installed)" >&2
+  download=$(mktemp -d /tmp/reachabilityd-deps.XXXXXX)
+  trap 'rm -rf "$download"' EXIT
+  # As root, apt downloads as its sandbox user _apt, which must be able to write there.
+  [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1 && chown _apt "$download"
+  (cd "$download" && apt_get_with_retries apt-get download -qq "$node_exporter_package") ||
+    { echo "install-deps: could not download $node_exporter_package" >&2; exit 1; }
+  rm -rf "$node_exporter_root"
+  mkdir -p "$node_exporter_root"
+  dpkg-deb -x "$download"/"$node_exporter_package"_*.deb "$node_exporter_root"
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-for attempt in 1 2 3; do
-  if "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2; then
-    exit 0
-  fi
-  echo "install-deps: apt-get failed (attempt $attempt), retrying" >&2
-  sleep 5
-done
-echo "install-deps: could not install ${missing[*]}" >&2
-exit 1
+
+if [ -n "${INSTALL_DEPS_REPORT:-}" ]; then
+  # Simulated against an empty package database: the whole closure, as on a bare machine.
+  empty_status=$(mktemp /tmp/reachabilityd-deps-status.XXXXXX)
+  simulated=$(apt-get install -s --no-install-recommends -o Dir::State::status="$empty_status" "${packages[@]}") ||
+    { rm -f "$empty_status"; echo "install-deps: apt-get install -s failed for ${packages[*]}" >&2; exit 1; }
+  rm -f "$empty_status"
+  sed -n 's/^Inst \([^ ]*\) .*/\1/p' <<<"$simulated" >> "$INSTALL_DEPS_REPORT"
+fi

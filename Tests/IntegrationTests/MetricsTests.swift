@@ -7,12 +7,12 @@ import XCTest
 /// `reachabilityd.prom` in the textfile-collector directory; node_exporter, run in the test's
 /// namespace on its loopback, serves it; a route change shows in the next scrape.
 final class MetricsTests: DaemonTestCase {
-    private static let exporter = "/usr/bin/prometheus-node-exporter"
+    private static let exporter = TestPaths.nodeExporter
 
     func testNodeExporterServesTheMetricsAndFollowsARouteChange() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.exporter) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(Self.exporter) is missing (make deps installs it)") }
-            throw XCTSkip("\(Self.exporter) is missing: apt-get install prometheus-node-exporter")
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(Self.exporter) is missing (make deps unpacks it)") }
+            throw XCTSkip("\(Self.exporter) is missing: make deps unpacks it")
         }
         // Given the daemon keeping its metrics in a textfile directory, and node_exporter
         // reading that directory (its other collectors off), listening on the namespace's loopback

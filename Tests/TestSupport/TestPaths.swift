@@ -15,6 +15,12 @@ package enum TestPaths {
     /// The private system-bus configuration template shared with `make run`.
     package static var privateBusTemplate: String { "\(repositoryRoot)/scripts/private-system-bus.conf.in" }
 
+    /// Debian's node_exporter, unpacked from its package into the build directory by `make deps`
+    /// (`scripts/install-deps.sh`): installed, the package would start a service on port 9100.
+    package static var nodeExporter: String {
+        "\(repositoryRoot)/.build/test-tools/prometheus-node-exporter/usr/bin/prometheus-node-exporter"
+    }
+
     /// The interface description, the source of truth of the D-Bus API.
     package static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
 
