@@ -24,7 +24,8 @@ test_packages=(
   iproute2                    # ip netns / veth for the integration tests
   python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
   python3-dbus python3-gi gir1.2-glib-2.0  # the tests' D-Bus clients and the Python example
-  gcc libc6-dev               # the C example, built by the tests
+  gcc libc6-dev               # the C example and the GIO module's test programs, built by the tests
+  libtsan2                    # ThreadSanitizer's runtime: the GIO module's race test (-fsanitize=thread)
   libglib2.0-dev              # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
   curl                        # the metrics test scrapes node_exporter
 )
