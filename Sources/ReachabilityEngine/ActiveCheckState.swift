@@ -11,6 +11,17 @@ public struct CheckPath: Sendable, Hashable {
     public var gateway: String?
 }
 
+/// What the checks last said of a family, and the path they said it of: the evaluation counts
+/// it only while the family's route still takes that path.
+struct CheckEvidence: Hashable {
+    /// The path the checks went over.
+    var path: CheckPath
+    /// Their verdict.
+    var connectivity: Connectivity
+    /// The portal's URL when `connectivity` is `portal` and one is known, else "".
+    var portalURL: String
+}
+
 /// One family's active-check state, without I/O: which path it concerns, what the checks said,
 /// when the next one is due. The engine's ``ActiveConnectivityChecks`` runs the exchanges.
 struct ActiveCheckState: Hashable {
@@ -24,6 +35,12 @@ struct ActiveCheckState: Hashable {
     private(set) var attempt = 0
     /// Whether a failure after `full` is being checked again before it is published.
     private(set) var isConfirmingFailure = false
+
+    /// What the checks say, with the path they said it of; nil: no verdict yet (or no path).
+    var verdict: CheckEvidence? {
+        guard let path, let evidence else { return nil }
+        return CheckEvidence(path: path, connectivity: evidence, portalURL: portalURL)
+    }
 
     /// Follows the family's path. A new path (or none) forgets what the checks said.
     ///

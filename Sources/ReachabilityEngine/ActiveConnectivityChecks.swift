@@ -44,7 +44,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     private var families: [AddressFamily: Family] = [:]
     /// Why the client cannot run any exchange (logged once), until the next ``apply(_:)``.
     private var unavailability: String?
-    /// Called on the queue when a family's evidence changed.
+    /// Called on the queue when a family's evidence changed (from a timer or an exchange's
+    /// completion, never from ``follow(_:)``).
     var onEvidence: () -> Void = {}
     /// The captive-portal API a link's routers advertise.
     var captivePortalAPI: (InterfaceIndex) -> String? = { _ in nil }
@@ -73,10 +74,12 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         families = [:]
     }
 
-    /// Follows each family's path (nil: no route), with checks on; a changed path forgets the old evidence and
-    /// starts a check at once (after the current turn of the queue, so that a burst of events
-    /// starts one).
+    /// Follows each family's path (absent: no route) when checks run: a changed path forgets the
+    /// old evidence (the evaluation already did not count it) and starts a check at once (after
+    /// the current turn of the queue, so that a burst of events starts one). The walk's step
+    /// after the evaluation: it cancels and arms, and reports no evidence.
     func follow(_ paths: [AddressFamily: CheckPath]) {
+        guard isEnabled else { return }
         for family in AddressFamily.allCases {
             let path = settings.checks(family) ? paths[family] : nil
             guard families[family, default: Family()].state.follow(path) else {
@@ -106,10 +109,11 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         schedule(family, after: 0)
     }
 
-    /// What the checks say of `family`, and the portal's URL ("" when none is known).
-    func evidence(_ family: AddressFamily) -> (connectivity: Connectivity?, portalURL: String) {
-        guard isEnabled, unavailability == nil, let state = families[family]?.state else { return (nil, "") }
-        return (state.evidence, state.portalURL)
+    /// What the checks say of `family`, with the path they said it of; nil: nothing (no verdict
+    /// yet, or checks off or unable to run).
+    func evidence(_ family: AddressFamily) -> CheckEvidence? {
+        guard isEnabled, unavailability == nil else { return nil }
+        return families[family]?.state.verdict
     }
 
     /// `Explain()`'s lines for `family`.

@@ -15,10 +15,16 @@ import SystemSupport
 /// 3. lookups: `refresh(_:)` asks ``KernelLookups`` about the probes of the families the batch
 ///    concerned (the mirror catches up first when the answer names an address it lacks), then
 ///    ``GatewayFollowing`` follows the probe routes' gateways;
-/// 4. rule: `evaluate(ipv4:ipv6:)`, pure: ``StatusReducer`` and ``ReachabilityRule`` on the
-///    mirror and the answers, then ``EvidenceRule`` with the gateways' and the active check's
-///    evidence;
-/// 5. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
+/// 4. rule: `evaluate(ipv4:ipv6:)`, a pure function of the mirror, the answers and the
+///    evidence held (``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``:
+///    ``ReachabilityRule``, then ``EvidenceRule`` with the gateways' evidence and the active
+///    check's verdicts on the paths in use);
+/// 5. follow: ``ActiveConnectivityChecks`` follows the paths the rule found (a new path's check
+///    starts at a later turn of the queue);
+/// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
+///
+/// A check's verdict enters like an event: it schedules a walk from the rule on at the queue's
+/// next turn (`checkEvidenceChanged()`), so no walk runs inside another.
 ///
 /// Only batches of link, address, rule or nexthop events, or of routes whose prefix contains a
 /// probe destination, take the walk; routes for the destinations clients asked about
@@ -49,6 +55,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
     /// The opt-in active check (`[Connectivity] CheckURL=`).
     let checks: ActiveConnectivityChecks
+    /// Whether a walk for the checks' new evidence is scheduled.
+    private var isCheckEvidenceWalkScheduled = false
 
     /// The HTTP client the active check uses; nil (the default): no active check can run,
     /// whatever the configuration says. Set before ``start(onChange:)``.
@@ -84,7 +92,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         routeFilter = RouteFilterControl(queue: queue)
         publishing = PublishingStage(queue: queue)
         checks = ActiveConnectivityChecks(queue: queue)
-        checks.onEvidence = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
+        checks.onEvidence = { [weak self] in self?.checkEvidenceChanged() }
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
     }
@@ -115,7 +123,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         // Before the evaluation, which follows the probes' gateways through this socket's filter.
         gateways.open()
-        snapshot = refreshAndEvaluate()
+        snapshot = walk()
         publishing.start(with: snapshot)
         let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
         source.start()
@@ -149,7 +157,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         reevaluate()
     }
 
-    // MARK: The walk: events -> mirror -> lookups -> rule -> publish
+    // MARK: The walk: events -> mirror -> lookups -> rule -> follow -> publish
 
     /// Events: a batch updates the mirror (a lost message resynchronises it), and tells which
     /// probe families to ask the kernel about again, whether only other destinations' routes
@@ -226,11 +234,26 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
     }
 
+    /// Events: the active check's evidence changed. The walk from the rule on follows at the
+    /// queue's next turn, as for an event of its own: never inside the walk under way (following
+    /// the checks is a step of it), and once for all the changes of one turn.
+    private func checkEvidenceChanged() {
+        guard !isCheckEvidenceWalkScheduled else { return }
+        isCheckEvidenceWalkScheduled = true
+        queue.async { [weak self] in
+            guard let self else { return }
+            isCheckEvidenceWalkScheduled = false
+            // Stopped meanwhile: nothing more is published.
+            guard lookups.isOpen else { return }
+            reevaluate([], announcingRoutes: false)
+        }
+    }
+
     /// The walk after the mirror: asks the kernel anew about the probes of `families` only
     /// (none: only the evidence changed), evaluates, publishes a changed snapshot, and announces
     /// routing events unless told not to.
     private func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
-        let next = refreshAndEvaluate(families)
+        let next = walk(families)
         if next != snapshot {
             snapshot = next
             publish(next)
@@ -238,10 +261,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if announcingRoutes { publishing.routingEventsOccurred() }
     }
 
-    /// Lookups, then the rule: `refresh(_:)`, then `evaluate(ipv4:ipv6:)`.
-    private func refreshAndEvaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
+    /// Lookups, the rule, then following: `refresh(_:)`, `evaluate(ipv4:ipv6:)`, then the
+    /// active check follows the paths the rule found; returns the evaluated snapshot.
+    private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         let (ipv4, ipv6) = refresh(families)
-        return evaluate(ipv4: ipv4, ipv6: ipv6)
+        let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6)
+        checks.follow(evaluation.checkPaths)
+        return evaluation.snapshot
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from
@@ -255,32 +281,23 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return (answers[.ipv4]!, answers[.ipv6]!)
     }
 
-    /// The rule: ``ReachabilityRule`` on the mirror and the kernel's answers; the active check
-    /// follows the paths it found; ``EvidenceRule`` adds the gateways' and the check's evidence.
-    private func evaluate(ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers) -> ReachabilitySnapshot {
-        let routes = StatusReducer.snapshot(of: mirror.table, ipv4: ipv4, ipv6: ipv6, configuration: settings)
-        if checks.isEnabled { checks.follow(checkPaths(of: routes)) }
-        func evidence(_ family: AddressFamily) -> FamilyEvidence {
-            let checked = checks.evidence(family)
-            return FamilyEvidence(gateway: gateways.current(family)?.evidence, check: checked.connectivity, checkPortalURL: checked.portalURL)
+    /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``
+    /// on the mirror, the kernel's answers and the evidence held (read, not changed).
+    private func evaluate(ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers) -> StatusReducer.Evaluation {
+        var gatewayEvidence: [AddressFamily: Connectivity] = [:]
+        var checkEvidence: [AddressFamily: CheckEvidence] = [:]
+        for family in AddressFamily.allCases {
+            gatewayEvidence[family] = gateways.current(family)?.evidence
+            checkEvidence[family] = checks.evidence(family)
         }
-        return EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6))
+        return StatusReducer.evaluation(
+            of: mirror.table, ipv4: ipv4, ipv6: ipv6, configuration: settings, gatewayEvidence: gatewayEvidence, checkEvidence: checkEvidence
+        )
     }
 
     /// Publish: hands an evaluation to the publishing stage under the configuration in force.
     private func publish(_ evaluation: ReachabilitySnapshot) {
         publishing.evaluated(evaluation, delaySeconds: settings.downDelaySeconds) { [weak self] in self?.snapshot ?? evaluation }
-    }
-
-    /// The path each reachable family's route takes (output link and gateway), which the
-    /// active check follows.
-    private func checkPaths(of evaluation: ReachabilitySnapshot) -> [AddressFamily: CheckPath] {
-        var paths: [AddressFamily: CheckPath] = [:]
-        for family in AddressFamily.allCases where family == .ipv4 ? evaluation.isIPv4Reachable : evaluation.isIPv6Reachable {
-            guard case .route(let route) = answers[family]?.lookup, let link = route.outputInterfaceIndex, let name = mirror.table.links[link]?.name else { continue }
-            paths[family] = CheckPath(link: link, linkName: name, gateway: route.gateway)
-        }
-        return paths
     }
 
     private static func routeMessageCount(_ batch: NetlinkBatch) -> Int {

@@ -7,7 +7,8 @@ import SystemSupport
 
 /// The status reducer: the engine's evaluation without its sockets. Parsed rtnetlink messages
 /// (dumps and events) keep a ``LinkTable``; the kernel's answers to the route lookups for the
-/// probe destinations, with that table, give the snapshot through ``ReachabilityRule``.
+/// probe destinations, with that table, give the snapshot through ``ReachabilityRule``; with the
+/// evidence beyond the route, the walk's whole rule step (``evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``).
 ///
 /// Pure: no sockets, and sysfs is read only through the table's inspector (when a link appears
 /// or is renamed). The engine does the I/O around it; the fuzzer and the tests call it directly.
@@ -33,6 +34,44 @@ enum StatusReducer {
             ipv4: destinationFacts(in: table, family: .ipv4, answers: ipv4, configuration: configuration),
             ipv6: destinationFacts(in: table, family: .ipv6, answers: ipv6, configuration: configuration)
         )
+    }
+
+    /// The walk's rule step: the snapshot, and the path each reachable family's probe route
+    /// takes, which the active check follows in the step after.
+    struct Evaluation: Equatable {
+        /// The snapshot: the route rule's, with the evidence that counts.
+        var snapshot: ReachabilitySnapshot
+        /// Per reachable family whose output link the mirror names: the route's link and gateway.
+        var checkPaths: [AddressFamily: CheckPath]
+    }
+
+    /// The walk's rule step, a function of its inputs only: ``snapshot(of:ipv4:ipv6:configuration:)``,
+    /// the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
+    /// evidence and the checks' verdicts. A verdict counts only while its family's route takes
+    /// the path the check went over (a new gateway or link, or no route, has none yet).
+    ///
+    /// - Parameters:
+    ///   - table: the mirror's links and addresses.
+    ///   - ipv4: the kernel's answers for the IPv4 probe.
+    ///   - ipv6: the kernel's answers for the IPv6 probe.
+    ///   - configuration: the configuration in force.
+    ///   - gatewayEvidence: what each family's gateway's neighbour entry says (absent: nothing).
+    ///   - checkEvidence: what the checks last said of each family, and over which path.
+    static func evaluation(
+        of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration,
+        gatewayEvidence: [AddressFamily: Connectivity], checkEvidence: [AddressFamily: CheckEvidence]
+    ) -> Evaluation {
+        let routes = snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: configuration)
+        var paths: [AddressFamily: CheckPath] = [:]
+        for (family, answers) in [(AddressFamily.ipv4, ipv4), (.ipv6, ipv6)] where family == .ipv4 ? routes.isIPv4Reachable : routes.isIPv6Reachable {
+            guard case .route(let route) = answers.lookup, let link = route.outputInterfaceIndex, let name = table.links[link]?.name else { continue }
+            paths[family] = CheckPath(link: link, linkName: name, gateway: route.gateway)
+        }
+        func evidence(_ family: AddressFamily) -> FamilyEvidence {
+            let check = checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
+            return FamilyEvidence(gateway: gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "")
+        }
+        return Evaluation(snapshot: EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6)), checkPaths: paths)
     }
 
     /// What the rule needs for one destination: the lookup, the output link's facts from

@@ -40,11 +40,13 @@ final class ActiveCheckStateTests: XCTestCase {
         _ = state.record((.full, ""), intervalSeconds: 300)
         XCTAssertFalse(state.follow(ra0), "the same path: no new check")
         XCTAssertEqual(state.evidence, .full)
+        XCTAssertEqual(state.verdict, CheckEvidence(path: ra0, connectivity: .full, portalURL: ""), "the verdict names its path")
 
         var other = ra0
         other.gateway = "10.77.0.254"
         XCTAssertTrue(state.follow(other), "another gateway: check at once")
         XCTAssertNil(state.evidence)
+        XCTAssertNil(state.verdict)
 
         XCTAssertFalse(state.follow(nil), "no route: no check")
         XCTAssertNil(state.evidence)
