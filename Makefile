@@ -6,6 +6,8 @@
 #               (make bench-smoke) and the 10-minute soak (make soak)
 # and for developers (none of these installs anything; make deps does, once):
 #   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
+#   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
+#               daemon; a private dbus-daemon for the bus core) — seconds once built
 #   make check  the inner loop: build (with the GIO module), unit and integration tests (root
 #               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
@@ -21,7 +23,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build gio release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps build gio release run run-check test unit check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -55,6 +57,13 @@ test: deps
 	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
+
+# The unit test targets, as swift test --filter takes them (docs/testing.md lists what each holds).
+UNIT_TESTS := ReachabilityCoreTests|RTNetlinkTests|ReachabilityEngineTests|ReachabilityBusTests|ReachabilityServiceTests|ReachabilityDaemonTests|ReachabilityClientTests
+
+unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter '^($(UNIT_TESTS))\.'
 
 check: gio
 	$(SWIFT) build --build-tests
