@@ -8,7 +8,7 @@
 #   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
 #   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
 #               daemon; a private dbus-daemon for the bus core) — seconds once built
-#   make check  the inner loop: build (with the GIO module), unit and integration tests (root
+#   make check  before a commit: build (with the GIO module), unit and integration tests (root
 #               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
