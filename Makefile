@@ -79,15 +79,15 @@ deb:
 	SWIFT=$(SWIFT) scripts/build-deb.sh out
 
 e2e:
-	SWIFT=$(SWIFT) tests/e2e/run.sh
+	SWIFT=$(SWIFT) testbed/e2e/run.sh
 
 # The package is built once (bookworm), then installed in each container. The journal check's
 # idle minute runs in full once; the trixie variants idle 20 s (past the watchdog's 15 s ping).
 e2e-matrix:
 	rm -rf out/e2e-deb
-	SWIFT=$(SWIFT) E2E_KEEP_DEB=out/e2e-deb tests/e2e/run.sh
-	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_IDLE_SECONDS=20 tests/e2e/run.sh
-	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_BUS=dbus-broker E2E_IDLE_SECONDS=20 tests/e2e/run.sh
+	SWIFT=$(SWIFT) E2E_KEEP_DEB=out/e2e-deb testbed/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_IDLE_SECONDS=20 testbed/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_BUS=dbus-broker E2E_IDLE_SECONDS=20 testbed/e2e/run.sh
 
 bench:
 	SWIFT=$(SWIFT) Benchmarks/run.sh

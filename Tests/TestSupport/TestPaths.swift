@@ -15,6 +15,9 @@ package enum TestPaths {
     /// The private system-bus configuration template shared with `make run`.
     package static var privateBusTemplate: String { "\(repositoryRoot)/scripts/private-system-bus.conf.in" }
 
+    /// The connectivity tests' HTTP/HTTPS server (`testbed/servers/`), run in a router namespace.
+    package static var connectivityServer: String { "\(repositoryRoot)/testbed/servers/connectivity-server.py" }
+
     /// The interface description, the source of truth of the D-Bus API.
     package static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
 
