@@ -7,7 +7,9 @@
 #               (make bench-smoke) and the 10-minute soak (make soak)
 # and for developers (none of these installs anything; make deps does, once):
 #   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
-#   make check  the inner loop: build (with the GIO module), unit and integration tests (root
+#   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
+#               daemon; a private dbus-daemon for the bus core) — seconds once built
+#   make check  before a commit: build (with the GIO module), unit and integration tests (root
 #               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
@@ -22,7 +24,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps run-deps build gio release run run-check test check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps run-deps build gio release run run-check test unit check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -63,6 +65,13 @@ test: deps
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
+# The unit test targets, as swift test --filter takes them (docs/testing.md lists what each holds).
+UNIT_TESTS := ReachabilityCoreTests|RTNetlinkTests|ReachabilityEngineTests|ReachabilityBusTests|ReachabilityServiceTests|ReachabilityDaemonTests|ReachabilityClientTests
+
+unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter '^($(UNIT_TESTS))\.'
+
 check: gio
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
@@ -77,15 +86,15 @@ deb:
 	SWIFT=$(SWIFT) scripts/build-deb.sh out
 
 e2e:
-	SWIFT=$(SWIFT) tests/e2e/run.sh
+	SWIFT=$(SWIFT) testbed/e2e/run.sh
 
 # The package is built once (bookworm), then installed in each container. The journal check's
 # idle minute runs in full once; the trixie variants idle 20 s (past the watchdog's 15 s ping).
 e2e-matrix:
 	rm -rf out/e2e-deb
-	SWIFT=$(SWIFT) E2E_KEEP_DEB=out/e2e-deb tests/e2e/run.sh
-	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_IDLE_SECONDS=20 tests/e2e/run.sh
-	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_BUS=dbus-broker E2E_IDLE_SECONDS=20 tests/e2e/run.sh
+	SWIFT=$(SWIFT) E2E_KEEP_DEB=out/e2e-deb testbed/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_IDLE_SECONDS=20 testbed/e2e/run.sh
+	E2E_DEB="$$(ls out/e2e-deb/reachabilityd_*.deb)" E2E_SUITE=trixie E2E_BUS=dbus-broker E2E_IDLE_SECONDS=20 testbed/e2e/run.sh
 
 bench:
 	SWIFT=$(SWIFT) Benchmarks/run.sh

@@ -18,9 +18,11 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Tiny C shims for what Swift cannot import: the netlink macros, IFF_* flags, BPF structs,
-        // signalfd and mallopt (no libsystemd)...
+        // Tiny C shims for what Swift cannot import: the netlink macros, IFF_* flags, BPF structs
+        // (no libsystemd)...
         .target(name: "CNetlinkShims"),
+        // ...the daemon's process-wide glibc calls, signalfd and mallopt...
+        .target(name: "CProcessShims"),
         // ...and the sd-bus vtable of the exported object (its macros use designated initialisers).
         .target(name: "CBusShims", dependencies: ["CSystemd"]),
         // libcurl for the opt-in connectivity check, loaded with dlopen when a check is configured
@@ -52,7 +54,7 @@ let package = Package(
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
-                "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CNetlinkShims", "CurlTransport",
+                "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
                 "CDispatchNice",
             ],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
@@ -73,7 +75,7 @@ let package = Package(
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.
         .target(name: "ReachabilityNotifications", dependencies: ["ReachabilityClient"]),
-        // The command line client: status, monitor, wait, check.
+        // The command line client: status, monitor, wait, check, explain, metrics.
         .executableTarget(
             name: "reachabilityctl",
             dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]

@@ -19,7 +19,7 @@ Workloads (see README "Benchmarks"):
   ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
            many IPv6 routes present
   idle     RSS, private memory, context switches (wakeups) and CPU over a window
-  connectivity  the opt-in active check against tests/servers/connectivity-server.py in a router
+  connectivity  the opt-in active check against testbed/servers/connectivity-server.py in a router
            namespace (rb1 moves there): default route deleted/added N times with checks off,
            then on; route write → ConnectivityChanged(full) at the subscriber beside the check's
            own round trip (curl), CPU per cycle (on minus off), RSS/private memory growth
@@ -602,7 +602,7 @@ class Bench:
 
     def start_router(self):
         """Moves rb1 into a router namespace of its own (GATEWAY) running the connectivity tests'
-        servers (tests/servers/connectivity-server.py); returns the check URL."""
+        servers (testbed/servers/connectivity-server.py); returns the check URL."""
         self.router = f"{self.netns}-router"
         state = f"{self.work}/router"
         os.makedirs(state)
@@ -611,7 +611,7 @@ class Bench:
         for arguments in (["addr", "add", f"{GATEWAY}/24", "dev", "rb1"], ["link", "set", "rb1", "up"], ["link", "set", "lo", "up"]):
             subprocess.run(["ip", "-n", self.router, *arguments], check=True)
         self.check_server = Child("check-server", ["ip", "netns", "exec", self.router, "/usr/bin/python3",
-                                                   f"{self.options.repo}/tests/servers/connectivity-server.py", state],
+                                                   f"{self.options.repo}/testbed/servers/connectivity-server.py", state],
                                   log_path=f"{self.work}/check-server.log")
         deadline = time.monotonic() + 60
         while not os.path.exists(f"{state}/ready"):

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The raw address bytes netlink carries: their lengths and prefixes (text, both ways, is
-/// ReachabilityCore's `IPAddress`, above this layer).
+/// NetworkTypes' `IPAddress`, which this module's messages carry and ReachabilityCore re-exports).
 public enum IPAddressBytes {
     /// `AF_INET` as netlink's one-byte family field.
     public static let ipv4Family = UInt8(AF_INET)

@@ -1,7 +1,10 @@
 import CNetlinkShims
 
-/// The rtnetlink constants this module uses, straight from the kernel headers. C names stop here:
-/// the rest of the module speaks in Swift types.
+/// The rtnetlink constants the parser, the requests and the socket filters use, straight from the
+/// kernel headers under Swift names; those files name no `RTM_`/`RTA_`/`NLMSG_` constant of
+/// their own. The public flag, route-type and scope values are in `KernelFlags.swift`, and the
+/// socket calls (`NetlinkSocket`, `SourceAddressQuery`) keep the C socket API's names
+/// (`AF_NETLINK`, `SOCK_RAW`, `sockaddr_nl`).
 enum LinuxNetlink {
     static let headerLength = Int(CReach_NLMSG_HDRLEN())
     static let attributeHeaderLength = Int(CReach_RTA_HDRLEN())

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import ReachabilityCore
 import Synchronization
 
 /// Where the system resolver stands on a manager's host name (``ReachabilityManager/hostResolution``):

@@ -1,29 +1,10 @@
 import Dispatch
+import ReachabilityCore
 
-/// The waits before asking again after failures in a row: ``first`` after the first failure,
-/// twice as long after each next one, at most ``longest``. Pure.
-struct RetryDelays: Sendable, Equatable {
-    /// The wait after the first failure.
-    let first: Duration
-    /// The longest wait.
-    let longest: Duration
-
+extension RetryDelays {
     /// After a call the daemon did not answer (a check, a read of its properties): 0.25 s,
     /// doubling up to 8 s.
     static let unansweredDaemon = RetryDelays(first: .milliseconds(250), longest: .seconds(8))
-
-    /// The wait after `failures` failures in a row.
-    ///
-    /// - Parameter failures: 1 after the first failure, 2 after the second…; less counts as 1.
-    func delay(afterFailures failures: Int) -> Duration {
-        var delay = first
-        var doublings = max(failures, 1) - 1
-        while doublings > 0 && delay > .zero && delay < longest {
-            delay *= 2
-            doublings -= 1
-        }
-        return min(delay, longest)
-    }
 }
 
 /// One retry due at a time on a queue, until it runs or is cancelled. Confined to `queue`.

@@ -152,14 +152,15 @@ public enum ConnectivityCheckVerdict {
 }
 
 /// When checks run (as NetworkManager does): every interval while `full`; otherwise after 1 s,
-/// doubling per check that is not `full`, up to the interval.
+/// doubling per check that is not `full`, up to the interval (``RetryDelays``).
 public enum ConnectivityCheckSchedule {
     /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
     /// was not `full` (0 for the first).
     public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {
         guard verdict != .full else { return intervalSeconds }
-        let backOff = attempt >= 30 ? intervalSeconds : Double(1 << attempt)
-        return min(backOff, intervalSeconds)
+        let delays = RetryDelays(first: .seconds(1), longest: .seconds(intervalSeconds))
+        let delay = delays.delay(afterFailures: attempt + 1).components
+        return Double(delay.seconds) + Double(delay.attoseconds) / 1e18
     }
 }
 

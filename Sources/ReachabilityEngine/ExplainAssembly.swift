@@ -1,8 +1,9 @@
 import ReachabilityCore
 
-/// Assembles ``ExplainReport`` from the engine's state: the probes' families as the engine
-/// asked them, the links of the mirror with their addresses and advertised captive-portal APIs,
-/// and the publishing state. Pure: reads values, asks the kernel nothing.
+/// Assembles ``ExplainReport`` from the engine's state: the probes' families as `report()` asked
+/// the kernel about them again for this call (not the answers of the last evaluation), the links
+/// of the mirror with their addresses and advertised captive-portal APIs, and the publishing
+/// state. Pure: reads values, asks the kernel nothing.
 enum ExplainAssembly {
     /// What the engine's state is when `Explain()` is called.
     struct State {

@@ -4,8 +4,8 @@ import ReachabilityCore
 import SystemSupport
 
 /// Follows the gateways of the probes' routes through their neighbour (ARP / NDP) entries:
-/// a socket subscribed to neighbour entries and router advertisement options, whose filter
-/// keeps only the followed gateways' entries; the reads (`RTM_GETNEIGH`) of a new gateway's
+/// a socket subscribed to neighbour entries alone (router advertisement options come on the
+/// engine's monitor socket), whose filter keeps only the followed gateways' entries; the reads (`RTM_GETNEIGH`) of a new gateway's
 /// entry; and the state, ``GatewayNeighbours``. Confined to the engine's queue.
 final class GatewayFollowing {
     /// Where a new gateway's entry is read.
@@ -21,21 +21,20 @@ final class GatewayFollowing {
     }
 
     /// Opens the neighbour socket (filtered to no entry until gateways are followed); on failure
-    /// warns (connectivity then has no evidence from the entries or router advertisements) and
-    /// follows nothing.
+    /// warns (connectivity then has no evidence from the entries) and follows nothing.
     func open() {
         do {
             let socket = try NetlinkSocket.open()
             do throws(SystemError) {
                 try NetlinkSocketFilter.neighboursOf([]).attach(to: socket)
-                try socket.subscribe(to: [.neighbour, .routerOption])
+                try socket.subscribe(to: [.neighbour])
             } catch {
                 socket.close()
                 throw error
             }
             monitor = socket
         } catch {
-            Log.warning("\(error); connectivity will have no evidence from the gateways' neighbour entries or router advertisements.")
+            Log.warning("\(error); connectivity will have no evidence from the gateways' neighbour entries.")
         }
     }
 

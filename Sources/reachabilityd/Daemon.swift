@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CNetlinkShims
+import CProcessShims
 import CurlTransport
 import Dispatch
 import ReachabilityBus

@@ -4,7 +4,7 @@ import TestSupport
 import XCTest
 
 /// When the active check runs again, what it forgets and what it refuses to do, against the
-/// router namespace's servers (tests/servers/connectivity-server.py): an endless body, a
+/// router namespace's servers (testbed/servers/connectivity-server.py): an endless body, a
 /// captive-portal API that is no longer advertised (carrier lost, router gone) or arrives mid-check, a host without libcurl,
 /// a gateway that answers again. Nothing leaves the two namespaces.
 final class ConnectivityCheckLifecycleTests: DaemonTestCase {

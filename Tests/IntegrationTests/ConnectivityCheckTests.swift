@@ -3,7 +3,7 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// The opt-in active check against real servers in a router namespace (tests/servers/
+/// The opt-in active check against real servers in a router namespace (testbed/servers/
 /// connectivity-server.py behind ra1 at 10.77.0.1): each of its verdicts, the back-off and the
 /// re-check before `limited`, the network's captive-portal API advertised in a router
 /// advertisement, and no packet at all with checks off. Nothing leaves the two namespaces.

@@ -1,7 +1,7 @@
 import RTNetlink
 import XCTest
 
-/// Netlink address bytes to text, and prefixes (parsing text is ReachabilityCore's `IPAddress`).
+/// Netlink address bytes to text, and prefixes (parsing text is NetworkTypes' `IPAddress`).
 final class IPAddressBytesTests: XCTestCase {
     func testThatAPrefixContainsTheAddressesItsBitsMatch() {
         let rows: [(prefix: [UInt8]?, length: UInt8, address: [UInt8], contains: Bool, line: UInt)] = [

@@ -1,4 +1,5 @@
 import RTNetlink
+import TestSupport
 import XCTest
 
 /// Damaged datagrams: the parser must return (never trap), and whatever it returns must agree

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import RTNetlink
 import NetworkTypes
+import TestSupport
 import XCTest
 
 /// The monitor socket's classic-BPF filter: which route messages it keeps, run by a small

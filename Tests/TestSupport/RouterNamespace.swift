@@ -6,7 +6,7 @@ import Glibc
 
 /// A router for the connectivity tests: its own network namespace holding the test namespace's
 /// `ra1` (10.77.0.1/24, the default gateway the tests route through) and running
-/// `tests/servers/connectivity-server.py`: HTTP on port 8080 whose `/check` answers as
+/// `testbed/servers/connectivity-server.py`: HTTP on port 8080 whose `/check` answers as
 /// ``setMode(_:)`` says, and HTTPS on 8443 with a test CA (``caFile``) serving a captive-portal
 /// API. Every packet stays between the two namespaces.
 package final class RouterNamespace {
@@ -42,9 +42,8 @@ package final class RouterNamespace {
         try namespace.ip("addr", "add", "fd00::1/64", "dev", "ra1", "nodad")
         try namespace.ip("link", "set", "ra1", "up")
         try host.ip("link", "set", "ra0", "up")
-        let script = "\(TestPaths.repositoryRoot)/tests/servers/connectivity-server.py"
         server = try ChildProcess(
-            "ip", ["netns", "exec", namespace.name, "python3", script, state.path],
+            "ip", ["netns", "exec", namespace.name, "python3", TestPaths.connectivityServer, state.path],
             standardOutput: state.file("server.log"), standardError: state.file("server.log")
         )
         let ready = state.file("ready")

@@ -21,6 +21,9 @@ package enum TestPaths {
         "\(repositoryRoot)/.build/test-tools/prometheus-node-exporter/usr/bin/prometheus-node-exporter"
     }
 
+    /// The connectivity tests' HTTP/HTTPS server (`testbed/servers/`), run in a router namespace.
+    package static var connectivityServer: String { "\(repositoryRoot)/testbed/servers/connectivity-server.py" }
+
     /// The interface description, the source of truth of the D-Bus API.
     package static var interfaceDescription: String { "\(dbusDirectory)/org.reachabilityd.Reachability1.xml" }
 

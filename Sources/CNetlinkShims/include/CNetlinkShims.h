@@ -1,6 +1,6 @@
-// Small C shims for what Swift cannot import directly from the kernel's and glibc's headers:
-// the rtnetlink function-like macros, the IFF_* flags, the BPF filter structs, signalfd and
-// mallopt. No libsystemd here. Everything is prefixed `CReach_`.
+// Small C shims for what Swift cannot import directly from the kernel's headers: the rtnetlink
+// function-like macros, the IFF_* flags and the BPF filter structs. No libsystemd here.
+// Everything is prefixed `CReach_`.
 #ifndef CNETLINK_SHIMS_H
 #define CNETLINK_SHIMS_H
 
@@ -13,10 +13,6 @@
 // struct sock_filter / sock_fprog and the BPF_* opcodes for the netlink socket filter
 // (glibc does not include the kernel's filter header).
 #include <linux/filter.h>
-// Swift's Glibc module does not export signalfd(2); the daemon reads its signals through one.
-#include <sys/signalfd.h>
-// Nor mallopt(3), which the daemon uses to give large freed buffers back to the kernel.
-#include <malloc.h>
 
 // MARK: - netlink
 

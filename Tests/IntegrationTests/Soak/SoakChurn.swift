@@ -1,26 +1,9 @@
 import Foundation
 import TestSupport
 
-/// SplitMix64 (Steele, Lea and Flood, 2014): a small seeded generator, so that a soak's churn can
-/// be replayed from the seed it prints. Its own `number(below:)` keeps the sequence independent
-/// of the standard library's sampling.
-struct SeededGenerator {
-    private var state: UInt64
-
-    /// - Parameter seed: any value.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
+/// The soak's draws from its seeded generator. Its own `number(below:)` keeps the sequence
+/// independent of the standard library's sampling, so a printed seed replays the same churn.
+extension SplitMix64 {
     /// A number in `0..<bound` (the modulo bias is irrelevant here).
     mutating func number(below bound: Int) -> Int {
         Int(next() % UInt64(bound))
@@ -126,7 +109,7 @@ struct SoakChurn {
     /// The global IPv6 address on `lo` when added.
     static let loopbackIPv6 = "2001:db8:ee::77/128"
 
-    private var generator: SeededGenerator
+    private var generator: SplitMix64
     private var deletedLinks: Set<String> = []
     private var bulkSets: Set<Int> = []
 
@@ -139,7 +122,7 @@ struct SoakChurn {
 
     /// - Parameter seed: the generator's seed.
     init(seed: UInt64) {
-        generator = SeededGenerator(seed: seed)
+        generator = SplitMix64(seed: seed)
     }
 
     /// The churn of one cycle: 1–6 bursts of 1–8 operations each, each burst after a pause of

@@ -1,20 +1,4 @@
-/// SplitMix64: a tiny deterministic generator, so that a failing mutation can be reproduced
-/// from its iteration number.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// Damages valid datagrams the ways real corruption and hostile senders would: bit flips,
 /// truncation, rewritten length fields, retyped messages, splices.

@@ -6,7 +6,7 @@
 # any failure. Needs root. Two and a half to four and a half minutes with a cached root
 # filesystem (the wait-online boots and the idle minute take most), about four more without.
 #
-#   tests/e2e/run.sh              (or: make e2e; make e2e-matrix runs the three variants)
+#   testbed/e2e/run.sh            (or: make e2e; make e2e-matrix runs the three variants)
 #   E2E_SUITE=bookworm|trixie     the container's Debian release (default bookworm)
 #   E2E_BUS=dbus-daemon|dbus-broker  the container's bus (default dbus-daemon)
 #   E2E_DEB=PATH                  test this .deb instead of building one
@@ -457,7 +457,7 @@ start_router() {
         ip -n "$router" link set e2ecp0 netns "$leader" &&
         ip -n "$router" addr add 10.99.0.1/24 dev e2ecp1 && ip -n "$router" link set e2ecp1 up && ip -n "$router" link set lo up ||
         return 1
-    ip netns exec "$router" python3 "$repo/tests/servers/connectivity-server.py" "$router_state" > "$work/router.log" 2>&1 &
+    ip netns exec "$router" python3 "$repo/testbed/servers/connectivity-server.py" "$router_state" > "$work/router.log" 2>&1 &
     ip netns exec "$router" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 --user=root --group=root \
         --interface=e2ecp1 --bind-interfaces --dhcp-range=10.99.0.50,10.99.0.99,1h \
         --dhcp-option=114,"https://10.99.0.1:8443/captive" --dhcp-leasefile="$router_state/leases" --pid-file= \
