@@ -271,7 +271,7 @@ final class ReachabilityManagerTests: DaemonTestCase {
 
     func testDomainManagerChecksTheResolvedAddresses() throws {
         // Given (the resolver runs in the test's own namespace: a literal resolves to itself,
-        // "localhost" to loopback, which the rule counts as not reachable)
+        // "localhost" to loopback, which the rule counts as reachable over lo, as a connect() is)
         try startDaemon()
         try configureIPv4Link()
         let literal = try makeManager(.domain(HostLookup("10.77.0.9")))
@@ -282,7 +282,8 @@ final class ReachabilityManagerTests: DaemonTestCase {
         // Then
         try waitForManager(literal, status: .reachableViaEthernet)
         XCTAssertEqual(literal.interfaceName, "ra0")
-        try waitForManager(loopback, status: .notReachable)
+        try waitForManager(loopback, status: .reachableViaOther)
+        XCTAssertEqual(loopback.interfaceName, "lo")
         try waitForManager(unresolvable, status: .notReachable)
         XCTAssertTrue(unresolvable.snapshot.reason.contains("could not resolve"), unresolvable.snapshot.reason)
     }
