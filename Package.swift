@@ -42,10 +42,10 @@ let package = Package(
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
         // matches, calls and errors.
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         // The daemon's side of the bus: the exported object, its signals and call admission,
         // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.
-        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
@@ -83,7 +83,7 @@ let package = Package(
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
-        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
         .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
         // The executable's own types, through @testable import: the command line, the journal fields.

@@ -1,0 +1,170 @@
+import Dispatch
+import Foundation
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+import TestSupport
+import XCTest
+
+/// An exported ``BusObject`` against a real, private `dbus-daemon` (a session-type bus in a
+/// temporary directory; no root needed): a method answered at once, one answered later, a
+/// property read and a signal. The object serves the Reachability1 interface at a test name
+/// and path with handlers of the test's own: no method is added to the real interface.
+final class BusObjectTests: XCTestCase {
+    private var directory: TemporaryDirectory?
+    private var bus: PrivateBus?
+    private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus-object")
+    private let serviceName = "org.reachabilityd.TestObject\(getpid())"
+    private let path = "/org/reachabilityd/TestObject"
+    private var server: BusConnection?
+    private var client: BusConnection?
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("dbus-daemon is missing (apt-get install dbus)") }
+            throw XCTSkip("dbus-daemon is not installed")
+        }
+        let directory = try TemporaryDirectory(prefix: "bus-object-tests")
+        self.directory = directory
+        let bus = try PrivateBus.permissive(in: directory)
+        self.bus = bus
+        (server, client) = try queue.sync { () throws -> (BusConnection, BusConnection) in
+            let server = try BusConnection.open(address: bus.address, queue: queue)
+            try server.startProcessing { _ in }
+            try server.requestName(serviceName)
+            let client = try BusConnection.open(address: bus.address, queue: queue)
+            try client.startProcessing { _ in }
+            return (server, client)
+        }
+    }
+
+    override func tearDown() {
+        queue.sync {
+            server?.close()
+            client?.close()
+        }
+        server = nil
+        client = nil
+        bus?.stop()
+        directory?.remove()
+    }
+
+    /// Calls `member` of the test object and waits for the reply: its strings, or its error's name.
+    private func call(_ member: String, interface: String = BusContract.interface, arguments: [String] = []) throws -> Result<[String], BusError> {
+        let replied = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var answer: Result<[String], BusError>?
+        try queue.sync {
+            try XCTUnwrap(client).call(
+                destination: serviceName, path: path, interface: interface, member: member, arguments: arguments,
+                timeoutMicroseconds: 5_000_000
+            ) { reply in
+                if let error = reply.error {
+                    answer = .failure(error)
+                } else {
+                    var strings: [String] = []
+                    while let string = try? reply.readString() { strings.append(string) }
+                    answer = .success(strings)
+                }
+                replied.signal()
+            }
+        }
+        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
+        return try XCTUnwrap(queue.sync { answer })
+    }
+
+    /// Exports the Reachability1 interface at the test path with `methods` and a `Status` property.
+    private func export(methods: [BusMethod], status: String = "reachable") throws -> BusObject {
+        try queue.sync {
+            try BusObject(
+                on: try XCTUnwrap(server), path: path, interface: .reachability,
+                properties: { $0 == "Status" ? .string(status) : nil }, methods: methods
+            )
+        }
+    }
+
+    func testThatAMethodAnsweredLaterRepliesWhenItsAnswerIsReady() throws {
+        // Given a method that answers 200 ms after the call, from a timer on the queue
+        nonisolated(unsafe) var started = 0
+        let object = try export(methods: [
+            .replyingLater(BusContract.explainMethod) { [queue] _, reply in
+                started += 1
+                queue.asyncAfter(deadline: .now() + .milliseconds(200)) { reply(.values([.string("later")])) }
+            },
+        ])
+        defer { withExtendedLifetime(object) {} }
+
+        // When it is called
+        let began = DispatchTime.now()
+        let answer = try call(BusContract.explainMethod)
+
+        // Then the caller gets the answer given later, not before it
+        XCTAssertEqual(try answer.get(), ["later"])
+        XCTAssertGreaterThanOrEqual(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds, 200_000_000)
+        XCTAssertEqual(queue.sync { started }, 1)
+    }
+
+    func testThatAMethodAnsweredAtOnceRepliesWithItsValuesOrItsError() throws {
+        // Given CheckAddress answering its argument back, and an error for "bad"
+        let object = try export(methods: [
+            .replying(BusContract.checkAddressMethod) { call in
+                guard let text = try? call.arguments.readString() else { return .invalidArguments }
+                if text == "bad" { return .error(BusError(name: BusContract.invalidAddressError, message: "not an address")) }
+                return .values([.string("checked"), .string(text)])
+            },
+        ])
+        defer { withExtendedLifetime(object) {} }
+
+        // Then
+        XCTAssertEqual(try call(BusContract.checkAddressMethod, arguments: ["192.0.2.1"]).get(), ["checked", "192.0.2.1"])
+        XCTAssertEqual(try call(BusContract.checkAddressMethod, arguments: ["bad"]), .failure(BusError(name: BusContract.invalidAddressError, message: "not an address")))
+        // A method of the interface without a handler is answered, not left hanging
+        guard case .failure(let error) = try call(BusContract.metricsMethod) else { return XCTFail("Metrics without a handler answered") }
+        XCTAssertEqual(error.name, "org.freedesktop.DBus.Error.NotSupported")
+    }
+
+    func testThatAPropertyIsReadThroughTheObject() throws {
+        // Given
+        let object = try export(methods: [], status: "not-reachable")
+        defer { withExtendedLifetime(object) {} }
+
+        // When Get(Status) is called (the reply is a variant holding a string)
+        let replied = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var status: String?
+        try queue.sync {
+            try XCTUnwrap(client).call(
+                destination: serviceName, path: path, interface: BusDriver.propertiesInterface, member: "Get",
+                arguments: [BusContract.interface, "Status"], timeoutMicroseconds: 5_000_000
+            ) { reply in
+                if (try? reply.enterVariant(holding: "s")) != nil { status = try? reply.readString() }
+                replied.signal()
+            }
+        }
+
+        // Then
+        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "Get answered")
+        XCTAssertEqual(queue.sync { status }, "not-reachable")
+    }
+
+    func testThatAnEmittedSignalReachesAMatchWithoutARearmByTheSender() throws {
+        // Given a match on the object's StatusChanged
+        let object = try export(methods: [])
+        let received = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var statuses: [String] = []
+        let slot = try queue.sync {
+            try XCTUnwrap(client).addMatch("type='signal',path='\(path)',interface='\(BusContract.interface)',member='\(BusContract.statusChangedSignal)'") { message in
+                if let status = try? message.readString() { statuses.append(status) }
+                received.signal()
+            }
+        }
+        defer { withExtendedLifetime((object, slot)) {} }
+        // (The match is in place once a later call on the client is answered.)
+        _ = try call("Ping", interface: "org.freedesktop.DBus.Peer")
+
+        // When the object emits it
+        try queue.sync { try object.emit(BusContract.statusChangedSignal, [.string("reachable")]) }
+
+        // Then
+        XCTAssertEqual(received.wait(timeout: .now() + 5), .success, "StatusChanged arrived")
+        XCTAssertEqual(queue.sync { statuses }, ["reachable"])
+    }
+}
