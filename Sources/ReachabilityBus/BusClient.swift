@@ -164,6 +164,61 @@ public struct BusMessage {
     }
 }
 
+/// A match rule for signals (`type='signal',…`), built from its parts: the one way the daemon
+/// and the clients spell a match.
+public struct BusSignalMatch: Sendable, Equatable, CustomStringConvertible {
+    /// The sending connection (a unique or well-known name); a well-known name does not make
+    /// sure of the sender (see ``NameOwnerWatch/isFromOwner(_:)``).
+    public var sender: String?
+    /// The object path the signal comes from.
+    public var path: String?
+    /// A path prefix: the signal's path is this one or below it.
+    public var pathNamespace: String?
+    /// The signal's interface.
+    public var interface: String?
+    /// The signal's name.
+    public var member: String?
+    /// The string arguments the signal must carry, by position (`arg0='…'`).
+    public var arguments: [Int: String]
+
+    /// Creates a rule; each part left nil matches anything.
+    public init(
+        sender: String? = nil, path: String? = nil, pathNamespace: String? = nil, interface: String? = nil, member: String? = nil,
+        arguments: [Int: String] = [:]
+    ) {
+        self.sender = sender
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+
+    /// `PropertiesChanged` of the properties of `interface` (its first argument), from `sender`
+    /// at `path` or under `pathNamespace`.
+    public static func propertiesChanged(
+        of interface: String, sender: String? = nil, path: String? = nil, pathNamespace: String? = nil
+    ) -> BusSignalMatch {
+        BusSignalMatch(
+            sender: sender, path: path, pathNamespace: pathNamespace, interface: BusDriver.propertiesInterface,
+            member: "PropertiesChanged", arguments: [0: interface]
+        )
+    }
+
+    /// The rule's text, e.g. `type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='…'`.
+    public var description: String {
+        let parts: [(String, String?)] = [
+            ("sender", sender), ("path", path), ("path_namespace", pathNamespace), ("interface", interface), ("member", member),
+        ] + arguments.sorted { $0.key < $1.key }.map { ("arg\($0.key)", $0.value) }
+        return (["type='signal'"] + parts.compactMap { key, value in value.map { "\(key)=\(Self.quoted($0))" } }).joined(separator: ",")
+    }
+
+    /// A value in single quotes; an apostrophe inside ends the quotes, is escaped, and reopens them.
+    private static func quoted(_ value: String) -> String {
+        "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}
+
 /// The Swift closure behind a C callback's `userdata`, released by the slot's destroy callback.
 private final class MessageHandlerBox {
     let handler: (BusMessage) -> Void
@@ -193,11 +248,12 @@ extension BusConnection {
     /// connection, so the bus applies it before it answers those calls).
     ///
     /// - Parameters:
-    ///   - rule: a D-Bus match rule, e.g. `type='signal',interface='…',member='…'`.
+    ///   - match: the signals to receive.
     ///   - handler: called with each matching message.
     /// - Returns: the registration; the match is removed when it is released.
     /// The corresponding C function is `sd_bus_add_match_async`.
-    public func addMatch(_ rule: String, handler: @escaping (BusMessage) -> Void) throws(SystemError) -> BusSlot {
+    public func addMatch(_ match: BusSignalMatch, handler: @escaping (BusMessage) -> Void) throws(SystemError) -> BusSlot {
+        let rule = match.description
         let box = Unmanaged.passRetained(MessageHandlerBox(handler))
         var slot: OpaquePointer?
         do throws(SystemError) {

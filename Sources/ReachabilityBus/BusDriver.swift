@@ -15,9 +15,9 @@ public enum BusDriver {
     static let failedError = "org.freedesktop.DBus.Error.Failed"
 
     /// The driver's announcements that a name changes hands, `NameOwnerChanged(name, old
-    /// owner, new owner)`, narrowed by `argument` (e.g. `arg0='org.example'`).
-    static func nameOwnerChangedRule(_ argument: String) -> String {
-        "type='signal',sender='\(name)',path='\(path)',interface='\(interface)',member='NameOwnerChanged',\(argument)"
+    /// owner, new owner)`, narrowed by `arguments` (e.g. `[0: "org.example"]`).
+    static func nameOwnerChanged(_ arguments: [Int: String]) -> BusSignalMatch {
+        BusSignalMatch(sender: name, path: path, interface: interface, member: "NameOwnerChanged", arguments: arguments)
     }
 
     /// Whether `message` comes from the bus driver itself. A match rule's `sender=` does not
@@ -95,7 +95,7 @@ public final class NameOwnerWatch {
             self?.owner = event.owner
             handler(event)
         }
-        slot = try connection.addMatch(BusDriver.nameOwnerChangedRule("arg0='\(name)'")) { message in
+        slot = try connection.addMatch(BusDriver.nameOwnerChanged([0: name])) { message in
             guard BusDriver.sent(message),
                   (try? message.readString()) == name, (try? message.readString()) != nil,
                   let owner = try? message.readString()
@@ -154,7 +154,7 @@ public final class NameOwnerWatch {
     ///   - connection: the connection to watch on.
     ///   - left: called on the queue with the departed connection's unique name (":1.42").
     public static func departures(on connection: BusConnection, left: @escaping (String) -> Void) throws(SystemError) -> NameOwnerWatch {
-        NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChangedRule("arg2=''")) { message in
+        NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChanged([2: ""])) { message in
             guard BusDriver.sent(message), let name = try? message.readString(), name.hasPrefix(":") else { return }
             left(name)
         })

@@ -175,7 +175,7 @@ final class BusHub: @unchecked Sendable {
             case .address(let address): try BusConnection.open(address: address, queue: queue)
             }
             self.connection = connection
-            matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
+            matches.append(try connection.addMatch(Self.propertiesChanged) { [weak self] message in
                 self?.propertiesChanged(message, epoch: current)
             })
             addRoutesMatchIfNeeded()
@@ -196,7 +196,7 @@ final class BusHub: @unchecked Sendable {
         guard routesMatch == nil, !routesListeners.isEmpty, let connection else { return }
         let current = epoch
         do throws(SystemError) {
-            routesMatch = try connection.addMatch(Self.routesChangedRule) { [weak self] message in
+            routesMatch = try connection.addMatch(Self.routesChanged) { [weak self] message in
                 self?.routesChanged(message, epoch: current)
             }
         } catch {
@@ -332,10 +332,8 @@ final class BusHub: @unchecked Sendable {
     // MARK: - Names
 
     /// The daemon's announcements that routing changed; the sender is checked against the owner.
-    static let routesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
+    static let routesChanged = BusSignalMatch(path: BusContract.objectPath, interface: BusContract.interface, member: BusContract.routesChangedSignal)
 
     /// Property changes of the daemon's object; the sender is checked against the current owner.
-    static let propertiesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
+    static let propertiesChanged = BusSignalMatch.propertiesChanged(of: BusContract.interface, path: BusContract.objectPath)
 }

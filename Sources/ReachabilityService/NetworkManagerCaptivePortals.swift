@@ -41,24 +41,20 @@ public final class NetworkManagerCaptivePortals {
     /// Subscribes to NetworkManager's device, DHCP and name changes, and asks about every
     /// device if it runs.
     public func start() throws(SystemError) {
-        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
+        changes.append(try connection.addMatch(.propertiesChanged(of: Self.deviceInterface, sender: Self.busName)) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
                   changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil
             else { return }
             ask(aboutDevice: device)
         })
-        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.dhcp4ConfigInterface)) { [weak self] message in
+        changes.append(try connection.addMatch(.propertiesChanged(of: Self.dhcp4ConfigInterface, sender: Self.busName)) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
             ask(aboutDevice: device)
         })
         appearance = try NameOwnerWatch.appearances(of: Self.busName, description: "NetworkManager", on: connection) { [weak self] in
             self?.askAboutEveryDevice()
         }
-    }
-
-    private func propertiesChangedRule(interface: String) -> String {
-        "type='signal',sender='\(Self.busName)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
     }
 
     private func askAboutEveryDevice() {

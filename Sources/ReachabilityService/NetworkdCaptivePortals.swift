@@ -13,7 +13,9 @@ import SystemSupport
 public final class NetworkdCaptivePortals {
     /// networkd's bus name.
     static let busName = "org.freedesktop.network1"
-    private static let linkPathPrefix = "/org/freedesktop/network1/link/"
+    /// The path under which networkd exports its links.
+    private static let linkPathNamespace = "/org/freedesktop/network1/link"
+    private static let linkPathPrefix = linkPathNamespace + "/"
 
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
@@ -34,8 +36,7 @@ public final class NetworkdCaptivePortals {
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
     public func start() throws(SystemError) {
         linkChanges = try connection.addMatch(
-            "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
-                + "path_namespace='/org/freedesktop/network1/link'"
+            BusSignalMatch(sender: Self.busName, pathNamespace: Self.linkPathNamespace, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
         ) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)

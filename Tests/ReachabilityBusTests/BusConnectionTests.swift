@@ -93,7 +93,7 @@ final class BusConnectionTests: XCTestCase {
             let received = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var owners: [String] = []
             let slot = try queue.sync {
-                try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'") { message in
+                try connection.addMatch(BusSignalMatch(sender: BusDriver.name, member: "NameOwnerChanged", arguments: [0: name])) { message in
                     if let owned = try? message.readString(), owned == name { owners.append(owned) }
                     received.signal()
                 }

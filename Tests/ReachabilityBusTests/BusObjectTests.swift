@@ -151,7 +151,7 @@ final class BusObjectTests: XCTestCase {
         let received = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var statuses: [String] = []
         let slot = try queue.sync {
-            try XCTUnwrap(client).addMatch("type='signal',path='\(path)',interface='\(BusContract.interface)',member='\(BusContract.statusChangedSignal)'") { message in
+            try XCTUnwrap(client).addMatch(BusSignalMatch(path: path, interface: BusContract.interface, member: BusContract.statusChangedSignal)) { message in
                 if let status = try? message.readString() { statuses.append(status) }
                 received.signal()
             }
