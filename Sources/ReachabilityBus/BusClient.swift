@@ -164,6 +164,66 @@ public struct BusMessage {
     }
 }
 
+/// What a method returns, read from its reply's body: the typed side of a reply, so that a
+/// caller gets a value or a ``BusError``, never a message to read in order.
+public protocol BusReplyValue {
+    /// Reads the value from the body of `reply` (not an error reply).
+    init(reading reply: BusMessage) throws(SystemError)
+}
+
+extension String: BusReplyValue {
+    /// Reads one string (`s`).
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readString()
+    }
+}
+
+extension UInt32: BusReplyValue {
+    /// Reads one unsigned 32-bit integer (`u`).
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readUInt32()
+    }
+}
+
+extension Array: BusReplyValue where Element == String {
+    /// Reads an array of strings or object paths (`as`, `ao`).
+    /// The corresponding C function is `sd_bus_message_peek_type`.
+    public init(reading reply: BusMessage) throws(SystemError) {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        try sdCall("read an array from a bus message") { sd_bus_message_peek_type(reply.message, &type, &contents) }
+        guard let contents, let element = String(cString: contents).first else {
+            throw SystemError(action: "read an array from a bus message", errno: EBADMSG)
+        }
+        self = try reply.readStringArray(type: element)
+    }
+}
+
+extension Dictionary: BusReplyValue where Key == String, Value == PropertyValue {
+    /// Reads a dictionary of properties (`a{sv}`), as ``BusMessage/readPropertyDictionary()`` does.
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readPropertyDictionary()
+    }
+}
+
+extension BusMessage {
+    /// The reply as a value of type `Reply`, or its error: the error of an error reply, or
+    /// `InconsistentMessage` when the body is not a `Reply`.
+    public func result<Reply: BusReplyValue>(as type: Reply.Type = Reply.self) -> Result<Reply, BusError> {
+        if let error { return .failure(error) }
+        do throws(SystemError) {
+            return .success(try Reply(reading: self))
+        } catch {
+            return .failure(BusError(name: BusError.inconsistentMessage, message: "The reply could not be read: \(error.errnoDescription)"))
+        }
+    }
+}
+
+extension BusError {
+    /// A message whose body is not what it should be (`InconsistentMessage`).
+    public static let inconsistentMessage = "org.freedesktop.DBus.Error.InconsistentMessage"
+}
+
 /// A match rule for signals (`type='signal',…`), built from its parts: the one way the daemon
 /// and the clients spell a match.
 public struct BusSignalMatch: Sendable, Equatable, CustomStringConvertible {
@@ -284,7 +344,7 @@ extension BusConnection {
     ///   - reply: called once with the reply.
     /// The corresponding C functions are `sd_bus_message_new_method_call`,
     /// `sd_bus_message_set_auto_start` and `sd_bus_call_async`.
-    public func call(
+    package func call(
         destination: String, path: String, interface: String, member: String, arguments: [String] = [],
         timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) {
@@ -314,6 +374,32 @@ extension BusConnection {
         sd_bus_slot_set_floating(slot, 1)
         sd_bus_slot_unref(slot)
         rearm()
+    }
+}
+
+extension BusConnection {
+    /// Calls a method with string arguments; `reply` gets, on the queue, what it returns as a
+    /// `Reply` or the error: its error reply, a synthesized one when the call times out or the
+    /// connection drops, `InconsistentMessage` when the answer is not a `Reply`.
+    ///
+    /// - Parameters:
+    ///   - destination: the bus name to call.
+    ///   - path: the object path.
+    ///   - interface: the interface.
+    ///   - member: the method.
+    ///   - arguments: string arguments, in order.
+    ///   - type: what the method returns.
+    ///   - timeoutMicroseconds: how long to wait for the reply; 0 is sd-bus's default (25 s).
+    ///   - startsService: whether the bus may start (activate) `destination` for the call.
+    ///   - reply: called once with the outcome.
+    public func call<Reply: BusReplyValue>(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [], returning type: Reply.Type,
+        timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (Result<Reply, BusError>) -> Void
+    ) throws(SystemError) {
+        try call(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+            timeoutMicroseconds: timeoutMicroseconds, startsService: startsService
+        ) { message in reply(message.result(as: type)) }
     }
 }
 

@@ -48,9 +48,9 @@ extension BusConnection {
     public func askUnixUser(of connection: String, reply: @escaping (UInt32?) -> Void) throws(SystemError) {
         try call(
             destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface,
-            member: "GetConnectionUnixUser", arguments: [connection]
-        ) { message in
-            reply(message.error == nil ? try? message.readUInt32() : nil)
+            member: "GetConnectionUnixUser", arguments: [connection], returning: UInt32.self
+        ) { result in
+            reply(try? result.get())
         }
     }
 }
@@ -103,14 +103,12 @@ public final class NameOwnerWatch {
             tell(.ownerChanged(owner.isEmpty ? nil : owner))
         }
         try connection.call(
-            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name]
-        ) { reply in
-            if let error = reply.error {
-                tell(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
-            } else if let owner = try? reply.readString() {
-                tell(.initialOwner(owner))
-            } else {
-                tell(.lookupFailed(BusError(name: BusDriver.failedError, message: "GetNameOwner answered without a name")))
+            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name],
+            returning: String.self
+        ) { result in
+            switch result {
+            case .success(let owner): tell(.initialOwner(owner))
+            case .failure(let error): tell(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
             }
         }
     }

@@ -55,13 +55,14 @@ public final class NetworkdCaptivePortals {
         do {
             try connection.call(
                 destination: Self.busName, path: Self.path(ofLink: index), interface: "org.freedesktop.network1.Link", member: "Describe",
-                timeoutMicroseconds: 5_000_000, startsService: false
+                returning: String.self, timeoutMicroseconds: 5_000_000, startsService: false
             ) { [weak self] reply in
-                if let error = reply.error {
-                    Log.debug("systemd-networkd did not describe link \(index.rawValue): \(error)")
-                    return
+                let json: String
+                switch reply {
+                case .success(let text): json = text
+                case .failure(let error): return Log.debug("systemd-networkd did not describe link \(index.rawValue): \(error)")
                 }
-                guard let json = try? reply.readString(), case .object(let link)? = JSONValue.parse(Array(json.utf8)) else {
+                guard case .object(let link)? = JSONValue.parse(Array(json.utf8)) else {
                     Log.debug("systemd-networkd's description of link \(index.rawValue) is not a JSON object")
                     return
                 }

@@ -86,6 +86,39 @@ final class BusConnectionTests: XCTestCase {
         }
     }
 
+    /// Calls `member` of the bus daemon expecting a `Reply` and waits for the outcome.
+    private func callBusDaemon<Reply: BusReplyValue & Sendable>(
+        _ connection: BusConnection, member: String, returning type: Reply.Type
+    ) throws -> Result<Reply, BusError> {
+        let replied = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var outcome: Result<Reply, BusError>?
+        try queue.sync {
+            try connection.call(
+                destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: member, returning: type,
+                timeoutMicroseconds: 5_000_000
+            ) { result in
+                outcome = result
+                replied.signal()
+            }
+        }
+        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
+        return try XCTUnwrap(queue.sync { outcome })
+    }
+
+    func testThatATypedCallGetsItsValueOrTellsThatTheReplyIsNotOne() throws {
+        try withConnection { connection in
+            // A string, an array of strings
+            XCTAssertEqual(try callBusDaemon(connection, member: "GetId", returning: String.self).get().count, 32)
+            XCTAssertTrue(try callBusDaemon(connection, member: "ListNames", returning: [String].self).get().contains(BusDriver.name))
+
+            // A reply that is not what the caller expects is an error, not a guess
+            guard case .failure(let error) = try callBusDaemon(connection, member: "GetId", returning: UInt32.self) else {
+                return XCTFail("a string read as an integer")
+            }
+            XCTAssertEqual(error.name, BusError.inconsistentMessage)
+        }
+    }
+
     func testThatAMatchDeliversTheSignalsItNames() throws {
         try withConnection { connection in
             // Given a match on NameOwnerChanged for one name
