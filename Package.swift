@@ -21,7 +21,8 @@ let package = Package(
         // Tiny C shims for what Swift cannot import: the netlink macros, IFF_* flags, BPF structs,
         // signalfd and mallopt (no libsystemd)...
         .target(name: "CNetlinkShims"),
-        // ...and the sd-bus vtable of the exported object (its macros use designated initialisers).
+        // ...and the sd-bus vtable of the exported object (its macros use designated initialisers);
+        // only ReachabilityBus uses it.
         .target(name: "CBusShims", dependencies: ["CSystemd"]),
         // libcurl for the opt-in connectivity check, loaded with dlopen when a check is configured
         // (only its headers at build time: nothing links libcurl).
@@ -41,7 +42,8 @@ let package = Package(
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
-        // matches, calls and errors.
+        // matches, typed calls and errors, and exported objects that own their handlers (the C
+        // trampolines of CBusShims' vtable stay in it).
         .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         // The daemon's side of the bus: the exported object, its signals and call admission,
         // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.

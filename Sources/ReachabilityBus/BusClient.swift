@@ -6,8 +6,9 @@ import Dispatch
 import ReachabilityCore
 import SystemSupport
 
-// The client side of a `BusConnection`: signal matches and asynchronous method calls, for the
-// client library and the CLI. Everything here runs on the connection's queue, like the rest of
+// The client side of a `BusConnection`: signal matches (`BusSignalMatch`) and asynchronous
+// method calls whose replies are typed values (`BusReplyValue`), for the client library, the
+// CLI and the daemon's own calls. Everything here runs on the connection's queue, like the rest of
 // `BusConnection`; replies and signals arrive there from `sd_bus_process`.
 
 /// A registration on the bus that lasts as long as this object: a signal match, an exported object.

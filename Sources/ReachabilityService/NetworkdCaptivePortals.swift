@@ -75,7 +75,7 @@ public final class NetworkdCaptivePortals {
         }
     }
 
-    /// networkd's object path for link `index`: sd-bus escapes a path label's leading digit
+    /// networkd's object path for link `index`: networkd escapes a path label's leading digit
     /// as `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
     static func path(ofLink index: InterfaceIndex) -> String {
         linkPathPrefix + "_3" + String(index.rawValue)
