@@ -49,27 +49,47 @@ final class BusObjectTests: XCTestCase {
         directory?.remove()
     }
 
-    /// Calls `member` of the test object and waits for the reply: its strings, or its error's name.
-    private func call(_ member: String, interface: String = BusContract.interface, arguments: [String] = []) throws -> Result<[String], BusError> {
+    /// Every string of a reply body, in order.
+    private struct Strings: BusReplyValue, Sendable, Equatable {
+        var values: [String] = []
+
+        init(reading reply: BusMessage) throws(SystemError) {
+            while let string = try? reply.readString() { values.append(string) }
+        }
+    }
+
+    /// A property's value as `Get` returns it: a variant holding a string.
+    private struct StringVariant: BusReplyValue, Sendable {
+        let value: String
+
+        init(reading reply: BusMessage) throws(SystemError) {
+            try reply.enterVariant(holding: "s")
+            value = try reply.readString()
+        }
+    }
+
+    /// Calls `member` of the test object and waits for the outcome.
+    private func call<Reply: BusReplyValue & Sendable>(
+        _ member: String, interface: String = BusContract.interface, arguments: [String] = [], returning type: Reply.Type
+    ) throws -> Result<Reply, BusError> {
         let replied = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var answer: Result<[String], BusError>?
+        nonisolated(unsafe) var answer: Result<Reply, BusError>?
         try queue.sync {
             try XCTUnwrap(client).call(
-                destination: serviceName, path: path, interface: interface, member: member, arguments: arguments,
+                destination: serviceName, path: path, interface: interface, member: member, arguments: arguments, returning: type,
                 timeoutMicroseconds: 5_000_000
             ) { reply in
-                if let error = reply.error {
-                    answer = .failure(error)
-                } else {
-                    var strings: [String] = []
-                    while let string = try? reply.readString() { strings.append(string) }
-                    answer = .success(strings)
-                }
+                answer = reply
                 replied.signal()
             }
         }
         XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
         return try XCTUnwrap(queue.sync { answer })
+    }
+
+    /// Calls `member` of the test object and waits for the strings it returns, or its error.
+    private func call(_ member: String, interface: String = BusContract.interface, arguments: [String] = []) throws -> Result<[String], BusError> {
+        try call(member, interface: interface, arguments: arguments, returning: Strings.self).map(\.values)
     }
 
     /// Exports the Reachability1 interface at the test path with `methods` and a `Status` property.
@@ -127,22 +147,11 @@ final class BusObjectTests: XCTestCase {
         let object = try export(methods: [], status: "not-reachable")
         defer { withExtendedLifetime(object) {} }
 
-        // When Get(Status) is called (the reply is a variant holding a string)
-        let replied = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var status: String?
-        try queue.sync {
-            try XCTUnwrap(client).call(
-                destination: serviceName, path: path, interface: BusDriver.propertiesInterface, member: "Get",
-                arguments: [BusContract.interface, "Status"], timeoutMicroseconds: 5_000_000
-            ) { reply in
-                if (try? reply.enterVariant(holding: "s")) != nil { status = try? reply.readString() }
-                replied.signal()
-            }
-        }
+        // When Get(Status) is called
+        let status = try call("Get", interface: BusDriver.propertiesInterface, arguments: [BusContract.interface, "Status"], returning: StringVariant.self)
 
         // Then
-        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "Get answered")
-        XCTAssertEqual(queue.sync { status }, "not-reachable")
+        XCTAssertEqual(try status.get().value, "not-reachable")
     }
 
     func testThatAnEmittedSignalReachesAMatchWithoutARearmByTheSender() throws {
