@@ -7,28 +7,8 @@ import XCTest
 
 /// The bus core against a real, private `dbus-daemon` (a session-type bus in a temporary
 /// directory; no root needed): calls, replies, errors, matches and names.
-final class BusConnectionTests: XCTestCase {
-    private var directory: TemporaryDirectory?
-    private var bus: PrivateBus?
-    private var address = ""
+final class BusConnectionTests: PrivateBusTestCase {
     private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus")
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("dbus-daemon is missing (apt-get install dbus)") }
-            throw XCTSkip("dbus-daemon is not installed")
-        }
-        let directory = try TemporaryDirectory(prefix: "bus-tests")
-        self.directory = directory
-        let bus = try PrivateBus.permissive(in: directory)
-        self.bus = bus
-        address = bus.address
-    }
-
-    override func tearDown() {
-        bus?.stop()
-        directory?.remove()
-    }
 
     /// Opens a processing connection on the queue; closes it after `body`.
     private func withConnection(_ body: (BusConnection) throws -> Void) throws {

@@ -10,9 +10,7 @@ import XCTest
 /// temporary directory; no root needed): a method answered at once, one answered later, a
 /// property read and a signal. The object serves the Reachability1 interface at a test name
 /// and path with handlers of the test's own: no method is added to the real interface.
-final class BusObjectTests: XCTestCase {
-    private var directory: TemporaryDirectory?
-    private var bus: PrivateBus?
+final class BusObjectTests: PrivateBusTestCase {
     private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus-object")
     private let serviceName = "org.reachabilityd.TestObject\(getpid())"
     private let path = "/org/reachabilityd/TestObject"
@@ -20,19 +18,12 @@ final class BusObjectTests: XCTestCase {
     private var client: BusConnection?
 
     override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("dbus-daemon is missing (apt-get install dbus)") }
-            throw XCTSkip("dbus-daemon is not installed")
-        }
-        let directory = try TemporaryDirectory(prefix: "bus-object-tests")
-        self.directory = directory
-        let bus = try PrivateBus.permissive(in: directory)
-        self.bus = bus
+        try super.setUpWithError()
         (server, client) = try queue.sync { () throws -> (BusConnection, BusConnection) in
-            let server = try BusConnection.open(address: bus.address, queue: queue)
+            let server = try BusConnection.open(address: address, queue: queue)
             try server.startProcessing { _ in }
             try server.requestName(serviceName)
-            let client = try BusConnection.open(address: bus.address, queue: queue)
+            let client = try BusConnection.open(address: address, queue: queue)
             try client.startProcessing { _ in }
             return (server, client)
         }
@@ -45,8 +36,7 @@ final class BusObjectTests: XCTestCase {
         }
         server = nil
         client = nil
-        bus?.stop()
-        directory?.remove()
+        super.tearDown()
     }
 
     /// Every string of a reply body, in order.
