@@ -25,19 +25,10 @@ final class BusConnectionTests: PrivateBusTestCase {
     private func callBusDaemon<Reply: BusReplyValue & Sendable>(
         _ connection: BusConnection, member: String, destination: String = BusDriver.name, returning type: Reply.Type
     ) throws -> Result<Reply, BusError> {
-        let replied = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var outcome: Result<Reply, BusError>?
-        try queue.sync {
-            try connection.call(
-                destination: destination, path: BusDriver.path, interface: BusDriver.interface, member: member, returning: type,
-                timeoutMicroseconds: 5_000_000
-            ) { result in
-                outcome = result
-                replied.signal()
-            }
-        }
-        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
-        return try XCTUnwrap(queue.sync { outcome })
+        try call(
+            on: connection, queue: queue, destination: destination, path: BusDriver.path, interface: BusDriver.interface, member: member,
+            returning: type
+        )
     }
 
     func testThatACallGetsItsReply() throws {

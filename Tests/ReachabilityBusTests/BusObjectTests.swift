@@ -62,19 +62,10 @@ final class BusObjectTests: PrivateBusTestCase {
     private func call<Reply: BusReplyValue & Sendable>(
         _ member: String, interface: String = BusContract.interface, arguments: [String] = [], returning type: Reply.Type
     ) throws -> Result<Reply, BusError> {
-        let replied = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var answer: Result<Reply, BusError>?
-        try queue.sync {
-            try XCTUnwrap(client).call(
-                destination: serviceName, path: path, interface: interface, member: member, arguments: arguments, returning: type,
-                timeoutMicroseconds: 5_000_000
-            ) { reply in
-                answer = reply
-                replied.signal()
-            }
-        }
-        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
-        return try XCTUnwrap(queue.sync { answer })
+        try call(
+            on: try XCTUnwrap(client), queue: queue, destination: serviceName, path: path, interface: interface, member: member,
+            arguments: arguments, returning: type
+        )
     }
 
     /// Calls `member` of the test object and waits for the strings it returns, or its error.

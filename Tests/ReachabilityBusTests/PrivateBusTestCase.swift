@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import ReachabilityBus
 import TestSupport
 import XCTest
 
@@ -26,5 +28,26 @@ class PrivateBusTestCase: XCTestCase {
     override func tearDown() {
         bus?.stop()
         directory?.remove()
+    }
+
+    /// Calls `member` on `connection` (whose queue is `queue`) expecting a `Reply`, and waits
+    /// for the outcome.
+    func call<Reply: BusReplyValue & Sendable>(
+        on connection: BusConnection, queue: DispatchQueue, destination: String, path: String, interface: String, member: String,
+        arguments: [String] = [], returning type: Reply.Type
+    ) throws -> Result<Reply, BusError> {
+        let replied = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var outcome: Result<Reply, BusError>?
+        try queue.sync {
+            try connection.call(
+                destination: destination, path: path, interface: interface, member: member, arguments: arguments, returning: type,
+                timeoutMicroseconds: 5_000_000
+            ) { result in
+                outcome = result
+                replied.signal()
+            }
+        }
+        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
+        return try XCTUnwrap(queue.sync { outcome })
     }
 }
