@@ -23,7 +23,8 @@ let package = Package(
         .target(name: "CNetlinkShims"),
         // ...the daemon's process-wide glibc calls, signalfd and mallopt...
         .target(name: "CProcessShims"),
-        // ...and the sd-bus vtable of the exported object (its macros use designated initialisers).
+        // ...and the sd-bus vtable of the exported object (its macros use designated initialisers);
+        // only ReachabilityBus uses it.
         .target(name: "CBusShims", dependencies: ["CSystemd"]),
         // libcurl for the opt-in connectivity check, loaded with dlopen when a check is configured
         // (only its headers at build time: nothing links libcurl).
@@ -46,11 +47,12 @@ let package = Package(
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
-        // matches, calls and errors.
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "ReachabilityCore", "SystemSupport"]),
+        // matches, typed calls and errors, and exported objects that own their handlers (the C
+        // trampolines of CBusShims' vtable stay in it).
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
         // The daemon's side of the bus: the exported object, its signals and call admission,
         // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.
-        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
@@ -89,7 +91,7 @@ let package = Package(
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
-        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
         .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
         // The executable's own types, through @testable import: the command line, the journal fields.

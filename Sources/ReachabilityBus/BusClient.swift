@@ -6,8 +6,9 @@ import Dispatch
 import ReachabilityCore
 import SystemSupport
 
-// The client side of a `BusConnection`: signal matches and asynchronous method calls, for the
-// client library and the CLI. Everything here runs on the connection's queue, like the rest of
+// The client side of a `BusConnection`: signal matches (`BusSignalMatch`) and asynchronous
+// method calls whose replies are typed values (`BusReplyValue`), for the client library, the
+// CLI and the daemon's own calls. Everything here runs on the connection's queue, like the rest of
 // `BusConnection`; replies and signals arrive there from `sd_bus_process`.
 
 /// A registration on the bus that lasts as long as this object: a signal match, an exported object.
@@ -164,6 +165,121 @@ public struct BusMessage {
     }
 }
 
+/// What a method returns, read from its reply's body: the typed side of a reply, so that a
+/// caller gets a value or a ``BusError``, never a message to read in order.
+public protocol BusReplyValue {
+    /// Reads the value from the body of `reply` (not an error reply).
+    init(reading reply: BusMessage) throws(SystemError)
+}
+
+extension String: BusReplyValue {
+    /// Reads one string (`s`).
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readString()
+    }
+}
+
+extension UInt32: BusReplyValue {
+    /// Reads one unsigned 32-bit integer (`u`).
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readUInt32()
+    }
+}
+
+extension Array: BusReplyValue where Element == String {
+    /// Reads an array of strings or object paths (`as`, `ao`).
+    /// The corresponding C function is `sd_bus_message_peek_type`.
+    public init(reading reply: BusMessage) throws(SystemError) {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        try sdCall("read an array from a bus message") { sd_bus_message_peek_type(reply.message, &type, &contents) }
+        guard let contents, let element = String(cString: contents).first else {
+            throw SystemError(action: "read an array from a bus message", errno: EBADMSG)
+        }
+        self = try reply.readStringArray(type: element)
+    }
+}
+
+extension Dictionary: BusReplyValue where Key == String, Value == PropertyValue {
+    /// Reads a dictionary of properties (`a{sv}`), as ``BusMessage/readPropertyDictionary()`` does.
+    public init(reading reply: BusMessage) throws(SystemError) {
+        self = try reply.readPropertyDictionary()
+    }
+}
+
+extension BusMessage {
+    /// The reply as a value of type `Reply`, or its error: the error of an error reply, or
+    /// `InconsistentMessage` when the body is not a `Reply`.
+    public func result<Reply: BusReplyValue>(as type: Reply.Type = Reply.self) -> Result<Reply, BusError> {
+        if let error { return .failure(error) }
+        do throws(SystemError) {
+            return .success(try Reply(reading: self))
+        } catch {
+            return .failure(BusError(name: BusError.inconsistentMessage, message: "The reply could not be read: \(error.errnoDescription)"))
+        }
+    }
+}
+
+extension BusError {
+    /// A message whose body is not what it should be (`InconsistentMessage`).
+    public static let inconsistentMessage = "org.freedesktop.DBus.Error.InconsistentMessage"
+}
+
+/// A match rule for signals (`type='signal',…`), built from its parts: the one way the daemon
+/// and the clients spell a match.
+public struct BusSignalMatch: Sendable, Equatable, CustomStringConvertible {
+    /// The sending connection (a unique or well-known name); a well-known name does not make
+    /// sure of the sender (see ``NameOwnerWatch/isFromOwner(_:)``).
+    public var sender: String?
+    /// The object path the signal comes from.
+    public var path: String?
+    /// A path prefix: the signal's path is this one or below it.
+    public var pathNamespace: String?
+    /// The signal's interface.
+    public var interface: String?
+    /// The signal's name.
+    public var member: String?
+    /// The string arguments the signal must carry, by position (`arg0='…'`).
+    public var arguments: [Int: String]
+
+    /// Creates a rule; each part left nil matches anything.
+    public init(
+        sender: String? = nil, path: String? = nil, pathNamespace: String? = nil, interface: String? = nil, member: String? = nil,
+        arguments: [Int: String] = [:]
+    ) {
+        self.sender = sender
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+
+    /// `PropertiesChanged` of the properties of `interface` (its first argument), from `sender`
+    /// at `path` or under `pathNamespace`.
+    public static func propertiesChanged(
+        of interface: String, sender: String? = nil, path: String? = nil, pathNamespace: String? = nil
+    ) -> BusSignalMatch {
+        BusSignalMatch(
+            sender: sender, path: path, pathNamespace: pathNamespace, interface: BusDriver.propertiesInterface,
+            member: "PropertiesChanged", arguments: [0: interface]
+        )
+    }
+
+    /// The rule's text, e.g. `type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='…'`.
+    public var description: String {
+        let parts: [(String, String?)] = [
+            ("sender", sender), ("path", path), ("path_namespace", pathNamespace), ("interface", interface), ("member", member),
+        ] + arguments.sorted { $0.key < $1.key }.map { ("arg\($0.key)", $0.value) }
+        return (["type='signal'"] + parts.compactMap { key, value in value.map { "\(key)=\(Self.quoted($0))" } }).joined(separator: ",")
+    }
+
+    /// A value in single quotes; an apostrophe inside ends the quotes, is escaped, and reopens them.
+    private static func quoted(_ value: String) -> String {
+        "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}
+
 /// The Swift closure behind a C callback's `userdata`, released by the slot's destroy callback.
 private final class MessageHandlerBox {
     let handler: (BusMessage) -> Void
@@ -193,11 +309,12 @@ extension BusConnection {
     /// connection, so the bus applies it before it answers those calls).
     ///
     /// - Parameters:
-    ///   - rule: a D-Bus match rule, e.g. `type='signal',interface='…',member='…'`.
+    ///   - match: the signals to receive.
     ///   - handler: called with each matching message.
     /// - Returns: the registration; the match is removed when it is released.
     /// The corresponding C function is `sd_bus_add_match_async`.
-    public func addMatch(_ rule: String, handler: @escaping (BusMessage) -> Void) throws(SystemError) -> BusSlot {
+    public func addMatch(_ match: BusSignalMatch, handler: @escaping (BusMessage) -> Void) throws(SystemError) -> BusSlot {
+        let rule = match.description
         let box = Unmanaged.passRetained(MessageHandlerBox(handler))
         var slot: OpaquePointer?
         do throws(SystemError) {
@@ -228,7 +345,7 @@ extension BusConnection {
     ///   - reply: called once with the reply.
     /// The corresponding C functions are `sd_bus_message_new_method_call`,
     /// `sd_bus_message_set_auto_start` and `sd_bus_call_async`.
-    public func call(
+    package func call(
         destination: String, path: String, interface: String, member: String, arguments: [String] = [],
         timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) {
@@ -258,6 +375,32 @@ extension BusConnection {
         sd_bus_slot_set_floating(slot, 1)
         sd_bus_slot_unref(slot)
         rearm()
+    }
+}
+
+extension BusConnection {
+    /// Calls a method with string arguments; `reply` gets, on the queue, what it returns as a
+    /// `Reply` or the error: its error reply, a synthesized one when the call times out or the
+    /// connection drops, `InconsistentMessage` when the answer is not a `Reply`.
+    ///
+    /// - Parameters:
+    ///   - destination: the bus name to call.
+    ///   - path: the object path.
+    ///   - interface: the interface.
+    ///   - member: the method.
+    ///   - arguments: string arguments, in order.
+    ///   - type: what the method returns.
+    ///   - timeoutMicroseconds: how long to wait for the reply; 0 is sd-bus's default (25 s).
+    ///   - startsService: whether the bus may start (activate) `destination` for the call.
+    ///   - reply: called once with the outcome.
+    public func call<Reply: BusReplyValue>(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [], returning type: Reply.Type,
+        timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (Result<Reply, BusError>) -> Void
+    ) throws(SystemError) {
+        try call(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+            timeoutMicroseconds: timeoutMicroseconds, startsService: startsService
+        ) { message in reply(message.result(as: type)) }
     }
 }
 

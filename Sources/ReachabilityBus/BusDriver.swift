@@ -15,9 +15,9 @@ public enum BusDriver {
     static let failedError = "org.freedesktop.DBus.Error.Failed"
 
     /// The driver's announcements that a name changes hands, `NameOwnerChanged(name, old
-    /// owner, new owner)`, narrowed by `argument` (e.g. `arg0='org.example'`).
-    static func nameOwnerChangedRule(_ argument: String) -> String {
-        "type='signal',sender='\(name)',path='\(path)',interface='\(interface)',member='NameOwnerChanged',\(argument)"
+    /// owner, new owner)`, narrowed by `arguments` (e.g. `[0: "org.example"]`).
+    static func nameOwnerChanged(_ arguments: [Int: String]) -> BusSignalMatch {
+        BusSignalMatch(sender: name, path: path, interface: interface, member: "NameOwnerChanged", arguments: arguments)
     }
 
     /// Whether `message` comes from the bus driver itself. A match rule's `sender=` does not
@@ -48,9 +48,9 @@ extension BusConnection {
     public func askUnixUser(of connection: String, reply: @escaping (UInt32?) -> Void) throws(SystemError) {
         try call(
             destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface,
-            member: "GetConnectionUnixUser", arguments: [connection]
-        ) { message in
-            reply(message.error == nil ? try? message.readUInt32() : nil)
+            member: "GetConnectionUnixUser", arguments: [connection], returning: UInt32.self
+        ) { result in
+            reply(try? result.get())
         }
     }
 }
@@ -95,7 +95,7 @@ public final class NameOwnerWatch {
             self?.owner = event.owner
             handler(event)
         }
-        slot = try connection.addMatch(BusDriver.nameOwnerChangedRule("arg0='\(name)'")) { message in
+        slot = try connection.addMatch(BusDriver.nameOwnerChanged([0: name])) { message in
             guard BusDriver.sent(message),
                   (try? message.readString()) == name, (try? message.readString()) != nil,
                   let owner = try? message.readString()
@@ -103,14 +103,12 @@ public final class NameOwnerWatch {
             tell(.ownerChanged(owner.isEmpty ? nil : owner))
         }
         try connection.call(
-            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name]
-        ) { reply in
-            if let error = reply.error {
-                tell(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
-            } else if let owner = try? reply.readString() {
-                tell(.initialOwner(owner))
-            } else {
-                tell(.lookupFailed(BusError(name: BusDriver.failedError, message: "GetNameOwner answered without a name")))
+            destination: BusDriver.name, path: BusDriver.path, interface: BusDriver.interface, member: "GetNameOwner", arguments: [name],
+            returning: String.self
+        ) { result in
+            switch result {
+            case .success(let owner): tell(.initialOwner(owner))
+            case .failure(let error): tell(error.name == BusError.nameHasNoOwner ? .initialOwner(nil) : .lookupFailed(error))
             }
         }
     }
@@ -154,7 +152,7 @@ public final class NameOwnerWatch {
     ///   - connection: the connection to watch on.
     ///   - left: called on the queue with the departed connection's unique name (":1.42").
     public static func departures(on connection: BusConnection, left: @escaping (String) -> Void) throws(SystemError) -> NameOwnerWatch {
-        NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChangedRule("arg2=''")) { message in
+        NameOwnerWatch(slot: try connection.addMatch(BusDriver.nameOwnerChanged([2: ""])) { message in
             guard BusDriver.sent(message), let name = try? message.readString(), name.hasPrefix(":") else { return }
             left(name)
         })

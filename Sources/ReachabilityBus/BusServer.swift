@@ -1,23 +1,71 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CBusShims
 import CSystemd
 import ReachabilityCore
 import SystemSupport
 
 // The serving side of a `BusConnection`, for the daemon: an object exported with a C shim's
-// static vtable, the method calls it takes (answered now or later), the values it writes and
-// the signals it sends. Everything here runs on the connection's queue.
+// static vtable, one handler per method (answered now or later), the property reads and the
+// signals it sends. The C trampolines, the unmanaged references and the errno returns of
+// sd-bus stop here. Everything here runs on the connection's queue.
+
+/// An interface an exported object serves, as a C shim's static vtable describes it.
+public struct BusInterface: @unchecked Sendable {
+    /// The interface's name.
+    public let name: String
+    /// The static vtable; its property getters and methods call the trampolines of `CBusShims`.
+    let vtable: UnsafePointer<sd_bus_vtable>
+
+    /// `org.reachabilityd.Reachability1`, whose vtable `CBusShims` keeps in step with
+    /// dbus/org.reachabilityd.Reachability1.xml.
+    public static let reachability = BusInterface(name: BusContract.interface, vtable: CReach_reachability_vtable())
+}
+
+/// What a method answers.
+public enum BusReply: Sendable, Equatable {
+    /// A method return carrying `values`, in order.
+    case values([PropertyValue])
+    /// An error reply.
+    case error(BusError)
+    /// The call's arguments are not those the method takes (`InvalidArgs`).
+    case invalidArguments
+}
+
+/// The handler of one method of an exported object; it runs on the connection's queue.
+public struct BusMethod {
+    /// The method's name, as the interface's vtable spells it.
+    public let name: String
+    /// Answers `call`, now or later.
+    let handle: (BusMethodCall) -> Void
+
+    /// A method answered at once with what `answer` returns.
+    public static func replying(_ name: String, _ answer: @escaping (BusMethodCall) -> BusReply) -> BusMethod {
+        BusMethod(name: name) { call in call.reply(answer(call)) }
+    }
+
+    /// A method answered later: `start` gets the call and a `reply` to call once, on the
+    /// connection's queue, when the answer is ready (a second answer is ignored).
+    public static func replyingLater(_ name: String, _ start: @escaping (BusMethodCall, _ reply: @escaping @Sendable (BusReply) -> Void) -> Void) -> BusMethod {
+        BusMethod(name: name) { call in start(call) { answer in call.reply(answer) } }
+    }
+}
 
 /// A method call the exported object took, kept until it is answered (later, in its turn, or
-/// never when its caller left). Answer it on the connection's queue.
+/// never when its caller left). Confined to the connection's queue.
 /// The corresponding C type is a referenced `sd_bus_message`.
 public final class BusMethodCall: @unchecked Sendable {
     private let message: OpaquePointer
+    private let connection: BusConnection
+    private let method: BusMethod?
+    private var answered = false
 
-    /// Takes a reference to a method call handed to a vtable's method handler.
-    package init(referencing message: OpaquePointer) {
+    /// Takes a reference to a method call handed to the vtable's method trampoline.
+    init(referencing message: OpaquePointer, connection: BusConnection, method: BusMethod?) {
         self.message = sd_bus_message_ref(message)
+        self.connection = connection
+        self.method = method
     }
 
     deinit {
@@ -36,9 +84,33 @@ public final class BusMethodCall: @unchecked Sendable {
     /// The call's arguments, read in order; valid while the call is kept.
     public var arguments: BusMessage { BusMessage(message) }
 
-    /// Answers with a method return carrying `values`.
+    /// Runs the method's handler, which answers now or later; a method without a handler is
+    /// answered `NotSupported`.
+    public func serve() {
+        guard let method else { return reply(errno: EOPNOTSUPP) }
+        method.handle(self)
+    }
+
+    /// Sends `answer`, once (a second answer is dropped), then matches the connection's
+    /// sources to what sd-bus waits for. A failure to send is only debug-logged: the caller
+    /// gets `NoReply`.
+    public func reply(_ answer: BusReply) {
+        guard !answered else { return }
+        answered = true
+        do throws(SystemError) {
+            switch answer {
+            case .values(let values): try send(values)
+            case .error(let error): try send(error)
+            case .invalidArguments: reply(errno: EINVAL)
+            }
+        } catch {
+            Log.debug("\(error)")
+        }
+        connection.rearm()
+    }
+
     /// The corresponding C functions are `sd_bus_message_new_method_return` and `sd_bus_send`.
-    public func reply(_ values: [PropertyValue]) throws(SystemError) {
+    private func send(_ values: [PropertyValue]) throws(SystemError) {
         let action = "answer \(member)"
         var reply: OpaquePointer?
         try sdCall(action) { sd_bus_message_new_method_return(message, &reply) }
@@ -47,9 +119,8 @@ public final class BusMethodCall: @unchecked Sendable {
         try sdCall(action) { sd_bus_send(nil, reply, nil) }
     }
 
-    /// Answers with the error `error`.
     /// The corresponding C functions are `sd_bus_error_set` and `sd_bus_reply_method_error`.
-    public func reply(error: BusError) throws(SystemError) {
+    private func send(_ error: BusError) throws(SystemError) {
         var busError = sd_bus_error()
         defer { sd_bus_error_free(&busError) }
         sd_bus_error_set(&busError, error.name, error.message)
@@ -58,17 +129,117 @@ public final class BusMethodCall: @unchecked Sendable {
 
     /// Answers with the error sd-bus names for `errno` (e.g. `InvalidArgs` for `EINVAL`).
     /// The corresponding C function is `sd_bus_reply_method_errno`.
-    public func reply(errno value: Int32) throws(SystemError) {
-        try sdCall("answer \(member) with \(SystemError.describe(errno: value))") { sd_bus_reply_method_errno(message, value, nil) }
+    private func reply(errno value: Int32) {
+        answered = true
+        do throws(SystemError) {
+            try sdCall("answer \(member) with \(SystemError.describe(errno: value))") { sd_bus_reply_method_errno(message, value, nil) }
+        } catch {
+            Log.debug("\(error)")
+        }
+        connection.rearm()
+    }
+}
+
+/// An object exported on a connection: its properties read through `properties`, its method
+/// calls answered by their ``BusMethod``, and the signals it sends. The export lasts as long
+/// as this object; confined to the connection's queue.
+public final class BusObject: @unchecked Sendable {
+    /// The object's path.
+    public let path: String
+    private let interface: BusInterface
+    private let connection: BusConnection
+    private let properties: (String) -> PropertyValue?
+    private let methods: [String: BusMethod]
+    private let admit: (BusMethodCall) -> Void
+    /// The vtable's userdata: the trampolines' way back to this object.
+    private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
+    private var slot: BusSlot?
+
+    /// Exports an object at `path` serving `interface`.
+    ///
+    /// - Parameters:
+    ///   - connection: the connection (its queue is this object's queue).
+    ///   - path: the object path.
+    ///   - interface: the interface, with its static vtable.
+    ///   - properties: the value of a property by name; nil for a name it does not have.
+    ///   - methods: one handler per method of the interface.
+    ///   - admit: where each incoming call goes, to be served (``BusMethodCall/serve()``) in
+    ///     its turn; by default it is served at once.
+    /// The corresponding C function is `sd_bus_add_object_vtable`.
+    public init(
+        on connection: BusConnection, path: String, interface: BusInterface, properties: @escaping (String) -> PropertyValue?,
+        methods: [BusMethod], admit: @escaping (BusMethodCall) -> Void = { $0.serve() }
+    ) throws(SystemError) {
+        self.path = path
+        self.interface = interface
+        self.connection = connection
+        self.properties = properties
+        self.methods = Dictionary(methods.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.admit = admit
+        handlers = .allocate(capacity: 1)
+        handlers.initialize(to: CReach_BusHandlers(context: nil, get_property: { context, property, reply, _ in
+            guard let context, let property, let reply else { return -EINVAL }
+            return Unmanaged<BusObject>.fromOpaque(context).takeUnretainedValue().append(property: String(cString: property), to: BusMessage(reply))
+        }, call_method: { context, _, message, _ in
+            guard let context, let message else { return -EINVAL }
+            Unmanaged<BusObject>.fromOpaque(context).takeUnretainedValue().take(message)
+            return 1  // handled: the reply comes when the method answers
+        }))
+        handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
+        // Every stored property is set: if this throws, deinit runs and frees the handlers.
+        var slot: OpaquePointer?
+        try sdCall("export \(path)") { sd_bus_add_object_vtable(connection.bus, &slot, path, interface.name, interface.vtable, handlers) }
+        self.slot = BusSlot(slot!)
+    }
+
+    deinit {
+        slot = nil
+        handlers.deallocate()
+    }
+
+    private func append(property name: String, to reply: BusMessage) -> Int32 {
+        guard let value = properties(name) else { return -ENOENT }
+        do throws(SystemError) {
+            try reply.append(value)
+            return 0
+        } catch {
+            return -error.errno
+        }
+    }
+
+    private func take(_ message: OpaquePointer) {
+        let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
+        admit(BusMethodCall(referencing: message, connection: connection, method: methods[member]))
+    }
+
+    /// Sends the signal `member` of the interface, carrying `arguments`, then matches the
+    /// connection's sources to what sd-bus waits for.
+    /// The corresponding C functions are `sd_bus_message_new_signal` and `sd_bus_send`.
+    public func emit(_ member: String, _ arguments: [PropertyValue] = []) throws(SystemError) {
+        defer { connection.rearm() }
+        var message: OpaquePointer?
+        try sdCall("create \(member) signal") { sd_bus_message_new_signal(connection.bus, &message, path, interface.name, member) }
+        defer { sd_bus_message_unref(message) }
+        do throws(SystemError) {
+            for argument in arguments { try BusMessage(message!).append(argument) }
+        } catch {
+            throw SystemError(action: "append to \(member) signal", errno: error.errno)
+        }
+        try sdCall("send \(member) signal") { sd_bus_send(connection.bus, message, nil) }
+    }
+
+    /// Emits `PropertiesChanged` for `names`, whose new values sd-bus reads through
+    /// `properties`, then matches the connection's sources to what sd-bus waits for.
+    /// The corresponding C function is `sd_bus_emit_properties_changed_strv`.
+    public func emitPropertiesChanged(_ names: [String]) throws(SystemError) {
+        defer { connection.rearm() }
+        var strings: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
+        defer { strings.forEach { free($0) } }
+        try sdCall("emit PropertiesChanged") { sd_bus_emit_properties_changed_strv(connection.bus, path, interface.name, &strings) }
     }
 }
 
 extension BusMessage {
-    /// Takes a message handed to a vtable's property getter, to append the value to.
-    package init(borrowing message: OpaquePointer) {
-        self.init(message)
-    }
-
     /// Appends one basic value (`s`, `b` or `t`). A D-Bus boolean is a C `int`.
     /// The corresponding C function is `sd_bus_message_append_basic`.
     public func append(_ value: PropertyValue) throws(SystemError) {
@@ -83,43 +254,5 @@ extension BusMessage {
             var integer = number
             try sdCall(action) { sd_bus_message_append_basic(message, Self.character("t"), &integer) }
         }
-    }
-}
-
-extension BusConnection {
-    /// Exports an object at `path` whose `interface` a C shim's static `vtable` describes;
-    /// its handlers get `userdata`, which must outlive the returned slot.
-    ///
-    /// - Returns: the registration; the object goes from the bus when it is released.
-    /// The corresponding C function is `sd_bus_add_object_vtable`.
-    public func exportObject(
-        path: String, interface: String, vtable: UnsafePointer<sd_bus_vtable>, userdata: UnsafeMutableRawPointer
-    ) throws(SystemError) -> BusSlot {
-        var slot: OpaquePointer?
-        try sdCall("export \(path)") { sd_bus_add_object_vtable(bus, &slot, path, interface, vtable, userdata) }
-        return BusSlot(slot!)
-    }
-
-    /// Sends the signal `member` of `interface` from `path`, carrying `arguments`.
-    /// The corresponding C functions are `sd_bus_message_new_signal` and `sd_bus_send`.
-    public func emitSignal(path: String, interface: String, member: String, arguments: [PropertyValue] = []) throws(SystemError) {
-        var message: OpaquePointer?
-        try sdCall("create \(member) signal") { sd_bus_message_new_signal(bus, &message, path, interface, member) }
-        defer { sd_bus_message_unref(message) }
-        do throws(SystemError) {
-            for argument in arguments { try BusMessage(message!).append(argument) }
-        } catch {
-            throw SystemError(action: "append to \(member) signal", errno: error.errno)
-        }
-        try sdCall("send \(member) signal") { sd_bus_send(bus, message, nil) }
-    }
-
-    /// Emits `PropertiesChanged` for `names` of `interface` at `path`; sd-bus reads their new
-    /// values through the exported object's getters.
-    /// The corresponding C function is `sd_bus_emit_properties_changed_strv`.
-    public func emitPropertiesChanged(path: String, interface: String, names: [String]) throws(SystemError) {
-        var strings: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
-        defer { strings.forEach { free($0) } }
-        try sdCall("emit PropertiesChanged") { sd_bus_emit_properties_changed_strv(bus, path, interface, &strings) }
     }
 }

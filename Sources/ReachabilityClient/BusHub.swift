@@ -130,14 +130,37 @@ final class BusHub: @unchecked Sendable {
 
     private var calls = CallsInFlight<WaitingCall>()
 
-    /// Calls a method of the daemon's object with string arguments; `reply` gets nil when the
+    /// Calls a method of the daemon's object with string arguments: the client's one way to
+    /// call the daemon. `reply` gets what it returns as a `Reply`, or its error; nil when the
     /// connection goes (or went) away before the answer. Beyond ``CallsInFlight/limit`` calls in
     /// flight the call waits its turn.
-    func callDaemon(member: String, arguments: [String], timeoutMicroseconds: UInt64, reply: @escaping (BusMessage?) -> Void) {
+    func callDaemon<Reply: BusReplyValue>(
+        member: String, arguments: [String] = [], returning type: Reply.Type, timeoutMicroseconds: UInt64,
+        reply: @escaping (Result<Reply, BusError>?) -> Void
+    ) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard connection != nil else { return reply(nil) }
-        let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds, reply: reply)
+        let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds) { message in
+            reply(message?.result(as: type))
+        }
         if let call = calls.start(call) { send(call) }
+    }
+
+    /// Calls a method of the daemon as ``callDaemon(member:arguments:returning:timeoutMicroseconds:reply:)``
+    /// does, for a caller that does not follow the daemon: the hub holds a connection for the
+    /// call (the one its listeners keep, or one of its own until the answer).
+    func callDaemonOnce<Reply: BusReplyValue>(
+        member: String, arguments: [String] = [], returning type: Reply.Type, timeoutMicroseconds: UInt64,
+        reply: @escaping (Result<Reply, BusError>?) -> Void
+    ) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let caller = OneCallListener()
+        attach(caller, wantsRoutesChanged: false)
+        callDaemon(member: member, arguments: arguments, returning: type, timeoutMicroseconds: timeoutMicroseconds) { [self] result in
+            reply(result)
+            // Not from inside the connection's own processing: detach (and maybe close) on the next turn.
+            queue.async { [self] in detach(caller) }
+        }
     }
 
     /// Sends a call that has its place in flight.
@@ -175,7 +198,7 @@ final class BusHub: @unchecked Sendable {
             case .address(let address): try BusConnection.open(address: address, queue: queue)
             }
             self.connection = connection
-            matches.append(try connection.addMatch(Self.propertiesChangedRule) { [weak self] message in
+            matches.append(try connection.addMatch(Self.propertiesChanged) { [weak self] message in
                 self?.propertiesChanged(message, epoch: current)
             })
             addRoutesMatchIfNeeded()
@@ -196,7 +219,7 @@ final class BusHub: @unchecked Sendable {
         guard routesMatch == nil, !routesListeners.isEmpty, let connection else { return }
         let current = epoch
         do throws(SystemError) {
-            routesMatch = try connection.addMatch(Self.routesChangedRule) { [weak self] message in
+            routesMatch = try connection.addMatch(Self.routesChanged) { [weak self] message in
                 self?.routesChanged(message, epoch: current)
             }
         } catch {
@@ -264,7 +287,7 @@ final class BusHub: @unchecked Sendable {
         do throws(SystemError) {
             try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusDriver.propertiesInterface,
-                member: "GetAll", arguments: [BusContract.interface],
+                member: "GetAll", arguments: [BusContract.interface], returning: [String: PropertyValue].self,
                 timeoutMicroseconds: UInt64(propertiesReading.timeout / .microseconds(1))
             ) { [weak self] reply in
                 self?.allProperties(reply, owner: owner, epoch: current)
@@ -275,16 +298,17 @@ final class BusHub: @unchecked Sendable {
         }
     }
 
-    private func allProperties(_ reply: BusMessage, owner replyOwner: String, epoch replyEpoch: Int) {
+    private func allProperties(_ reply: Result<[String: PropertyValue], BusError>, owner replyOwner: String, epoch replyEpoch: Int) {
         guard replyEpoch == epoch, replyOwner == pendingOwner else { return }
         pendingOwner = nil
-        if let error = reply.error {
+        let values: [String: PropertyValue]
+        switch reply {
+        case .success(let properties):
+            values = properties
+        case .failure(let error):
             // The owner left between the two calls; NameOwnerChanged follows.
             if error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner { return setState(.absent) }
             return propertiesUnread(replyOwner, why: error.message.isEmpty ? error.name : error.message)
-        }
-        guard let values = try? reply.readPropertyDictionary() else {
-            return propertiesUnread(replyOwner, why: "its reply to GetAll could not be read")
         }
         propertiesRetry.reset()
         setState(.running(owner: replyOwner, properties: values))
@@ -332,10 +356,15 @@ final class BusHub: @unchecked Sendable {
     // MARK: - Names
 
     /// The daemon's announcements that routing changed; the sender is checked against the owner.
-    static let routesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(BusContract.interface)',member='\(BusContract.routesChangedSignal)'"
+    static let routesChanged = BusSignalMatch(path: BusContract.objectPath, interface: BusContract.interface, member: BusContract.routesChangedSignal)
 
     /// Property changes of the daemon's object; the sender is checked against the current owner.
-    static let propertiesChangedRule =
-        "type='signal',path='\(BusContract.objectPath)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(BusContract.interface)'"
+    static let propertiesChanged = BusSignalMatch.propertiesChanged(of: BusContract.interface, path: BusContract.objectPath)
+}
+
+/// The listener that holds a hub's connection for one ``BusHub/callDaemonOnce(member:arguments:returning:timeoutMicroseconds:reply:)``;
+/// it follows nothing.
+private final class OneCallListener: BusHubListener, Sendable {
+    func hub(_ hub: BusHub, daemonState: DaemonState) {}
+    func hubRoutesChanged(_ hub: BusHub) {}
 }

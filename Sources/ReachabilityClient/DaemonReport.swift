@@ -12,7 +12,8 @@ public struct DaemonReportError: Error, Sendable, CustomStringConvertible {
 extension ReachabilityManager {
     /// The daemon's `Explain()` report: the route the kernel picked per family and why it
     /// counts, every link (state, transport and why, addresses, ignored and why) and the
-    /// configuration. Asked on a connection of its own, closed after the answer.
+    /// configuration. Asked through the system bus's hub (on a connection of its own, closed
+    /// after the answer, unless a manager of the process keeps one).
     ///
     /// - Parameter timeout: how long to wait for the answer.
     /// - Returns: the report's lines, each ending with a newline.
@@ -23,8 +24,8 @@ extension ReachabilityManager {
     }
 
     /// The daemon's `Metrics()`: its state in Prometheus' text exposition format, the text it
-    /// keeps in node_exporter's textfile-collector directory when configured. Asked on a
-    /// connection of its own, closed after the answer.
+    /// keeps in node_exporter's textfile-collector directory when configured. Asked as
+    /// ``daemonReport(timeout:)`` is.
     ///
     /// - Parameter timeout: how long to wait for the answer.
     /// - Returns: the metrics, each line ending with a newline.
@@ -33,64 +34,35 @@ extension ReachabilityManager {
         try await askDaemon(BusContract.metricsMethod, timeout: timeout)
     }
 
-    /// Calls the daemon's method `member` (no arguments, one string back).
+    /// Calls the daemon's method `member` (no arguments, one string back) through the system
+    /// bus's hub, as every client call to the daemon goes.
     private static func askDaemon(_ member: String, timeout: Duration) async throws(DaemonReportError) -> String {
         let microseconds = max(UInt64(timeout.components.seconds) * 1_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000_000), 1_000)
+        let hub = BusHub.hub(for: .system)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, DaemonReportError>, Never>) in
-            let queue = DispatchQueue(label: "org.reachabilityd.client.report")
-            queue.async {
-                ReportCall(queue: queue, member: member, continuation: continuation).start(timeoutMicroseconds: microseconds)
+            hub.queue.async {
+                hub.callDaemonOnce(member: member, returning: String.self, timeoutMicroseconds: microseconds) { reply in
+                    continuation.resume(returning: meaning(of: reply, to: member, hub: hub))
+                }
             }
         }
         return try outcome.get()
     }
-}
 
-/// One call of a text-returning method (`Explain()`, `Metrics()`) in flight; confined to its queue. It keeps the connection until the
-/// answer, then closes it on a later turn of the queue (never from inside the connection's
-/// own processing).
-private final class ReportCall: @unchecked Sendable {
-    private let queue: DispatchQueue
-    private var continuation: CheckedContinuation<Result<String, DaemonReportError>, Never>?
-    private var connection: BusConnection?
-
-    private let member: String
-
-    init(queue: DispatchQueue, member: String, continuation: CheckedContinuation<Result<String, DaemonReportError>, Never>) {
-        self.queue = queue
-        self.member = member
-        self.continuation = continuation
-    }
-
-    func start(timeoutMicroseconds: UInt64) {
-        do throws(SystemError) {
-            let connection = try BusConnection.system(queue: queue)
-            self.connection = connection
-            try connection.startProcessing { [self] error in finish(.failure(DaemonReportError(description: "Lost the system bus: \(error.errnoDescription)"))) }
-            try connection.call(
-                destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
-                member: member, timeoutMicroseconds: timeoutMicroseconds
-            ) { [self] reply in
-                if let error = reply.error {
-                    let absent = [BusError.serviceUnknown, BusError.nameHasNoOwner].contains(error.name)
-                    finish(.failure(DaemonReportError(description: absent ? "reachabilityd is not running." : "\(member) failed: \(error)")))
-                } else if let text = try? reply.readString() {
-                    finish(.success(text))
-                } else {
-                    finish(.failure(DaemonReportError(description: "\(member) returned an unexpected reply.")))
-                }
-            }
-        } catch {
-            finish(.failure(DaemonReportError(description: "\(error).")))
-        }
-    }
-
-    private func finish(_ outcome: Result<String, DaemonReportError>) {
-        continuation?.resume(returning: outcome)
-        continuation = nil
-        queue.async { [self] in
-            connection?.close()
-            connection = nil
+    /// What the reply to `member` means for its caller; on the hub's queue.
+    private static func meaning(of reply: Result<String, BusError>?, to member: String, hub: BusHub) -> Result<String, DaemonReportError> {
+        switch reply {
+        case .success(let text)?:
+            return .success(text)
+        case .failure(let error)? where [BusError.serviceUnknown, BusError.nameHasNoOwner].contains(error.name):
+            return .failure(DaemonReportError(description: "reachabilityd is not running."))
+        case .failure(let error)? where error.name == BusError.inconsistentMessage:
+            return .failure(DaemonReportError(description: "\(member) returned an unexpected reply."))
+        case .failure(let error)?:
+            return .failure(DaemonReportError(description: "\(member) failed: \(error)"))
+        case nil:
+            if case .busUnavailable(let why)? = hub.state { return .failure(DaemonReportError(description: "Cannot reach the system bus: \(why).")) }
+            return .failure(DaemonReportError(description: "Lost the system bus."))
         }
     }
 }

@@ -144,7 +144,8 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         var unanswered = false
         for (index, address) in addresses.enumerated() {
             hub.callDaemon(
-                member: BusContract.checkAddressMethod, arguments: [address], timeoutMicroseconds: Self.checkTimeoutMicroseconds
+                member: BusContract.checkAddressMethod, arguments: [address], returning: AddressCheckReply.self,
+                timeoutMicroseconds: Self.checkTimeoutMicroseconds
             ) { [weak self] reply in
                 guard let self else { return }
                 if let answer = Self.answer(reply, address: address) {
@@ -177,22 +178,37 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     ]
 
     /// The daemon's answer for `address`; nil when it gave none (no reply, busy, timed out).
-    private static func answer(_ reply: BusMessage?, address: String) -> AddressAnswer? {
-        guard let reply else { return nil }
-        if let error = reply.error {
-            if unansweredErrors.contains(error.name) { return nil }
-            // A rejected address is not reachable; any other error leaves it unknown.
+    private static func answer(_ reply: Result<AddressCheckReply, BusError>?, address: String) -> AddressAnswer? {
+        switch reply {
+        case nil:
+            return nil
+        case .success(let answer)?:
+            return AddressAnswer(address: address, status: ReachabilityStatus(rawValue: answer.status) ?? .unknown, interface: answer.interface)
+        case .failure(let error)? where unansweredErrors.contains(error.name):
+            return nil
+        case .failure(let error)?:
+            // A rejected address is not reachable; any other error (an unreadable answer too)
+            // leaves it unknown.
             let status: ReachabilityStatus = error.name == BusContract.invalidAddressError ? .notReachable : .unknown
             return AddressAnswer(address: address, status: status, interface: "")
         }
-        guard let status = try? reply.readString(), let interface = try? reply.readString() else {
-            return AddressAnswer(address: address, status: .unknown, interface: "")
-        }
-        return AddressAnswer(address: address, status: ReachabilityStatus(rawValue: status) ?? .unknown, interface: interface)
     }
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {
         // A daemon that went away meanwhile has already reported `.unknown`.
         if running, daemonRunning { report(EvidenceRule.destination(snapshot, machine: machine)) }
+    }
+}
+
+/// What `CheckAddress(s)` returns: `(ss)` status and interface.
+private struct AddressCheckReply: BusReplyValue {
+    /// The address's status, as the daemon spells it.
+    let status: String
+    /// The interface that would carry traffic to it ("" when none).
+    let interface: String
+
+    init(reading reply: BusMessage) throws(SystemError) {
+        status = try reply.readString()
+        interface = try reply.readString()
     }
 }

@@ -5,7 +5,8 @@ import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
 
-/// Admits the exported object's method calls by fair shares and serves them in turn.
+/// Admits the exported object's method calls by fair shares and serves them in turn
+/// (``BusMethodCall/serve()`` runs the method's handler).
 ///
 /// A caller's first calls wait until the bus says which user it runs as
 /// (`GetConnectionUnixUser`): all connections of one unprivileged user draw on one
@@ -22,7 +23,6 @@ final class CallAdmission: @unchecked Sendable {
     static let callsPerTurn = 16
 
     private let connection: BusConnection
-    private let serve: (BusMethodCall, CallerShare) -> Void
     /// Each share's part of the queue's time for method calls.
     private var budget = CallerBudget()
     /// Method calls waiting their turn, one per share in turn.
@@ -33,12 +33,15 @@ final class CallAdmission: @unchecked Sendable {
     private var awaitingUser: [String: [BusMethodCall]] = [:]
     private var serviceQueued = false
 
-    /// - Parameters:
-    ///   - connection: the bus connection (its queue is this object's queue).
-    ///   - serve: answers an admitted call in its turn, given the share it draws on.
-    init(connection: BusConnection, serve: @escaping (BusMethodCall, CallerShare) -> Void) {
+    /// - Parameter connection: the bus connection (its queue is this object's queue).
+    init(connection: BusConnection) {
         self.connection = connection
-        self.serve = serve
+    }
+
+    /// The share `caller` (a unique name) draws on: its user's, or its own until the bus told
+    /// its user (and when it is root or the bus cannot tell).
+    func share(of caller: String) -> CallerShare {
+        shareOfCaller[caller] ?? CallerShare(connection: caller)
     }
 
     /// Takes a method call: it waits for its caller's user, waits its turn, or is answered
@@ -75,7 +78,6 @@ final class CallAdmission: @unchecked Sendable {
             guard let self, let parked = awaitingUser.removeValue(forKey: caller) else { return }
             shareOfCaller[caller] = share
             for call in parked { admitOrRefuse(call, share: share.name) }
-            connection.rearm()
         }
         do throws(SystemError) {
             try connection.askUnixUser(of: caller) { user in
@@ -103,11 +105,7 @@ final class CallAdmission: @unchecked Sendable {
     private func refuse(_ call: BusMethodCall, share: String) {
         let message = "\(share) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
             + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
-        do throws(SystemError) {
-            try call.reply(error: BusError(name: BusContract.busyError, message: message))
-        } catch {
-            Log.debug("\(error)")
-        }
+        call.reply(.error(BusError(name: BusContract.busyError, message: message)))
     }
 
     /// Serves up to ``callsPerTurn`` waiting calls, one per share in turn, charging each
@@ -118,10 +116,9 @@ final class CallAdmission: @unchecked Sendable {
             guard let (share, call) = waiting.next() else { break }
             let started = clockSeconds(CLOCK_MONOTONIC)
             let cpuBefore = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
-            serve(call, shareOfCaller[call.sender] ?? CallerShare(connection: call.sender))
+            call.serve()
             budget.charge(share, seconds: clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
         }
-        connection.rearm()
         if !waiting.isEmpty, !serviceQueued {
             serviceQueued = true
             connection.queue.async { [weak self] in self?.serveWaitingCalls() }

@@ -41,14 +41,14 @@ public final class NetworkManagerCaptivePortals {
     /// Subscribes to NetworkManager's device, DHCP and name changes, and asks about every
     /// device if it runs.
     public func start() throws(SystemError) {
-        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.deviceInterface)) { [weak self] message in
+        changes.append(try connection.addMatch(.propertiesChanged(of: Self.deviceInterface, sender: Self.busName)) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
                   changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil
             else { return }
             ask(aboutDevice: device)
         })
-        changes.append(try connection.addMatch(propertiesChangedRule(interface: Self.dhcp4ConfigInterface)) { [weak self] message in
+        changes.append(try connection.addMatch(.propertiesChanged(of: Self.dhcp4ConfigInterface, sender: Self.busName)) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let device = message.path.flatMap({ self.deviceOfConfiguration[$0] }) else { return }
             ask(aboutDevice: device)
         })
@@ -57,22 +57,19 @@ public final class NetworkManagerCaptivePortals {
         }
     }
 
-    private func propertiesChangedRule(interface: String) -> String {
-        "type='signal',sender='\(Self.busName)',interface='\(BusDriver.propertiesInterface)',member='PropertiesChanged',arg0='\(interface)'"
-    }
-
     private func askAboutEveryDevice() {
-        call(path: "/org/freedesktop/NetworkManager", interface: Self.busName, member: "GetDevices") { [weak self] reply in
-            guard let devices = try? reply.readStringArray(type: "o") else { return Log.debug("NetworkManager's device list is not an array of paths") }
+        call(path: "/org/freedesktop/NetworkManager", interface: Self.busName, member: "GetDevices", returning: [String].self) { [weak self] devices in
             for device in devices { self?.ask(aboutDevice: device) }
         }
     }
 
     /// Asks which link a device is and which DHCP4Config it has, then that configuration's options.
     private func ask(aboutDevice device: String) {
-        call(path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface]) { [weak self] reply in
-            guard let self, let properties = try? reply.readPropertyDictionary(),
-                  case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
+        call(
+            path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface],
+            returning: [String: PropertyValue].self
+        ) { [weak self] properties in
+            guard let self, case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
                   case .string(let configuration)? = properties["Dhcp4Config"]
             else { return }
             deviceOfConfiguration = deviceOfConfiguration.filter { $0.value != device }
@@ -83,12 +80,11 @@ public final class NetworkManagerCaptivePortals {
     }
 
     private func askForOptions(of configuration: String, link index: InterfaceIndex) {
-        call(path: configuration, interface: BusDriver.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"]) {
-            [weak self] reply in
-            guard (try? reply.enterVariant(holding: "a{sv}")) != nil, let options = try? reply.readPropertyDictionary() else {
-                return Log.debug("NetworkManager's options of \(configuration) are not a dictionary")
-            }
-            self?.record(Self.captivePortalURI(in: options), index)
+        call(
+            path: configuration, interface: BusDriver.propertiesInterface, member: "Get", arguments: [Self.dhcp4ConfigInterface, "Options"],
+            returning: DHCP4Options.self
+        ) { [weak self] options in
+            self?.record(Self.captivePortalURI(in: options.values), index)
         }
     }
 
@@ -100,18 +96,34 @@ public final class NetworkManagerCaptivePortals {
         return nil
     }
 
-    /// Calls NetworkManager without starting it; an error reply is only debug-logged.
-    private func call(path: String, interface: String, member: String, arguments: [String] = [], reply: @escaping (BusMessage) -> Void) {
+    /// Calls NetworkManager without starting it; an error reply, or one that is not a `Reply`,
+    /// is only debug-logged.
+    private func call<Reply: BusReplyValue>(
+        path: String, interface: String, member: String, arguments: [String] = [], returning type: Reply.Type,
+        reply: @escaping (Reply) -> Void
+    ) {
         do {
             try connection.call(
-                destination: Self.busName, path: path, interface: interface, member: member, arguments: arguments,
+                destination: Self.busName, path: path, interface: interface, member: member, arguments: arguments, returning: type,
                 timeoutMicroseconds: 5_000_000, startsService: false
-            ) { message in
-                if let error = message.error { return Log.debug("NetworkManager did not answer \(member) on \(path): \(error)") }
-                reply(message)
+            ) { result in
+                switch result {
+                case .success(let value): reply(value)
+                case .failure(let error): Log.debug("NetworkManager did not answer \(member) on \(path): \(error)")
+                }
             }
         } catch {
             Log.debug("\(error)")
+        }
+    }
+
+    /// The `Options` of a DHCP4Config as `Get` returns them: a variant holding `a{sv}`.
+    private struct DHCP4Options: BusReplyValue {
+        let values: [String: PropertyValue]
+
+        init(reading reply: BusMessage) throws(SystemError) {
+            try reply.enterVariant(holding: "a{sv}")
+            values = try reply.readPropertyDictionary()
         }
     }
 }

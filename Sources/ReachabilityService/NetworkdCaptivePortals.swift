@@ -13,7 +13,9 @@ import SystemSupport
 public final class NetworkdCaptivePortals {
     /// networkd's bus name.
     static let busName = "org.freedesktop.network1"
-    private static let linkPathPrefix = "/org/freedesktop/network1/link/"
+    /// The path under which networkd exports its links.
+    private static let linkPathNamespace = "/org/freedesktop/network1/link"
+    private static let linkPathPrefix = linkPathNamespace + "/"
 
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
@@ -34,8 +36,7 @@ public final class NetworkdCaptivePortals {
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
     public func start() throws(SystemError) {
         linkChanges = try connection.addMatch(
-            "type='signal',sender='\(Self.busName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
-                + "path_namespace='/org/freedesktop/network1/link'"
+            BusSignalMatch(sender: Self.busName, pathNamespace: Self.linkPathNamespace, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
         ) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let index = message.path.flatMap(Self.linkIndex(ofPath:)) else { return }
             ask(about: index)
@@ -54,13 +55,14 @@ public final class NetworkdCaptivePortals {
         do {
             try connection.call(
                 destination: Self.busName, path: Self.path(ofLink: index), interface: "org.freedesktop.network1.Link", member: "Describe",
-                timeoutMicroseconds: 5_000_000, startsService: false
+                returning: String.self, timeoutMicroseconds: 5_000_000, startsService: false
             ) { [weak self] reply in
-                if let error = reply.error {
-                    Log.debug("systemd-networkd did not describe link \(index.rawValue): \(error)")
-                    return
+                let json: String
+                switch reply {
+                case .success(let text): json = text
+                case .failure(let error): return Log.debug("systemd-networkd did not describe link \(index.rawValue): \(error)")
                 }
-                guard let json = try? reply.readString(), case .object(let link)? = JSONValue.parse(Array(json.utf8)) else {
+                guard case .object(let link)? = JSONValue.parse(Array(json.utf8)) else {
                     Log.debug("systemd-networkd's description of link \(index.rawValue) is not a JSON object")
                     return
                 }
@@ -73,7 +75,7 @@ public final class NetworkdCaptivePortals {
         }
     }
 
-    /// networkd's object path for link `index`: sd-bus escapes a path label's leading digit
+    /// networkd's object path for link `index`: networkd escapes a path label's leading digit
     /// as `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
     static func path(ofLink index: InterfaceIndex) -> String {
         linkPathPrefix + "_3" + String(index.rawValue)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CBusShims
 import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
@@ -14,7 +10,7 @@ public enum AddressCheckAnswer: Sendable, Equatable {
     case invalidAddress(message: String)
 }
 
-/// What the exported object's methods do; each runs on the connection's queue.
+/// What the exported object's methods do; each runs on the connection's queue and answers at once.
 public struct ReachabilityMethods {
     /// Answers `CheckAddress(s)`: the address, and whose share the caller draws on.
     public var checkAddress: (String, CallerShare) -> AddressCheckAnswer
@@ -31,23 +27,22 @@ public struct ReachabilityMethods {
     }
 }
 
-/// The exported object `/org/reachabilityd/Reachability1`: serves the properties and
-/// `CheckAddress`, and announces changes with `PropertiesChanged` and `StatusChanged`. Method
-/// calls are admitted by fair shares (``CallAdmission``) and answered in their turn.
+/// The exported object `/org/reachabilityd/Reachability1`: serves the properties and the
+/// methods, and announces changes with `PropertiesChanged`, `StatusChanged`,
+/// `ConnectivityChanged` and `RoutesChanged`. Method calls are admitted by fair shares
+/// (``CallAdmission``) and answered in their turn.
 ///
 /// Confined to the connection's queue.
 public final class ReachabilityObject: @unchecked Sendable {
-    private let connection: BusConnection
     private let methods: ReachabilityMethods
     /// The published state: what the properties answer.
     public private(set) var snapshot: ReachabilitySnapshot
     /// `Generation`: one more at every published change.
     public private(set) var generation: UInt64
-    private let handlers: UnsafeMutablePointer<CReach_BusHandlers>
-    private var slot: BusSlot?
-    private lazy var admission = CallAdmission(connection: connection) { [weak self] call, share in self?.answer(call, share: share) }
+    private let admission: CallAdmission
+    private var object: BusObject?
 
-    /// Exports the object with the static vtable from `CBusShims`.
+    /// Exports the object.
     ///
     /// - Parameters:
     ///   - connection: the bus connection (its queue is this object's queue).
@@ -55,30 +50,20 @@ public final class ReachabilityObject: @unchecked Sendable {
     ///   - methods: answers the method calls, on the queue.
     ///   - generation: the first `Generation` (a restarted daemon goes on from its predecessor's).
     public init(connection: BusConnection, snapshot: ReachabilitySnapshot, methods: ReachabilityMethods, generation: UInt64 = 0) throws(SystemError) {
-        self.connection = connection
         self.snapshot = snapshot
         self.generation = generation
         self.methods = methods
-        handlers = .allocate(capacity: 1)
-        handlers.initialize(to: CReach_BusHandlers(context: nil, get_property: { context, property, reply, _ in
-            guard let context, let property, let reply else { return -EINVAL }
-            return Unmanaged<ReachabilityObject>.fromOpaque(context).takeUnretainedValue()
-                .appendProperty(named: String(cString: property), to: BusMessage(borrowing: reply))
-        }, call_method: { context, _, message, _ in
-            guard let context, let message else { return -EINVAL }
-            Unmanaged<ReachabilityObject>.fromOpaque(context).takeUnretainedValue().admission.take(BusMethodCall(referencing: message))
-            return 1  // handled: the reply comes when its turn does
-        }))
-        handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
-        // Every stored property is set: if this throws, deinit runs and frees the handlers.
-        slot = try connection.exportObject(
-            path: BusContract.objectPath, interface: BusContract.interface, vtable: CReach_reachability_vtable(), userdata: handlers
+        admission = CallAdmission(connection: connection)
+        object = try BusObject(
+            on: connection, path: BusContract.objectPath, interface: .reachability,
+            properties: { [weak self] name in self?.value(ofProperty: name) },
+            methods: [
+                .replying(BusContract.checkAddressMethod) { [weak self] call in self?.checkAddress(call) ?? .invalidArguments },
+                .replying(BusContract.explainMethod) { _ in .values([.string(methods.explain())]) },
+                .replying(BusContract.metricsMethod) { _ in .values([.string(methods.metrics())]) },
+            ],
+            admit: { [admission] call in admission.take(call) }
         )
-    }
-
-    deinit {
-        slot = nil
-        handlers.deallocate()
     }
 
     /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged` naming
@@ -93,38 +78,25 @@ public final class ReachabilityObject: @unchecked Sendable {
         let names = (changed + [.generation]).map(\.rawValue)
         do throws(SystemError) {
             // StatusChanged first: it is what most subscribers wait for.
-            if statusChanged { try emitSignal(BusContract.statusChangedSignal, carrying: [.string(next.status.rawValue)]) }
-            if connectivityChanged { try emitSignal(BusContract.connectivityChangedSignal, carrying: [.string(next.connectivity.rawValue)]) }
-            try connection.emitPropertiesChanged(path: BusContract.objectPath, interface: BusContract.interface, names: names)
+            if statusChanged { try object?.emit(BusContract.statusChangedSignal, [.string(next.status.rawValue)]) }
+            if connectivityChanged { try object?.emit(BusContract.connectivityChangedSignal, [.string(next.connectivity.rawValue)]) }
+            try object?.emitPropertiesChanged(names)
         } catch {
             Log.error("\(error)")
         }
-        connection.rearm()
     }
 
     /// Emits `RoutesChanged` (no arguments). The caller limits the rate.
     public func emitRoutesChanged() {
         do throws(SystemError) {
-            try emitSignal(BusContract.routesChangedSignal, carrying: [])
+            try object?.emit(BusContract.routesChangedSignal)
         } catch {
             Log.error("\(error)")
         }
-        connection.rearm()
     }
 
-    /// Sends signal `name` of the interface.
-    private func emitSignal(_ name: String, carrying arguments: [PropertyValue]) throws(SystemError) {
-        try connection.emitSignal(path: BusContract.objectPath, interface: BusContract.interface, member: name, arguments: arguments)
-    }
-
-    private func appendProperty(named name: String, to reply: BusMessage) -> Int32 {
-        guard let property = ReachabilityProperty(rawValue: name) else { return -ENOENT }
-        do throws(SystemError) {
-            try reply.append(snapshot.value(of: property, generation: generation))
-            return 0
-        } catch {
-            return -error.errno
-        }
+    private func value(ofProperty name: String) -> PropertyValue? {
+        ReachabilityProperty(rawValue: name).map { snapshot.value(of: $0, generation: generation) }
     }
 
     /// Forgets a caller that left the bus and the calls it left waiting (never answered: nobody
@@ -136,27 +108,14 @@ public final class ReachabilityObject: @unchecked Sendable {
         admission.forgetCaller(name)
     }
 
-    /// Answers one admitted call, drawing on `share`: its return, or its error.
-    private func answer(_ call: BusMethodCall, share: CallerShare) {
-        do throws(SystemError) {
-            switch call.member {
-            case BusContract.checkAddressMethod:
-                guard let text = try? call.arguments.readString() else { return try call.reply(errno: EINVAL) }
-                switch methods.checkAddress(text, share) {
-                case .invalidAddress(let explanation):
-                    try call.reply(error: BusError(name: BusContract.invalidAddressError, message: explanation))
-                case .answer(let status, let interface):
-                    try call.reply([.string(status.rawValue), .string(interface)])
-                }
-            case BusContract.explainMethod:
-                try call.reply([.string(methods.explain())])
-            case BusContract.metricsMethod:
-                try call.reply([.string(methods.metrics())])
-            default:
-                try call.reply(errno: EOPNOTSUPP)
-            }
-        } catch {
-            Log.debug("\(error)")
+    /// Answers `CheckAddress(s)`, drawing on the caller's share.
+    private func checkAddress(_ call: BusMethodCall) -> BusReply {
+        guard let text = try? call.arguments.readString() else { return .invalidArguments }
+        switch methods.checkAddress(text, admission.share(of: call.sender)) {
+        case .invalidAddress(let explanation):
+            return .error(BusError(name: BusContract.invalidAddressError, message: explanation))
+        case .answer(let status, let interface):
+            return .values([.string(status.rawValue), .string(interface)])
         }
     }
 }

@@ -7,28 +7,8 @@ import XCTest
 
 /// The bus core against a real, private `dbus-daemon` (a session-type bus in a temporary
 /// directory; no root needed): calls, replies, errors, matches and names.
-final class BusConnectionTests: XCTestCase {
-    private var directory: TemporaryDirectory?
-    private var bus: PrivateBus?
-    private var address = ""
+final class BusConnectionTests: PrivateBusTestCase {
     private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus")
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("dbus-daemon is missing (apt-get install dbus)") }
-            throw XCTSkip("dbus-daemon is not installed")
-        }
-        let directory = try TemporaryDirectory(prefix: "bus-tests")
-        self.directory = directory
-        let bus = try PrivateBus.permissive(in: directory)
-        self.bus = bus
-        address = bus.address
-    }
-
-    override func tearDown() {
-        bus?.stop()
-        directory?.remove()
-    }
 
     /// Opens a processing connection on the queue; closes it after `body`.
     private func withConnection(_ body: (BusConnection) throws -> Void) throws {
@@ -41,48 +21,47 @@ final class BusConnectionTests: XCTestCase {
         try body(connection)
     }
 
-    /// What a reply said, read inside its handler (a message lives only that long).
-    private struct Reply {
-        var errorName: String?
-        var string: String?
-    }
-
-    /// Calls a method of the bus daemon's interface at `destination` and waits for the reply.
-    private func callBusDaemon(_ connection: BusConnection, member: String, destination: String = BusDriver.name) throws -> Reply {
-        let replied = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var answer: Reply?
-        try queue.sync {
-            try connection.call(
-                destination: destination, path: BusDriver.path, interface: BusDriver.interface, member: member,
-                timeoutMicroseconds: 5_000_000
-            ) { reply in
-                answer = Reply(errorName: reply.error?.name, string: reply.error == nil ? try? reply.readString() : nil)
-                replied.signal()
-            }
-        }
-        XCTAssertEqual(replied.wait(timeout: .now() + 5), .success, "\(member) answered")
-        return try XCTUnwrap(queue.sync { answer })
+    /// Calls `member` of the bus daemon expecting a `Reply` and waits for the outcome.
+    private func callBusDaemon<Reply: BusReplyValue & Sendable>(
+        _ connection: BusConnection, member: String, destination: String = BusDriver.name, returning type: Reply.Type
+    ) throws -> Result<Reply, BusError> {
+        try call(
+            on: connection, queue: queue, destination: destination, path: BusDriver.path, interface: BusDriver.interface, member: member,
+            returning: type
+        )
     }
 
     func testThatACallGetsItsReply() throws {
         try withConnection { connection in
             // When
-            let reply = try callBusDaemon(connection, member: "GetId")
+            let reply = try callBusDaemon(connection, member: "GetId", returning: String.self)
 
             // Then: the bus's 32-hex-digit id
-            XCTAssertNil(reply.errorName)
-            XCTAssertEqual(reply.string?.count, 32, reply.string ?? "no string")
+            XCTAssertEqual(try reply.get().count, 32, "\(reply)")
         }
     }
 
     func testThatAFailedCallCarriesTheBusError() throws {
         try withConnection { connection in
             // When a name nobody owns is called
-            let reply = try callBusDaemon(connection, member: "GetId", destination: "org.reachabilityd.Nobody")
+            let reply = try callBusDaemon(connection, member: "GetId", destination: "org.reachabilityd.Nobody", returning: String.self)
 
             // Then
-            XCTAssertEqual(reply.errorName, BusError.serviceUnknown)
-            XCTAssertNil(reply.string)
+            guard case .failure(let error) = reply else { return XCTFail("answered: \(reply)") }
+            XCTAssertEqual(error.name, BusError.serviceUnknown)
+        }
+    }
+
+    func testThatATypedCallGetsItsValueOrTellsThatTheReplyIsNotOne() throws {
+        try withConnection { connection in
+            // An array of strings
+            XCTAssertTrue(try callBusDaemon(connection, member: "ListNames", returning: [String].self).get().contains(BusDriver.name))
+
+            // A reply that is not what the caller expects is an error, not a guess
+            guard case .failure(let error) = try callBusDaemon(connection, member: "GetId", returning: UInt32.self) else {
+                return XCTFail("a string read as an integer")
+            }
+            XCTAssertEqual(error.name, BusError.inconsistentMessage)
         }
     }
 
@@ -93,7 +72,7 @@ final class BusConnectionTests: XCTestCase {
             let received = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var owners: [String] = []
             let slot = try queue.sync {
-                try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'") { message in
+                try connection.addMatch(BusSignalMatch(sender: BusDriver.name, member: "NameOwnerChanged", arguments: [0: name])) { message in
                     if let owned = try? message.readString(), owned == name { owners.append(owned) }
                     received.signal()
                 }

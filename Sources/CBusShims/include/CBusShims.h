@@ -7,13 +7,13 @@
 
 // MARK: - sd-bus object
 
-/// Swift-side handlers behind the static `org.reachabilityd.Reachability1` vtable.
-/// `context` is passed back unchanged (an unmanaged Swift object).
+/// The handlers behind the static `org.reachabilityd.Reachability1` vtable: ReachabilityBus's
+/// `BusObject`, the only user. `context` is passed back unchanged (an unmanaged Swift object).
 typedef struct CReach_BusHandlers {
     void *context;
     /// Appends the value of `property` to `reply`; returns >= 0 or -errno.
     int (*get_property)(void *context, const char *property, sd_bus_message *reply, sd_bus_error *error);
-    /// Handles the method `member`, replying itself; returns >= 0 or -errno (with `error` set).
+    /// Takes the call of method `member`, to reply now or later; returns >= 0 or -errno (with `error` set).
     int (*call_method)(void *context, const char *member, sd_bus_message *message, sd_bus_error *error);
 } CReach_BusHandlers;
 

@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+import TestSupport
+import XCTest
+
+/// An exported ``BusObject`` against a real, private `dbus-daemon` (a session-type bus in a
+/// temporary directory; no root needed): a method answered at once, one answered later, a
+/// property read and a signal. The object serves the Reachability1 interface at a test name
+/// and path with handlers of the test's own: no method is added to the real interface.
+final class BusObjectTests: PrivateBusTestCase {
+    private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus-object")
+    private let serviceName = "org.reachabilityd.TestObject\(getpid())"
+    private let path = "/org/reachabilityd/TestObject"
+    private var server: BusConnection?
+    private var client: BusConnection?
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        (server, client) = try queue.sync { () throws -> (BusConnection, BusConnection) in
+            let server = try BusConnection.open(address: address, queue: queue)
+            try server.startProcessing { _ in }
+            try server.requestName(serviceName)
+            let client = try BusConnection.open(address: address, queue: queue)
+            try client.startProcessing { _ in }
+            return (server, client)
+        }
+    }
+
+    override func tearDown() {
+        queue.sync {
+            server?.close()
+            client?.close()
+        }
+        server = nil
+        client = nil
+        super.tearDown()
+    }
+
+    /// Every string of a reply body, in order.
+    private struct Strings: BusReplyValue, Sendable, Equatable {
+        var values: [String] = []
+
+        init(reading reply: BusMessage) throws(SystemError) {
+            while let string = try? reply.readString() { values.append(string) }
+        }
+    }
+
+    /// A property's value as `Get` returns it: a variant holding a string.
+    private struct StringVariant: BusReplyValue, Sendable {
+        let value: String
+
+        init(reading reply: BusMessage) throws(SystemError) {
+            try reply.enterVariant(holding: "s")
+            value = try reply.readString()
+        }
+    }
+
+    /// Calls `member` of the test object and waits for the outcome.
+    private func call<Reply: BusReplyValue & Sendable>(
+        _ member: String, interface: String = BusContract.interface, arguments: [String] = [], returning type: Reply.Type
+    ) throws -> Result<Reply, BusError> {
+        try call(
+            on: try XCTUnwrap(client), queue: queue, destination: serviceName, path: path, interface: interface, member: member,
+            arguments: arguments, returning: type
+        )
+    }
+
+    /// Calls `member` of the test object and waits for the strings it returns, or its error.
+    private func call(_ member: String, interface: String = BusContract.interface, arguments: [String] = []) throws -> Result<[String], BusError> {
+        try call(member, interface: interface, arguments: arguments, returning: Strings.self).map(\.values)
+    }
+
+    /// Exports the Reachability1 interface at the test path with `methods` and a `Status` property.
+    private func export(methods: [BusMethod], status: String = "reachable") throws -> BusObject {
+        try queue.sync {
+            try BusObject(
+                on: try XCTUnwrap(server), path: path, interface: .reachability,
+                properties: { $0 == "Status" ? .string(status) : nil }, methods: methods
+            )
+        }
+    }
+
+    func testThatAMethodAnsweredLaterRepliesWhenItsAnswerIsReady() throws {
+        // Given a method that answers 200 ms after the call, from a timer on the queue
+        nonisolated(unsafe) var started = 0
+        let object = try export(methods: [
+            .replyingLater(BusContract.explainMethod) { [queue] _, reply in
+                started += 1
+                queue.asyncAfter(deadline: .now() + .milliseconds(200)) { reply(.values([.string("later")])) }
+            },
+        ])
+        defer { withExtendedLifetime(object) {} }
+
+        // When it is called
+        let began = DispatchTime.now()
+        let answer = try call(BusContract.explainMethod)
+
+        // Then the caller gets the answer given later, not before it
+        XCTAssertEqual(try answer.get(), ["later"])
+        XCTAssertGreaterThanOrEqual(DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds, 200_000_000)
+        XCTAssertEqual(queue.sync { started }, 1)
+    }
+
+    func testThatAMethodAnsweredAtOnceRepliesWithItsValuesOrItsError() throws {
+        // Given CheckAddress answering its argument back, and an error for "bad"
+        let object = try export(methods: [
+            .replying(BusContract.checkAddressMethod) { call in
+                guard let text = try? call.arguments.readString() else { return .invalidArguments }
+                if text == "bad" { return .error(BusError(name: BusContract.invalidAddressError, message: "not an address")) }
+                return .values([.string("checked"), .string(text)])
+            },
+        ])
+        defer { withExtendedLifetime(object) {} }
+
+        // Then
+        XCTAssertEqual(try call(BusContract.checkAddressMethod, arguments: ["192.0.2.1"]).get(), ["checked", "192.0.2.1"])
+        XCTAssertEqual(try call(BusContract.checkAddressMethod, arguments: ["bad"]), .failure(BusError(name: BusContract.invalidAddressError, message: "not an address")))
+        // A method of the interface without a handler is answered, not left hanging
+        guard case .failure(let error) = try call(BusContract.metricsMethod) else { return XCTFail("Metrics without a handler answered") }
+        XCTAssertEqual(error.name, "org.freedesktop.DBus.Error.NotSupported")
+    }
+
+    func testThatAPropertyIsReadThroughTheObject() throws {
+        // Given
+        let object = try export(methods: [], status: "not-reachable")
+        defer { withExtendedLifetime(object) {} }
+
+        // When Get(Status) is called
+        let status = try call("Get", interface: BusDriver.propertiesInterface, arguments: [BusContract.interface, "Status"], returning: StringVariant.self)
+
+        // Then
+        XCTAssertEqual(try status.get().value, "not-reachable")
+    }
+
+    func testThatAnEmittedSignalReachesAMatchWithoutARearmByTheSender() throws {
+        // Given a match on the object's StatusChanged
+        let object = try export(methods: [])
+        let received = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var statuses: [String] = []
+        let slot = try queue.sync {
+            try XCTUnwrap(client).addMatch(BusSignalMatch(path: path, interface: BusContract.interface, member: BusContract.statusChangedSignal)) { message in
+                if let status = try? message.readString() { statuses.append(status) }
+                received.signal()
+            }
+        }
+        defer { withExtendedLifetime((object, slot)) {} }
+        // (The match is in place once a later call on the client is answered.)
+        _ = try call("Ping", interface: "org.freedesktop.DBus.Peer")
+
+        // When the object emits it
+        try queue.sync { try object.emit(BusContract.statusChangedSignal, [.string("reachable")]) }
+
+        // Then
+        XCTAssertEqual(received.wait(timeout: .now() + 5), .success, "StatusChanged arrived")
+        XCTAssertEqual(queue.sync { statuses }, ["reachable"])
+    }
+}
