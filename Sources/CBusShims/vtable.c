@@ -14,29 +14,22 @@ static int creach_call_method(sd_bus_message *message, void *userdata, sd_bus_er
     return handlers->call_method(handlers->context, sd_bus_message_get_member(message), message, error);
 }
 
-#define CREACH_PROPERTY(name, signature) \
-    SD_BUS_PROPERTY(name, signature, creach_get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
+sd_bus_vtable CReach_vtable_start(void) {
+    return (sd_bus_vtable) SD_BUS_VTABLE_START(0);
+}
 
-// Keep in step with dbus/org.reachabilityd.Reachability1.xml (the integration test compares).
-static const sd_bus_vtable creach_reachability_vtable[] = {
-    SD_BUS_VTABLE_START(0),
-    CREACH_PROPERTY("Status", "s"),
-    CREACH_PROPERTY("Reachable", "b"),
-    CREACH_PROPERTY("IPv4Reachable", "b"),
-    CREACH_PROPERTY("IPv6Reachable", "b"),
-    CREACH_PROPERTY("Interface", "s"),
-    CREACH_PROPERTY("Transport", "s"),
-    CREACH_PROPERTY("Metered", "b"),
-    CREACH_PROPERTY("Reason", "s"),
-    CREACH_PROPERTY("Generation", "t"),
-    CREACH_PROPERTY("Connectivity", "s"),
-    CREACH_PROPERTY("IPv4Connectivity", "s"),
-    CREACH_PROPERTY("IPv6Connectivity", "s"),
-    CREACH_PROPERTY("CaptivePortal", "s"),
-    CREACH_PROPERTY("IPv4Interface", "s"),
-    CREACH_PROPERTY("IPv6Interface", "s"),
-    CREACH_PROPERTY("IPv4Transport", "s"),
-    CREACH_PROPERTY("IPv6Transport", "s"),
+sd_bus_vtable CReach_vtable_property(const char *name, const char *signature) {
+    return (sd_bus_vtable) SD_BUS_PROPERTY(name, signature, creach_get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE);
+}
+
+sd_bus_vtable CReach_vtable_end(void) {
+    return (sd_bus_vtable) SD_BUS_VTABLE_END;
+}
+
+// The methods and signals of org.reachabilityd.Reachability1, in the order of
+// dbus/org.reachabilityd.Reachability1.xml (the integration test compares); its properties come
+// from ReachabilityCore's property table at run time.
+static const sd_bus_vtable creach_reachability_members[] = {
     SD_BUS_METHOD_WITH_NAMES("CheckAddress", "s", SD_BUS_PARAM(address),
                              "ss", SD_BUS_PARAM(status) SD_BUS_PARAM(interface),
                              creach_call_method, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -49,9 +42,9 @@ static const sd_bus_vtable creach_reachability_vtable[] = {
     SD_BUS_SIGNAL_WITH_NAMES("StatusChanged", "s", SD_BUS_PARAM(status), 0),
     SD_BUS_SIGNAL_WITH_NAMES("ConnectivityChanged", "s", SD_BUS_PARAM(connectivity), 0),
     SD_BUS_SIGNAL("RoutesChanged", "", 0),
-    SD_BUS_VTABLE_END
 };
 
-const sd_bus_vtable *CReach_reachability_vtable(void) {
-    return creach_reachability_vtable;
+const sd_bus_vtable *CReach_reachability_members(size_t *count) {
+    *count = sizeof(creach_reachability_members) / sizeof(creach_reachability_members[0]);
+    return creach_reachability_members;
 }

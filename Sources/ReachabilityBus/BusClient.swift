@@ -125,11 +125,20 @@ public struct BusMessage {
     }
 
     /// Reads a dictionary of properties (`a{sv}`) whose values are strings (`s`, or object paths
-    /// `o` as their text), booleans or unsigned 64-bit integers; values of other types are skipped.
-    /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
+    /// `o` as their text), booleans, unsigned 64-bit integers, arrays of strings, dictionaries
+    /// of properties or arrays of them (`as`, `a{sv}`, `aa{sv}`); values of other types are skipped.
     public func readPropertyDictionary() throws(SystemError) -> [String: PropertyValue] {
+        guard let dictionary = try readPropertyDictionaryElement() else {
+            throw SystemError(action: "read a property dictionary from a bus message", errno: EBADMSG)
+        }
+        return dictionary
+    }
+
+    /// Reads the next dictionary of properties (`a{sv}`) of the enclosing container, nil at its end.
+    /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_peek_type`.
+    private func readPropertyDictionaryElement() throws(SystemError) -> [String: PropertyValue]? {
         let action = "read a property dictionary from a bus message"
-        try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), "{sv}") }
+        guard try sdCall(action, { sd_bus_message_enter_container(message, Self.character("a"), "{sv}") }) > 0 else { return nil }
         var values: [String: PropertyValue] = [:]
         while try sdCall(action, { sd_bus_message_enter_container(message, Self.character("e"), "sv") }) > 0 {
             let name = try readString()
@@ -137,20 +146,10 @@ public struct BusMessage {
             var contents: UnsafePointer<CChar>?
             try sdCall(action) { sd_bus_message_peek_type(message, &type, &contents) }
             guard let contents else { throw SystemError(action: action, errno: EBADMSG) }
-            let signature = String(cString: contents)
             try sdCall(action) { sd_bus_message_enter_container(message, Self.character("v"), contents) }
-            switch signature {
-            case "s", "o":
-                values[name] = .string(try readString(type: Character(signature)))
-            case "b":
-                var flag: Int32 = 0
-                try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
-                values[name] = .boolean(flag != 0)
-            case "t":
-                var number: UInt64 = 0
-                try sdCall(action) { sd_bus_message_read_basic(message, Self.character("t"), &number) }
-                values[name] = .unsignedInteger(number)
-            default:
+            if let value = try readValue(signature: String(cString: contents)) {
+                values[name] = value
+            } else {
                 try sdCall(action) { sd_bus_message_skip(message, contents) }
             }
             try sdCall(action) { sd_bus_message_exit_container(message) }  // the variant
@@ -158,6 +157,37 @@ public struct BusMessage {
         }
         try sdCall(action) { sd_bus_message_exit_container(message) }  // the array
         return values
+    }
+
+    /// Reads one value of `signature` as a ``PropertyValue`` (an object path `o` as its text);
+    /// nil, having read nothing, for a type it does not represent.
+    /// The corresponding C functions are `sd_bus_message_read_basic` and `sd_bus_message_enter_container`.
+    private func readValue(signature: String) throws(SystemError) -> PropertyValue? {
+        let action = "read a value from a bus message"
+        switch signature {
+        case "s", "o":
+            return .string(try readString(type: Character(signature)))
+        case "b":
+            var flag: Int32 = 0
+            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
+            return .boolean(flag != 0)
+        case "t":
+            var number: UInt64 = 0
+            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("t"), &number) }
+            return .unsignedInteger(number)
+        case "as":
+            return .strings(try readStringArray())
+        case "a{sv}":
+            return .dictionary(try readPropertyDictionary())
+        case "aa{sv}":
+            try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), "a{sv}") }
+            var dictionaries: [[String: PropertyValue]] = []
+            while let dictionary = try readPropertyDictionaryElement() { dictionaries.append(dictionary) }
+            try sdCall(action) { sd_bus_message_exit_container(message) }
+            return .dictionaries(dictionaries)
+        default:
+            return nil
+        }
     }
 
     static func character(_ type: Character) -> CChar {

@@ -6,21 +6,51 @@ import CSystemd
 import ReachabilityCore
 import SystemSupport
 
-// The serving side of a `BusConnection`, for the daemon: an object exported with a C shim's
-// static vtable, one handler per method (answered now or later), the property reads and the
+// The serving side of a `BusConnection`, for the daemon: an object exported with a vtable
+// assembled from its property table and a C shim's methods and signals, one handler per method (answered now or later), the property reads and the
 // signals it sends. The C trampolines, the unmanaged references and the errno returns of
 // sd-bus stop here. Everything here runs on the connection's queue.
 
-/// An interface an exported object serves, as a C shim's static vtable describes it.
+/// An interface an exported object serves: its vtable, assembled at run time from its
+/// properties (name and signature, each read through the object's `properties`) and the methods
+/// and signals a C shim declares. Built once and kept for the life of the process.
 public struct BusInterface: @unchecked Sendable {
     /// The interface's name.
     public let name: String
-    /// The static vtable; its property getters and methods call the trampolines of `CBusShims`.
+    /// The vtable; its property getters and methods call the trampolines of `CBusShims`.
     let vtable: UnsafePointer<sd_bus_vtable>
 
-    /// `org.reachabilityd.Reachability1`, whose vtable `CBusShims` keeps in step with
-    /// dbus/org.reachabilityd.Reachability1.xml.
-    public static let reachability = BusInterface(name: BusContract.interface, vtable: CReach_reachability_vtable())
+    /// An interface with `properties`, in order, followed by `members` (methods and signals
+    /// from `CBusShims`). The names and the vtable are never freed: an interface lives as long
+    /// as the process.
+    init(name: String, properties: [(name: String, signature: String)], members: UnsafeBufferPointer<sd_bus_vtable>) {
+        self.name = name
+        let entries = [CReach_vtable_start()]
+            + properties.map { CReach_vtable_property(strdup($0.name), strdup($0.signature)) }
+            + members
+            + [CReach_vtable_end()]
+        let vtable = UnsafeMutablePointer<sd_bus_vtable>.allocate(capacity: entries.count)
+        vtable.initialize(from: entries, count: entries.count)
+        self.vtable = UnsafePointer(vtable)
+    }
+
+    /// An interface of read-only properties only (`name`, `signature`), in order.
+    public init(name: String, properties: [(name: String, signature: String)]) {
+        self.init(name: name, properties: properties, members: .init(start: nil, count: 0))
+    }
+
+    /// `org.reachabilityd.Reachability1`: the properties of ReachabilityCore's property table
+    /// (``ReachabilityProperty``), then the methods and signals of `CBusShims`, as
+    /// dbus/org.reachabilityd.Reachability1.xml declares them.
+    public static let reachability: BusInterface = {
+        var count = 0
+        let members = CReach_reachability_members(&count)
+        return BusInterface(
+            name: BusContract.interface,
+            properties: ReachabilityProperty.allCases.map { ($0.rawValue, $0.definition.signature) },
+            members: UnsafeBufferPointer(start: members, count: count)
+        )
+    }()
 }
 
 /// What a method answers.
@@ -240,8 +270,10 @@ public final class BusObject: @unchecked Sendable {
 }
 
 extension BusMessage {
-    /// Appends one basic value (`s`, `b` or `t`). A D-Bus boolean is a C `int`.
-    /// The corresponding C function is `sd_bus_message_append_basic`.
+    /// Appends one value: a basic one (`s`, `b`, `t`; a D-Bus boolean is a C `int`) or a
+    /// container (`as`, `a{sv}` with its entries sorted by name, `aa{sv}`).
+    /// The corresponding C functions are `sd_bus_message_append_basic`,
+    /// `sd_bus_message_open_container` and `sd_bus_message_close_container`.
     public func append(_ value: PropertyValue) throws(SystemError) {
         let action = "append to a bus message"
         switch value {
@@ -253,6 +285,31 @@ extension BusMessage {
         case .unsignedInteger(let number):
             var integer = number
             try sdCall(action) { sd_bus_message_append_basic(message, Self.character("t"), &integer) }
+        case .strings(let strings):
+            try inContainer("a", "s") { () throws(SystemError) in
+                for string in strings { try append(.string(string)) }
+            }
+        case .dictionary(let dictionary):
+            try inContainer("a", "{sv}") { () throws(SystemError) in
+                for (key, element) in dictionary.sorted(by: { $0.key < $1.key }) {
+                    try inContainer("e", "sv") { () throws(SystemError) in
+                        try append(.string(key))
+                        try inContainer("v", element.signature) { () throws(SystemError) in try append(element) }
+                    }
+                }
+            }
+        case .dictionaries(let dictionaries):
+            try inContainer("a", "a{sv}") { () throws(SystemError) in
+                for dictionary in dictionaries { try append(.dictionary(dictionary)) }
+            }
         }
+    }
+
+    /// Opens a container of `type` holding `contents`, runs `body`, closes it.
+    private func inContainer(_ type: Character, _ contents: String, _ body: () throws(SystemError) -> Void) throws(SystemError) {
+        let action = "append to a bus message"
+        try sdCall(action) { sd_bus_message_open_container(message, Self.character(type), contents) }
+        try body()
+        try sdCall(action) { sd_bus_message_close_container(message) }
     }
 }

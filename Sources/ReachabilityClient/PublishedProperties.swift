@@ -2,41 +2,33 @@ import ReachabilityCore
 
 extension ReachabilitySnapshot {
     /// The snapshot the daemon publishes, from its properties as read with `GetAll` and updated
-    /// by `PropertiesChanged` (names are `ReachabilityProperty` raw values).
+    /// by `PropertiesChanged` (names are `ReachabilityProperty` raw values), each written back
+    /// by its entry in the property table (``ReachabilityProperty/definition``).
     ///
     /// A missing or mistyped property takes its `unknown` value. A `Status` string this client
     /// does not know (a newer daemon) reads as `.reachableViaOther` when `Reachable` is true,
     /// else `.unknown`.
     init(busProperties properties: [String: PropertyValue]) {
-        func string(_ property: ReachabilityProperty) -> String {
-            if case .string(let text)? = properties[property.rawValue] { return text }
-            return ""
-        }
-        func flag(_ property: ReachabilityProperty) -> Bool {
-            if case .boolean(let value)? = properties[property.rawValue] { return value }
-            return false
-        }
-        /// A family's link; nil from an older daemon without the per-family properties (the
-        /// snapshot then takes `Interface` for each reachable family).
-        func link(_ interface: ReachabilityProperty, _ transport: ReachabilityProperty) -> (interface: String, transport: Transport?)? {
-            properties[interface.rawValue] == nil ? nil : (string(interface), Transport(rawValue: string(transport)))
-        }
-        let reachable = flag(.reachable)
         self.init(
-            status: ReachabilityStatus(rawValue: string(.status)) ?? (reachable ? .reachableViaOther : .unknown),
-            isIPv4Reachable: flag(.ipv4Reachable),
-            isIPv6Reachable: flag(.ipv6Reachable),
-            interface: string(.interface),
-            transport: Transport(rawValue: string(.transport)),
-            isMetered: flag(.metered),
-            reason: string(.reason),
-            // What the daemon found beyond the route (an older daemon without the properties: none).
-            ipv4Evidence: Connectivity(rawValue: string(.ipv4Connectivity)).flatMap(\.asEvidence),
-            ipv6Evidence: Connectivity(rawValue: string(.ipv6Connectivity)).flatMap(\.asEvidence),
-            captivePortal: string(.captivePortal),
-            ipv4Link: link(.ipv4Interface, .ipv4Transport),
-            ipv6Link: link(.ipv6Interface, .ipv6Transport)
+            status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false, interface: "", transport: nil, isMetered: false, reason: "",
+            ipv4Link: ("", nil), ipv6Link: ("", nil)
         )
+        for property in ReachabilityProperty.allCases {
+            guard let write = property.definition.write, let value = properties[property.rawValue] else { continue }
+            write(&self, value)
+        }
+        // A Status this client does not know (a newer daemon) reads as reachable-via-other when Reachable.
+        if properties[ReachabilityProperty.status.rawValue]?.string.flatMap(ReachabilityStatus.init(rawValue:)) == nil,
+           properties[ReachabilityProperty.reachable.rawValue]?.boolean == true {
+            status = .reachableViaOther
+        }
+        // An older daemon without the per-family links: each reachable family's is `Interface`'s.
+        if properties[ReachabilityProperty.ipv4Interface.rawValue] == nil {
+            (ipv4Interface, ipv4Transport) = isIPv4Reachable ? (interface, transport) : ("", nil)
+        }
+        if properties[ReachabilityProperty.ipv6Interface.rawValue] == nil {
+            (ipv6Interface, ipv6Transport) = isIPv6Reachable ? (interface, transport) : ("", nil)
+        }
     }
 
     /// The snapshot when no daemon owns the bus name.

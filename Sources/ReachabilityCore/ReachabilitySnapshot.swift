@@ -78,27 +78,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     /// Either family is reachable.
     public var isReachable: Bool { status.isReachable }
 
-    /// The value of `property` in this snapshot; `generation` supplies `Generation`.
+    /// The value of `property` in this snapshot, as its entry in ``ReachabilityProperty/definition``
+    /// reads it; `generation` supplies `Generation`.
     public func value(of property: ReachabilityProperty, generation: UInt64) -> PropertyValue {
-        switch property {
-        case .status: .string(status.rawValue)
-        case .reachable: .boolean(isReachable)
-        case .ipv4Reachable: .boolean(isIPv4Reachable)
-        case .ipv6Reachable: .boolean(isIPv6Reachable)
-        case .interface: .string(interface)
-        case .transport: .string(transport?.rawValue ?? "")
-        case .metered: .boolean(isMetered)
-        case .reason: .string(reason)
-        case .generation: .unsignedInteger(generation)
-        case .connectivity: .string(connectivity.rawValue)
-        case .ipv4Connectivity: .string(ipv4Connectivity.rawValue)
-        case .ipv6Connectivity: .string(ipv6Connectivity.rawValue)
-        case .captivePortal: .string(captivePortal)
-        case .ipv4Interface: .string(ipv4Interface)
-        case .ipv6Interface: .string(ipv6Interface)
-        case .ipv4Transport: .string(ipv4Transport?.rawValue ?? "")
-        case .ipv6Transport: .string(ipv6Transport?.rawValue ?? "")
-        }
+        property.definition.read(self, generation)
     }
 
     /// The properties (other than `Generation`) whose values differ from `previous`, in
@@ -108,14 +91,4 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
             property != .generation && value(of: property, generation: 0) != previous.value(of: property, generation: 0)
         }
     }
-}
-
-/// A D-Bus property value of the three types the interface uses.
-public enum PropertyValue: Sendable, Hashable {
-    /// Signature `s`.
-    case string(String)
-    /// Signature `b`.
-    case boolean(Bool)
-    /// Signature `t`.
-    case unsignedInteger(UInt64)
 }

@@ -23,28 +23,18 @@ struct StatusRecord {
         self.daemonAvailable = daemonAvailable
     }
 
-    /// One compact JSON object, members sorted by name; absent optional members are left out.
+    /// One compact JSON object, members sorted by name: each property with a JSON key in the
+    /// property table, the status's description, `daemonAvailable`, and the optional members
+    /// that are set.
     var json: String {
         var members: [String: JSONValue] = [
-            "status": .string(snapshot.status.rawValue),
             "description": .string(snapshot.status.localizedDescription(language: "en")),
-            "reachable": .boolean(snapshot.isReachable),
-            "ipv4Reachable": .boolean(snapshot.isIPv4Reachable),
-            "ipv6Reachable": .boolean(snapshot.isIPv6Reachable),
-            "interface": .string(snapshot.interface),
-            "transport": .string(snapshot.transport?.rawValue ?? ""),
-            "metered": .boolean(snapshot.isMetered),
-            "reason": .string(snapshot.reason),
-            "connectivity": .string(snapshot.connectivity.rawValue),
-            "ipv4Connectivity": .string(snapshot.ipv4Connectivity.rawValue),
-            "ipv6Connectivity": .string(snapshot.ipv6Connectivity.rawValue),
-            "captivePortal": .string(snapshot.captivePortal),
-            "ipv4Interface": .string(snapshot.ipv4Interface),
-            "ipv6Interface": .string(snapshot.ipv6Interface),
-            "ipv4Transport": .string(snapshot.ipv4Transport?.rawValue ?? ""),
-            "ipv6Transport": .string(snapshot.ipv6Transport?.rawValue ?? ""),
             "daemonAvailable": .boolean(daemonAvailable),
         ]
+        for property in ReachabilityProperty.allCases {
+            guard let key = property.definition.jsonKey else { continue }
+            members[key] = snapshot.value(of: property, generation: 0).json
+        }
         if let time { members["time"] = .string(time) }
         if let host { members["host"] = .string(host) }
         if let satisfied { members["satisfied"] = .boolean(satisfied) }
@@ -98,18 +88,33 @@ enum Output {
 
     /// The human form of `status`, in the style of `networkctl status`.
     static func text(_ snapshot: ReachabilitySnapshot) -> String {
-        func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
+        // The summary: rows that combine properties; then a row per property with a text label.
         let rows: [(String, String)] = [
             ("Status", "\(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"),
-            ("Interface", snapshot.interface.isEmpty ? "-" : snapshot.interface),
+            ("Interface", text(.string(snapshot.interface))),
             ("Transport", snapshot.transport?.rawValue ?? "-"),
             ("IPv4", familyText(snapshot.isIPv4Reachable, snapshot.ipv4Interface, snapshot.ipv4Transport)),
             ("IPv6", familyText(snapshot.isIPv6Reachable, snapshot.ipv6Interface, snapshot.ipv6Transport)),
-            ("Metered", yesNo(snapshot.isMetered)),
+            ("Metered", text(.boolean(snapshot.isMetered))),
             ("Online", "\(snapshot.connectivity.rawValue) (\(snapshot.connectivity.localizedDescription))"
                 + (snapshot.captivePortal.isEmpty ? "" : ", portal: \(snapshot.captivePortal)")),
             ("Reason", snapshot.reason),
         ]
-        return rows.map { "\(String(repeating: " ", count: 9 - $0.0.count))\($0.0): \($0.1)" }.joined(separator: "\n")
+        let propertyRows = ReachabilityProperty.allCases.compactMap { property in
+            property.definition.textLabel.map { ($0, text(snapshot.value(of: property, generation: 0))) }
+        }
+        return (rows + propertyRows).map { "\(String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.0): \($0.1)" }.joined(separator: "\n")
+    }
+
+    /// A property's value in a row of its own: text ("-" when empty), yes or no, a number, a
+    /// list separated by ", " ("-" when empty), or JSON for dictionaries.
+    private static func text(_ value: PropertyValue) -> String {
+        switch value {
+        case .string(let string): string.isEmpty ? "-" : string
+        case .boolean(let flag): flag ? "yes" : "no"
+        case .unsignedInteger(let number): String(number)
+        case .strings(let strings): strings.isEmpty ? "-" : strings.joined(separator: ", ")
+        case .dictionary, .dictionaries: value.json.text
+        }
     }
 }

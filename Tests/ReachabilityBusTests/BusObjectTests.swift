@@ -8,7 +8,8 @@ import XCTest
 
 /// An exported ``BusObject`` against a real, private `dbus-daemon` (a session-type bus in a
 /// temporary directory; no root needed): a method answered at once, one answered later, a
-/// property read and a signal. The object serves the Reachability1 interface at a test name
+/// property read, container properties both ways, and a signal. The object serves the
+/// Reachability1 interface (or, for containers, an interface of the test's own) at a test name
 /// and path with handlers of the test's own: no method is added to the real interface.
 final class BusObjectTests: PrivateBusTestCase {
     private let queue = DispatchQueue(label: "org.reachabilityd.tests.bus-object")
@@ -156,5 +157,43 @@ final class BusObjectTests: PrivateBusTestCase {
         // Then
         XCTAssertEqual(received.wait(timeout: .now() + 5), .success, "StatusChanged arrived")
         XCTAssertEqual(queue.sync { statuses }, ["reachable"])
+    }
+
+    func testThatContainerPropertiesRoundTripThroughGetAllAndPropertiesChanged() throws {
+        // Given an interface of one property of each container type, and their values
+        let interface = BusInterface(name: "org.reachabilityd.TestContainers", properties: [("Names", "as"), ("Options", "a{sv}"), ("Interfaces", "aa{sv}")])
+        let values: [String: PropertyValue] = [
+            "Names": .strings(["192.0.2.53", "2001:db8::53"]),
+            "Options": .dictionary(["Name": .string("eth0"), "Up": .boolean(true), "Index": .unsignedInteger(2), "Empty": .strings([])]),
+            "Interfaces": .dictionaries([
+                ["Name": .string("eth0"), "DNS": .strings(["192.0.2.53"]), "Route": .dictionary(["Gateway": .string("192.0.2.1")])],
+                [:],
+            ]),
+        ]
+        let object = try queue.sync {
+            try BusObject(on: try XCTUnwrap(server), path: path, interface: interface, properties: { values[$0] }, methods: [])
+        }
+        let changed = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var announced: [String: PropertyValue] = [:]
+        let slot = try queue.sync {
+            try XCTUnwrap(client).addMatch(
+                BusSignalMatch(path: path, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
+            ) { message in
+                _ = try? message.readString()
+                announced = (try? message.readPropertyDictionary()) ?? [:]
+                changed.signal()
+            }
+        }
+        defer { withExtendedLifetime((object, slot)) {} }
+        _ = try call("Ping", interface: "org.freedesktop.DBus.Peer")
+
+        // When they are read with GetAll, and announced with PropertiesChanged
+        let all = try call("GetAll", interface: BusDriver.propertiesInterface, arguments: [interface.name], returning: [String: PropertyValue].self)
+        try queue.sync { try object.emitPropertiesChanged(["Names", "Options", "Interfaces"]) }
+
+        // Then both carry the values as served
+        XCTAssertEqual(try all.get(), values)
+        XCTAssertEqual(changed.wait(timeout: .now() + 5), .success, "PropertiesChanged arrived")
+        XCTAssertEqual(queue.sync { announced }, values)
     }
 }

@@ -83,6 +83,32 @@ final class PublishedPropertiesTests: XCTestCase {
         XCTAssertEqual(snapshot.ipv6Transport, .wifi)
     }
 
+    /// What the daemon publishes (each property read from its snapshot by the table) is what
+    /// the client writes back (each property written by the table): the same snapshot.
+    func testThatPublishedPropertiesRoundTripThroughThePropertyTable() {
+        // Given snapshots the daemon publishes
+        let snapshots = [
+            ReachabilitySnapshot.unknown,
+            ReachabilitySnapshot(
+                status: .reachableViaEthernet, isIPv4Reachable: true, isIPv6Reachable: true, interface: "eth0", transport: .ethernet,
+                isMetered: false, reason: "default route on eth0", ipv4Evidence: .portal, ipv6Evidence: nil,
+                captivePortal: "https://portal.example/", ipv4Link: ("eth0", .ethernet), ipv6Link: ("wlan0", .wifi)
+            ),
+            ReachabilitySnapshot(
+                status: .reachableViaWWAN, isIPv4Reachable: false, isIPv6Reachable: true, interface: "wwan0", transport: .wwan,
+                isMetered: true, reason: "IPv6 default route on wwan0", ipv6Evidence: .limited
+            ),
+        ]
+
+        for snapshot in snapshots {
+            // When
+            let properties = Dictionary(uniqueKeysWithValues: ReachabilityProperty.allCases.map { ($0.rawValue, snapshot.value(of: $0, generation: 3)) })
+
+            // Then
+            XCTAssertEqual(ReachabilitySnapshot(busProperties: properties), snapshot)
+        }
+    }
+
     func testUnknownStatusFromANewerDaemon() {
         XCTAssertEqual(ReachabilitySnapshot(busProperties: ["Status": .string("reachable-via-satellite"), "Reachable": .boolean(true)]).status, .reachableViaOther)
         XCTAssertEqual(ReachabilitySnapshot(busProperties: ["Status": .string("something-else")]).status, .unknown)

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import ReachabilityCore
 import XCTest
 
@@ -21,19 +24,40 @@ final class BusContractTests: XCTestCase {
         }
     }
 
-    func testThatPropertyRawValuesAreTheDBusNamesInOrder() {
+    /// The property table is the XML's properties: the same names, in the same order, with the
+    /// same signatures, every one read-only and announced with its value in `PropertiesChanged`
+    /// (the vtable registers them so).
+    func testThatThePropertyTableIsTheInterfaceFilesProperties() throws {
         // Given
-        let expected = [
-            "Status", "Reachable", "IPv4Reachable", "IPv6Reachable", "Interface", "Transport", "Metered", "Reason", "Generation",
-            "Connectivity", "IPv4Connectivity", "IPv6Connectivity", "CaptivePortal",
-            "IPv4Interface", "IPv6Interface", "IPv4Transport", "IPv6Transport",
-        ]
+        let xml = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("dbus/org.reachabilityd.Reachability1.xml")
+        let document = try XMLDocument(contentsOf: xml, options: [])
+        let properties = try document.nodes(forXPath: "/node/interface[@name='\(BusContract.interface)']/property").compactMap { $0 as? XMLElement }
 
         // When
-        let names = ReachabilityProperty.allCases.map(\.rawValue)
+        let declared = properties.map { element in
+            [
+                element.attribute(forName: "name")?.stringValue ?? "", element.attribute(forName: "type")?.stringValue ?? "",
+                element.attribute(forName: "access")?.stringValue ?? "",
+                element.elements(forName: "annotation").first { $0.attribute(forName: "name")?.stringValue == "org.freedesktop.DBus.Property.EmitsChangedSignal" }?
+                    .attribute(forName: "value")?.stringValue ?? "",
+            ].joined(separator: " ")
+        }
+        let table = ReachabilityProperty.allCases.map { "\($0.rawValue) \($0.definition.signature) read true" }
 
         // Then
-        XCTAssertEqual(names, expected)
+        XCTAssertFalse(declared.isEmpty)
+        XCTAssertEqual(table, declared)
+    }
+
+    /// Each JSON key is used once, and only `Generation` stays out of the `--json` records.
+    func testThatJSONKeysAreDistinct() {
+        // Given, When
+        let keys = ReachabilityProperty.allCases.compactMap(\.definition.jsonKey)
+
+        // Then
+        XCTAssertEqual(Set(keys).count, keys.count, "\(keys)")
+        XCTAssertEqual(ReachabilityProperty.allCases.filter { $0.definition.jsonKey == nil }, [.generation])
     }
 
     func testThatPropertiesRoundTripThroughTheirDBusNames() {

@@ -5,7 +5,7 @@ import ReachabilityCore
 package struct BusValue: Decodable, Hashable, CustomStringConvertible {
     /// The value's D-Bus signature.
     package var signature: String
-    /// The value, for the three types the interface uses; nil for any other type.
+    /// The value, for the types a ``PropertyValue`` represents; nil for any other type.
     package var value: PropertyValue?
 
     private enum CodingKeys: String, CodingKey {
@@ -19,6 +19,9 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
         case "s": value = .string(try container.decode(String.self, forKey: .data))
         case "b": value = .boolean(try container.decode(Bool.self, forKey: .data))
         case "t": value = .unsignedInteger(try container.decode(UInt64.self, forKey: .data))
+        case "as": value = .strings(try container.decode([String].self, forKey: .data))
+        case "a{sv}": value = .dictionary(try container.decode([String: BusValue].self, forKey: .data).compactMapValues(\.value))
+        case "aa{sv}": value = .dictionaries(try container.decode([[String: BusValue]].self, forKey: .data).map { $0.compactMapValues(\.value) })
         default: value = nil
         }
     }
@@ -28,6 +31,7 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
         case .string(let text): "s \"\(text)\""
         case .boolean(let flag): "b \(flag)"
         case .unsignedInteger(let number): "t \(number)"
+        case let container?: "\(signature) \(container.json.text)"
         case nil: "\(signature) …"
         }
     }

@@ -1,5 +1,5 @@
-// The sd-bus vtable of org.reachabilityd.Reachability1: its macros use designated initialisers,
-// which Swift cannot import. Everything is prefixed `CReach_`.
+// The entries of sd-bus vtables: their macros use designated initialisers, which Swift cannot
+// import. ReachabilityBus assembles a vtable from them at run time. Everything is prefixed `CReach_`.
 #ifndef CBUS_SHIMS_H
 #define CBUS_SHIMS_H
 
@@ -7,7 +7,7 @@
 
 // MARK: - sd-bus object
 
-/// The handlers behind the static `org.reachabilityd.Reachability1` vtable: ReachabilityBus's
+/// The handlers behind a vtable built from these entries: ReachabilityBus's
 /// `BusObject`, the only user. `context` is passed back unchanged (an unmanaged Swift object).
 typedef struct CReach_BusHandlers {
     void *context;
@@ -17,8 +17,19 @@ typedef struct CReach_BusHandlers {
     int (*call_method)(void *context, const char *member, sd_bus_message *message, sd_bus_error *error);
 } CReach_BusHandlers;
 
-/// The vtable of interface `org.reachabilityd.Reachability1`; its userdata must be a
+/// The first entry of every vtable.
+sd_bus_vtable CReach_vtable_start(void);
+
+/// A read-only property entry whose value the handlers' `get_property` appends; it emits
+/// `PropertiesChanged` with its value. `name` and `signature` must outlive the vtable.
+sd_bus_vtable CReach_vtable_property(const char *name, const char *signature);
+
+/// The last entry of every vtable.
+sd_bus_vtable CReach_vtable_end(void);
+
+/// The methods and signals of interface `org.reachabilityd.Reachability1` (`*count` entries,
+/// without start or end), to follow its properties in a vtable whose userdata is a
 /// `CReach_BusHandlers *` that outlives the object registration.
-const sd_bus_vtable *CReach_reachability_vtable(void);
+const sd_bus_vtable *CReach_reachability_members(size_t *count);
 
 #endif

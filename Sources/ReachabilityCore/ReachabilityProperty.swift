@@ -1,0 +1,182 @@
+// The property table of interface `org.reachabilityd.Reachability1`: each published value is
+// declared here once — its D-Bus name (the case), its signature, how it is read from a snapshot,
+// how a client writes it back into one, and its `--json` key. The daemon's vtable, its
+// `PropertiesChanged` and `GetAll`, the client's snapshot, `reachabilityctl status --json` and
+// the contract test (against dbus/org.reachabilityd.Reachability1.xml) all follow this table.
+// A new property: its line in the XML, its case and its entry here, the snapshot field it reads
+// (with a default value) where the engine computes it, and a line in README.
+
+/// The properties of interface `org.reachabilityd.Reachability1`, in the order of the XML;
+/// raw values are the D-Bus names. Each one's signature, value and JSON key are its ``definition``.
+public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
+    /// `Status` (s).
+    case status = "Status"
+    /// `Reachable` (b).
+    case reachable = "Reachable"
+    /// `IPv4Reachable` (b).
+    case ipv4Reachable = "IPv4Reachable"
+    /// `IPv6Reachable` (b).
+    case ipv6Reachable = "IPv6Reachable"
+    /// `Interface` (s).
+    case interface = "Interface"
+    /// `Transport` (s).
+    case transport = "Transport"
+    /// `Metered` (b).
+    case metered = "Metered"
+    /// `Reason` (s).
+    case reason = "Reason"
+    /// `Generation` (t).
+    case generation = "Generation"
+    /// `Connectivity` (s): the better family's ``Connectivity``.
+    case connectivity = "Connectivity"
+    /// `IPv4Connectivity` (s).
+    case ipv4Connectivity = "IPv4Connectivity"
+    /// `IPv6Connectivity` (s).
+    case ipv6Connectivity = "IPv6Connectivity"
+    /// `CaptivePortal` (s): the portal's URL, or "".
+    case captivePortal = "CaptivePortal"
+    /// `IPv4Interface` (s): the interface of IPv4's route, or "".
+    case ipv4Interface = "IPv4Interface"
+    /// `IPv6Interface` (s): the interface of IPv6's route, or "".
+    case ipv6Interface = "IPv6Interface"
+    /// `IPv4Transport` (s): the transport of `IPv4Interface`, or "".
+    case ipv4Transport = "IPv4Transport"
+    /// `IPv6Transport` (s): the transport of `IPv6Interface`, or "".
+    case ipv6Transport = "IPv6Transport"
+
+    /// The property's entry in the table.
+    public var definition: PropertyDefinition {
+        switch self {
+        case .status: .string(json: "status", { $0.status.rawValue }, write: { $0.status = ReachabilityStatus(rawValue: $1) ?? .unknown })
+        case .reachable: .boolean(json: "reachable", { $0.isReachable })
+        case .ipv4Reachable: .boolean(json: "ipv4Reachable", { $0.isIPv4Reachable }, write: { $0.isIPv4Reachable = $1 })
+        case .ipv6Reachable: .boolean(json: "ipv6Reachable", { $0.isIPv6Reachable }, write: { $0.isIPv6Reachable = $1 })
+        case .interface: .string(json: "interface", { $0.interface }, write: { $0.interface = $1 })
+        case .transport: .string(json: "transport", { $0.transport?.rawValue ?? "" }, write: { $0.transport = Transport(rawValue: $1) })
+        case .metered: .boolean(json: "metered", { $0.isMetered }, write: { $0.isMetered = $1 })
+        case .reason: .string(json: "reason", { $0.reason }, write: { $0.reason = $1 })
+        case .generation: PropertyDefinition(signature: "t", jsonKey: nil, read: { _, generation in .unsignedInteger(generation) })
+        case .connectivity: .string(json: "connectivity", { $0.connectivity.rawValue })
+        case .ipv4Connectivity:
+            .string(json: "ipv4Connectivity", { $0.ipv4Connectivity.rawValue }, write: { $0.ipv4Evidence = Connectivity(rawValue: $1)?.asEvidence })
+        case .ipv6Connectivity:
+            .string(json: "ipv6Connectivity", { $0.ipv6Connectivity.rawValue }, write: { $0.ipv6Evidence = Connectivity(rawValue: $1)?.asEvidence })
+        case .captivePortal: .string(json: "captivePortal", { $0.captivePortal }, write: { $0.captivePortal = $1 })
+        case .ipv4Interface: .string(json: "ipv4Interface", { $0.ipv4Interface }, write: { $0.ipv4Interface = $1 })
+        case .ipv6Interface: .string(json: "ipv6Interface", { $0.ipv6Interface }, write: { $0.ipv6Interface = $1 })
+        case .ipv4Transport: .string(json: "ipv4Transport", { $0.ipv4Transport?.rawValue ?? "" }, write: { $0.ipv4Transport = Transport(rawValue: $1) })
+        case .ipv6Transport: .string(json: "ipv6Transport", { $0.ipv6Transport?.rawValue ?? "" }, write: { $0.ipv6Transport = Transport(rawValue: $1) })
+        }
+    }
+}
+
+/// One entry of the property table: what the bus, the client and the CLI need to know of a
+/// published value.
+public struct PropertyDefinition {
+    /// The D-Bus type signature (`s`, `b`, `t`, `as`, `a{sv}`, `aa{sv}`).
+    public let signature: String
+    /// The member's name in `reachabilityctl status --json` and the other `--json` records; nil
+    /// for a property the records leave out (`Generation`).
+    public let jsonKey: String?
+    /// The label of the row `reachabilityctl status` shows for this property after its summary
+    /// rows (Status, Interface, Transport, IPv4, IPv6, Metered, Online, Reason, which combine
+    /// several properties and are laid out by the CLI); nil for a property without a row of its own.
+    public let textLabel: String?
+    /// The property's value in a snapshot; the second argument is the `Generation` to publish.
+    public let read: (ReachabilitySnapshot, UInt64) -> PropertyValue
+    /// Writes a published value back into a snapshot (the client's side); nil for a property
+    /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
+    /// A value of another type than ``signature`` writes the type's empty value.
+    public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+
+    /// Creates an entry.
+    public init(
+        signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
+        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil
+    ) {
+        self.signature = signature
+        self.jsonKey = jsonKey
+        self.textLabel = textLabel
+        self.read = read
+        self.write = write
+    }
+
+    /// A string property (`s`); a mistyped value writes "".
+    public static func string(
+        json: String?, text: String? = nil, _ read: @escaping (ReachabilitySnapshot) -> String, write: ((inout ReachabilitySnapshot, String) -> Void)? = nil
+    ) -> PropertyDefinition {
+        PropertyDefinition(signature: "s", jsonKey: json, textLabel: text, read: { snapshot, _ in .string(read(snapshot)) }, write: write.map { write in
+            { snapshot, value in write(&snapshot, value.string ?? "") }
+        })
+    }
+
+    /// A boolean property (`b`); a mistyped value writes false.
+    public static func boolean(
+        json: String?, text: String? = nil, _ read: @escaping (ReachabilitySnapshot) -> Bool, write: ((inout ReachabilitySnapshot, Bool) -> Void)? = nil
+    ) -> PropertyDefinition {
+        PropertyDefinition(signature: "b", jsonKey: json, textLabel: text, read: { snapshot, _ in .boolean(read(snapshot)) }, write: write.map { write in
+            { snapshot, value in write(&snapshot, value.boolean ?? false) }
+        })
+    }
+}
+
+/// A D-Bus value of the types the interface uses: three basic ones and three containers.
+public indirect enum PropertyValue: Sendable, Hashable {
+    /// Signature `s`.
+    case string(String)
+    /// Signature `b`.
+    case boolean(Bool)
+    /// Signature `t`.
+    case unsignedInteger(UInt64)
+    /// Signature `as`.
+    case strings([String])
+    /// Signature `a{sv}`: each value in a variant of its own type.
+    case dictionary([String: PropertyValue])
+    /// Signature `aa{sv}`.
+    case dictionaries([[String: PropertyValue]])
+
+    /// The value's D-Bus type signature.
+    public var signature: String {
+        switch self {
+        case .string: "s"
+        case .boolean: "b"
+        case .unsignedInteger: "t"
+        case .strings: "as"
+        case .dictionary: "a{sv}"
+        case .dictionaries: "aa{sv}"
+        }
+    }
+
+    /// The string of an `s` value, else nil.
+    public var string: String? {
+        if case .string(let string) = self { string } else { nil }
+    }
+
+    /// The flag of a `b` value, else nil.
+    public var boolean: Bool? {
+        if case .boolean(let flag) = self { flag } else { nil }
+    }
+
+    /// The strings of an `as` value, else nil.
+    public var strings: [String]? {
+        if case .strings(let strings) = self { strings } else { nil }
+    }
+
+    /// The dictionaries of an `aa{sv}` value, else nil.
+    public var dictionaries: [[String: PropertyValue]]? {
+        if case .dictionaries(let dictionaries) = self { dictionaries } else { nil }
+    }
+
+    /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
+    /// as objects.
+    public var json: JSONValue {
+        switch self {
+        case .string(let string): .string(string)
+        case .boolean(let flag): .boolean(flag)
+        case .unsignedInteger(let number): .number(Double(number))
+        case .strings(let strings): .array(strings.map(JSONValue.string))
+        case .dictionary(let dictionary): .object(dictionary.mapValues(\.json))
+        case .dictionaries(let dictionaries): .array(dictionaries.map { .object($0.mapValues(\.json)) })
+        }
+    }
+}
