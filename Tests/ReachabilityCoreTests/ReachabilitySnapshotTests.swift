@@ -145,8 +145,9 @@ final class ReachabilitySnapshotTests: XCTestCase {
             // When
             let value = snapshot.value(of: property, generation: 42)
 
-            // Then
+            // Then: the value, of the signature the property table declares (the vtable's)
             XCTAssertEqual(value, expected[property], property.rawValue)
+            XCTAssertEqual(value.signature, property.definition.signature, property.rawValue)
         }
     }
 
