@@ -190,7 +190,7 @@ public final class BusObject: @unchecked Sendable {
     /// - Parameters:
     ///   - connection: the connection (its queue is this object's queue).
     ///   - path: the object path.
-    ///   - interface: the interface, with its static vtable.
+    ///   - interface: the interface, with its vtable.
     ///   - properties: the value of a property by name; nil for a name it does not have.
     ///   - methods: one handler per method of the interface.
     ///   - admit: where each incoming call goes, to be served (``BusMethodCall/serve()``) in

@@ -22,5 +22,6 @@ final class IntrospectionTests: DaemonTestCase {
             file.differences(from: live), [],
             "\n- only in \(TestPaths.interfaceDescription)\n+ only on the bus"
         )
+        XCTAssertEqual(live.propertyOrder, file.propertyOrder, "the properties' order")
     }
 }

@@ -42,6 +42,8 @@ package struct InterfaceDescription: Equatable {
     package var name: String
     /// Its properties.
     package var properties: Set<Property>
+    /// Its properties' names, in the document's order (`GetAll` and introspection list them so).
+    package var propertyOrder: [String]
     /// Its methods.
     package var methods: Set<Member>
     /// Its signals.
@@ -65,6 +67,7 @@ package struct InterfaceDescription: Equatable {
         }
         let interfaceEmits = Self.annotation("org.freedesktop.DBus.Property.EmitsChangedSignal", of: interface)
         name = interfaceName
+        propertyOrder = interface.elements(forName: "property").map { $0.attribute(forName: "name")?.stringValue ?? "" }
         properties = Set(interface.elements(forName: "property").map { element in
             Property(
                 name: element.attribute(forName: "name")?.stringValue ?? "",
