@@ -119,8 +119,8 @@ public struct RouteFacts: Sendable, Hashable {
     public var type: RouteType
     /// The output interface index (`RTA_OIF`), if any.
     public var outputInterfaceIndex: InterfaceIndex?
-    /// The gateway (`RTA_GATEWAY`) as text, if any.
-    public var gateway: String?
+    /// The gateway (`RTA_GATEWAY`), if any.
+    public var gateway: IPAddress?
     /// The routing table the route came from (`RTA_TABLE`).
     public var table: UInt32
     /// The kernel flagged the next hop `linkdown` (`RTNH_F_LINKDOWN`).
@@ -135,7 +135,7 @@ public struct RouteFacts: Sendable, Hashable {
     public static let mainTable: UInt32 = 254
 
     /// Creates route facts.
-    public init(type: RouteType, outputInterfaceIndex: InterfaceIndex?, gateway: String? = nil, table: UInt32 = RouteFacts.mainTable,
+    public init(type: RouteType, outputInterfaceIndex: InterfaceIndex?, gateway: IPAddress? = nil, table: UInt32 = RouteFacts.mainTable,
                 isLinkDown: Bool = false, matchedPrefix: String? = nil, metric: UInt32? = nil) {
         self.type = type
         self.outputInterfaceIndex = outputInterfaceIndex
@@ -157,8 +157,8 @@ public enum RouteLookup: Sendable, Hashable {
 
 /// The source address the kernel selects for an application's connection to a destination.
 public struct SourceAddress: Sendable, Hashable {
-    /// The address as text, e.g. "192.0.2.10".
-    public var address: String
+    /// The address, e.g. 192.0.2.10.
+    public var address: IPAddress
     /// Its scope.
     public var scope: AddressScope
     /// The link it is configured on ("lo" for a /32 on the loopback), nil when unknown.
@@ -171,7 +171,7 @@ public struct SourceAddress: Sendable, Hashable {
     public var isHeld: Bool
 
     /// Creates a source address description.
-    public init(address: String, scope: AddressScope, linkName: String? = nil, isVerified: Bool = true, isHeld: Bool = true) {
+    public init(address: IPAddress, scope: AddressScope, linkName: String? = nil, isVerified: Bool = true, isHeld: Bool = true) {
         self.address = address
         self.scope = scope
         self.linkName = linkName

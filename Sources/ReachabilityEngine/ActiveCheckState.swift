@@ -8,7 +8,7 @@ public struct CheckPath: Sendable, Hashable {
     /// Its name (the check's socket is bound to it).
     public var linkName: String
     /// The route's gateway, if any.
-    public var gateway: String?
+    public var gateway: IPAddress?
 }
 
 /// What the checks last said of a family, and the path they said it of: the evaluation counts

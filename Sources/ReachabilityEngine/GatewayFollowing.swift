@@ -70,7 +70,7 @@ final class GatewayFollowing {
     func follow(_ answers: [AddressFamily: StatusReducer.KernelAnswers]) {
         var chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
         for (family, answer) in answers {
-            guard case .route(let route) = answer.lookup, let gateway = route.gateway.flatMap(IPAddress.init), let link = route.outputInterfaceIndex else { continue }
+            guard case .route(let route) = answer.lookup, let gateway = route.gateway, let link = route.outputInterfaceIndex else { continue }
             chosen[family] = (gateway, link)
         }
         let fresh = gateways.follow(chosen)

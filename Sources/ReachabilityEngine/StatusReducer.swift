@@ -140,7 +140,7 @@ enum StatusReducer {
         if scope == .global, let held, !held.facts.isGlobalScope { scope = .link }
         let isVerified = held.map { !($0.facts.isTentative && !$0.facts.isOptimistic) && !$0.facts.isDuplicateAddressDetectionFailed } ?? true
         return .selected(SourceAddress(
-            address: address.description, scope: scope, linkName: held?.link.name,
+            address: address, scope: scope, linkName: held?.link.name,
             isVerified: isVerified, isHeld: held != nil
         ))
     }
@@ -162,7 +162,7 @@ enum StatusReducer {
         return .route(RouteFacts(
             type: routeType(route.type),
             outputInterfaceIndex: route.outputInterface.map { InterfaceIndex($0) },
-            gateway: route.gatewayAddress?.description,
+            gateway: route.gatewayAddress,
             table: route.table,
             isLinkDown: route.isLinkDown,
             matchedPrefix: matched.flatMap { entry in

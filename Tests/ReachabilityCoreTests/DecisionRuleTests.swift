@@ -66,7 +66,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 "unicast route without output interface",
                 DestinationFacts(
                     family: .ipv4,
-                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: nil, gateway: "10.0.0.1")),
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: nil, gateway: IPAddress("10.0.0.1"))),
                     outputLink: eth0,
                     source: .selected(Fixture.globalIPv4)
                 ),
@@ -76,7 +76,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 "output interface the daemon does not know",
                 DestinationFacts(
                     family: .ipv4,
-                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: "10.0.0.1")),
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: IPAddress("10.0.0.1"))),
                     outputLink: nil,
                     source: .selected(Fixture.globalIPv4)
                 ),
@@ -86,7 +86,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                 "output link facts of another interface",
                 DestinationFacts(
                     family: .ipv4,
-                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 7, gateway: "10.0.0.1")),
+                    lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 7, gateway: IPAddress("10.0.0.1"))),
                     outputLink: eth0,
                     source: .selected(Fixture.globalIPv4)
                 ),
@@ -138,7 +138,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             ),
             Row(
                 "a route's src that no link holds any more (IPv6 keeps it after the address goes)",
-                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: "2001:db8:79::2", scope: .global, isHeld: false))),
+                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: IPAddress("2001:db8:79::2")!, scope: .global, isHeld: false))),
                 .notReachable, "the kernel would send from 2001:db8:79::2, which no link holds (a route's src whose address is gone)"
             ),
             Row(
@@ -181,17 +181,17 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
             ),
             Row(
                 "source on another link (a /32 on lo, unnumbered)",
-                Fixture.routed(.ipv4, via: eth0, source: .selected(SourceAddress(address: "192.0.2.10", scope: .global, linkName: "lo"))),
+                Fixture.routed(.ipv4, via: eth0, source: .selected(SourceAddress(address: IPAddress("192.0.2.10")!, scope: .global, linkName: "lo"))),
                 .reachableViaEthernet, "default route via 10.0.0.1 on eth0 (ethernet), table main, from 192.0.2.10 on lo"
             ),
             Row(
                 "source the daemon has not seen yet",
-                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: "2001:db8::99", scope: .global))),
+                Fixture.routed(.ipv6, via: eth0, source: .selected(SourceAddress(address: IPAddress("2001:db8::99")!, scope: .global))),
                 .reachableViaEthernet, "default route via fe80::1 on eth0 (ethernet), table main"
             ),
             Row(
                 "PPP link holding its own address, nothing beneath known",
-                Fixture.routed(.ipv4, via: Fixture.ppp0, source: .selected(SourceAddress(address: "198.51.100.7", scope: .global, linkName: "ppp0"))),
+                Fixture.routed(.ipv4, via: Fixture.ppp0, source: .selected(SourceAddress(address: IPAddress("198.51.100.7")!, scope: .global, linkName: "ppp0"))),
                 .reachableViaOther, "default route via 10.0.0.1 on ppp0 (vpn), table main"
             ),
             Row("WiFi", Fixture.routed(.ipv4, via: Fixture.wlan0), .reachableViaWiFi, "default route via 10.0.0.1 on wlan0 (wifi), table main"),

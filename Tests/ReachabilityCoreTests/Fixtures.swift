@@ -27,14 +27,14 @@ enum Fixture {
 
     // MARK: Source addresses
 
-    static let globalIPv4 = SourceAddress(address: "192.0.2.10", scope: .global, linkName: "eth0")
-    static let globalIPv6 = SourceAddress(address: "2001:db8::10", scope: .global, linkName: "eth0")
-    static let noIPv4 = SourceAddress(address: "0.0.0.0", scope: .unspecified)
-    static let linkScopeIPv4 = SourceAddress(address: "10.0.0.2", scope: .link, linkName: "eth0")
-    static let linkLocalIPv6 = SourceAddress(address: "fe80::2", scope: .link, linkName: "eth0")
-    static let loopbackIPv4 = SourceAddress(address: "127.0.0.1", scope: .host, linkName: "lo")
-    static let loopbackIPv6 = SourceAddress(address: "::1", scope: .host, linkName: "lo")
-    static let tentativeIPv6 = SourceAddress(address: "2001:db8::10", scope: .global, linkName: "eth0", isVerified: false)
+    static let globalIPv4 = SourceAddress(address: IPAddress("192.0.2.10")!, scope: .global, linkName: "eth0")
+    static let globalIPv6 = SourceAddress(address: IPAddress("2001:db8::10")!, scope: .global, linkName: "eth0")
+    static let noIPv4 = SourceAddress(address: IPAddress("0.0.0.0")!, scope: .unspecified)
+    static let linkScopeIPv4 = SourceAddress(address: IPAddress("10.0.0.2")!, scope: .link, linkName: "eth0")
+    static let linkLocalIPv6 = SourceAddress(address: IPAddress("fe80::2")!, scope: .link, linkName: "eth0")
+    static let loopbackIPv4 = SourceAddress(address: IPAddress("127.0.0.1")!, scope: .host, linkName: "lo")
+    static let loopbackIPv6 = SourceAddress(address: IPAddress("::1")!, scope: .host, linkName: "lo")
+    static let tentativeIPv6 = SourceAddress(address: IPAddress("2001:db8::10")!, scope: .global, linkName: "eth0", isVerified: false)
 
     /// The usable global source address of `family`, on `link`.
     static func globalAddress(_ family: AddressFamily, on link: LinkFacts) -> SourceAddress {
@@ -44,8 +44,8 @@ enum Fixture {
     }
 
     /// The default gateway of `family`, as the kernel's lookup reports it.
-    static func gateway(_ family: AddressFamily) -> String {
-        family == .ipv4 ? "10.0.0.1" : "fe80::1"
+    static func gateway(_ family: AddressFamily) -> IPAddress {
+        IPAddress(family == .ipv4 ? "10.0.0.1" : "fe80::1")!
     }
 
     // MARK: Destinations

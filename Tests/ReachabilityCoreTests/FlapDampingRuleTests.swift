@@ -39,9 +39,9 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
     private func facts(_ link: LinkFacts) -> DestinationFacts {
         DestinationFacts(
             family: .ipv4,
-            lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: link.index, gateway: "10.0.0.1")),
+            lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: link.index, gateway: IPAddress("10.0.0.1"))),
             outputLink: link,
-            source: .selected(SourceAddress(address: "192.0.2.10", scope: .global, linkName: link.name))
+            source: .selected(SourceAddress(address: IPAddress("192.0.2.10")!, scope: .global, linkName: link.name))
         )
     }
 
@@ -77,9 +77,9 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
         let tunnel = LinkFacts(index: 4, name: "tun0", isUp: true, hasCarrier: true, transport: .vpn)
         let facts = DestinationFacts(
             family: .ipv4,
-            lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 4, gateway: "10.8.0.1", table: 51820, matchedPrefix: "0.0.0.0/1", metric: 600)),
+            lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 4, gateway: IPAddress("10.8.0.1"), table: 51820, matchedPrefix: "0.0.0.0/1", metric: 600)),
             outputLink: tunnel,
-            source: .selected(SourceAddress(address: "10.8.0.2", scope: .global, linkName: "tun0"))
+            source: .selected(SourceAddress(address: IPAddress("10.8.0.2")!, scope: .global, linkName: "tun0"))
         )
 
         // When

@@ -5,7 +5,7 @@ import XCTest
 /// One family's active-check state: a new path starts over, a failure after full is checked
 /// again before it is published, the back-off grows while not full.
 final class ActiveCheckStateTests: XCTestCase {
-    private let ra0 = CheckPath(link: 2, linkName: "ra0", gateway: "10.77.0.1")
+    private let ra0 = CheckPath(link: 2, linkName: "ra0", gateway: IPAddress("10.77.0.1"))
 
     func testThatVerdictsInARowGiveTheEvidenceAndTheNextDelay() {
         // Given a followed path, then verdicts in a row (interval 300 s)
@@ -43,7 +43,7 @@ final class ActiveCheckStateTests: XCTestCase {
         XCTAssertEqual(state.verdict, CheckEvidence(path: ra0, connectivity: .full, portalURL: ""), "the verdict names its path")
 
         var other = ra0
-        other.gateway = "10.77.0.254"
+        other.gateway = IPAddress("10.77.0.254")
         XCTAssertTrue(state.follow(other), "another gateway: check at once")
         XCTAssertNil(state.evidence)
         XCTAssertNil(state.verdict)

@@ -25,7 +25,7 @@ final class EvaluationTests: XCTestCase {
     /// A route through eth0 via `gateway`, from `source`.
     private static func routed(from source: String, via gateway: String?) -> StatusReducer.KernelAnswers {
         StatusReducer.KernelAnswers(
-            source: .success(IPAddress(source)!), lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: gateway))
+            source: .success(IPAddress(source)!), lookup: .route(RouteFacts(type: .unicast, outputInterfaceIndex: 2, gateway: gateway.flatMap(IPAddress.init)))
         )
     }
 
@@ -35,8 +35,8 @@ final class EvaluationTests: XCTestCase {
     private static let ipv4ViaRouter = routed(from: "10.0.0.2", via: "10.0.0.1")
     private static let ipv4ViaOther = routed(from: "10.0.0.2", via: "10.0.0.254")
     private static let ipv6ViaRouter = routed(from: "2001:db8::2", via: "fe80::1")
-    private static let ipv4Path = CheckPath(link: 2, linkName: "eth0", gateway: "10.0.0.1")
-    private static let ipv6Path = CheckPath(link: 2, linkName: "eth0", gateway: "fe80::1")
+    private static let ipv4Path = CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("10.0.0.1"))
+    private static let ipv6Path = CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("fe80::1"))
     private static let portal = "http://portal.example/login"
 
     private static func verdict(_ connectivity: Connectivity, on path: CheckPath, portal: String = "") -> CheckEvidence {
@@ -72,7 +72,7 @@ final class EvaluationTests: XCTestCase {
         Row(
             name: "a verdict on the path before a gateway change does not count", ipv4: ipv4ViaOther, ipv6: unreachable,
             checks: [.ipv4: verdict(.portal, on: ipv4Path, portal: portal)],
-            then: (nil, nil, "", [.ipv4: CheckPath(link: 2, linkName: "eth0", gateway: "10.0.0.254")]), line: #line
+            then: (nil, nil, "", [.ipv4: CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("10.0.0.254"))]), line: #line
         ),
         Row(
             name: "a verdict on a path whose route went does not count, the gateway's evidence does", ipv4: unreachable, ipv6: ipv6ViaRouter,

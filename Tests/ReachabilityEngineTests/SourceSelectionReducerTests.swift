@@ -16,8 +16,8 @@ final class SourceSelectionReducerTests: XCTestCase {
         let refused = StatusReducer.sourceSelection(.failure(SystemError(action: "connect", errno: EADDRNOTAVAIL)), in: table)
 
         // Then: not held (an IPv6 route's src outliving its address), scoped by value
-        XCTAssertEqual(global, .selected(SourceAddress(address: "192.0.2.10", scope: .global, isHeld: false)))
-        XCTAssertEqual(loopback, .selected(SourceAddress(address: "::1", scope: .host, isHeld: false)))
+        XCTAssertEqual(global, .selected(SourceAddress(address: IPAddress("192.0.2.10")!, scope: .global, isHeld: false)))
+        XCTAssertEqual(loopback, .selected(SourceAddress(address: IPAddress("::1")!, scope: .host, isHeld: false)))
         XCTAssertEqual(refused, .failed(errno: Errno(EADDRNOTAVAIL)))
     }
 }
