@@ -17,66 +17,73 @@ public struct NetlinkHeader: Sendable, Hashable {
 /// A link (`RTM_NEWLINK` / `RTM_DELLINK`, `struct ifinfomsg` plus attributes).
 public struct LinkMessage: Sendable, Hashable {
     /// Interface index.
-    public var index: Int32
+    public var index: InterfaceIndex
     /// Hardware type (`ARPHRD_*`).
-    public var hardwareType: UInt16
+    public var hardwareType: HardwareType
     /// Device flags (`IFF_*`).
-    public var flags: UInt32
+    public var flags: LinkFlags
     /// `IFLA_IFNAME`.
     public var name: String?
     /// `IFLA_LINKINFO` / `IFLA_INFO_KIND`, e.g. "veth", "wireguard".
     public var kind: String?
     /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device).
-    public var lowerIndex: Int32?
+    public var lowerIndex: InterfaceIndex?
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
-    public var masterIndex: Int32?
+    public var masterIndex: InterfaceIndex?
     /// `IFLA_LINK_NETNSID` was present: ``lowerIndex`` is an index in another network namespace
     /// (a container's macvlan, a veth whose peer lives elsewhere), not one of this namespace's links.
     public var isLowerInOtherNamespace = false
 }
 
 /// An address (`RTM_NEWADDR` / `RTM_DELADDR`, `struct ifaddrmsg` plus attributes).
+///
+/// The kernel's numbers (family, flags, scope, address bytes) stay in this module; the layers
+/// above read ``addressFamily``, ``ipAddress`` and the flag tests.
 public struct AddressMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
-    public var family: UInt8
+    var family: UInt8
     /// Prefix length.
     public var prefixLength: UInt8
     /// `IFA_F_*` flags; the 32-bit `IFA_FLAGS` attribute when present, else `ifa_flags`.
-    public var flags: UInt32
+    var flags: UInt32
     /// `RT_SCOPE_*`.
-    public var scope: UInt8
+    var scope: UInt8
     /// Interface index.
-    public var index: Int32
+    public var index: InterfaceIndex
     /// `IFA_LOCAL` when present (the local end of point-to-point links), else `IFA_ADDRESS`.
-    public var address: [UInt8]?
+    var address: [UInt8]?
 }
 
 /// A route (`RTM_NEWROUTE` / `RTM_DELROUTE`, `struct rtmsg` plus attributes), also the answer
 /// to a route lookup.
+///
+/// The kernel's numbers (family, scope, flags, address bytes) stay in this module; the layers
+/// above read ``addressFamily``, ``gatewayAddress``, ``destinationAddress``,
+/// ``preferredSourceAddress`` and ``isLinkDown``.
 public struct RouteMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
-    public var family: UInt8
+    var family: UInt8
     /// Destination prefix length.
     public var destinationLength: UInt8
     /// Routing table: `RTA_TABLE` when present, else `rtm_table`.
-    public var table: UInt32
+    public var table: RouteTable
     /// `RTN_*` route type.
-    public var type: UInt8
+    public var type: RouteType
     /// `RT_SCOPE_*`.
-    public var scope: UInt8
+    var scope: UInt8
     /// `RTM_F_*` / `RTNH_F_*` flags.
-    public var flags: UInt32
+    var flags: UInt32
     /// `RTA_DST`.
-    public var destination: [UInt8]?
+    var destination: [UInt8]?
     /// `RTA_OIF`.
-    public var outputInterface: Int32?
+    public var outputInterface: InterfaceIndex?
     /// `RTA_GATEWAY`.
-    public var gateway: [UInt8]?
+    var gateway: [UInt8]?
     /// `RTA_PRIORITY` (the metric).
     public var priority: UInt32?
     /// `RTA_PREFSRC`: in a lookup's answer, the source address the kernel selects for the flow
     /// when the lookup named none.
-    public var preferredSource: [UInt8]?
+    var preferredSource: [UInt8]?
 }
 
 /// What a neighbour entry (`ndm_state`) says about reaching its address on its link.
@@ -101,18 +108,21 @@ public enum NeighbourState: Sendable, Hashable {
 }
 
 /// `RTM_NEWNEIGH` / `RTM_DELNEIGH`: one neighbour (ARP or NDP) entry.
+///
+/// The kernel's numbers (family, address bytes) stay in this module; the layers above read
+/// ``addressFamily`` and ``destinationAddress``.
 public struct NeighbourMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
-    public var family: UInt8
+    var family: UInt8
     /// The link (`ndm_ifindex`).
-    public var index: Int32
+    public var index: InterfaceIndex
     /// `ndm_state`, interpreted.
     public var state: NeighbourState
     /// `NDA_DST`: the neighbour's address.
-    public var destination: [UInt8]?
+    var destination: [UInt8]?
 
     /// Creates a neighbour message.
-    public init(family: UInt8, index: Int32, state: NeighbourState, destination: [UInt8]? = nil) {
+    init(family: UInt8, index: InterfaceIndex, state: NeighbourState, destination: [UInt8]? = nil) {
         self.family = family
         self.index = index
         self.state = state
@@ -123,7 +133,7 @@ public struct NeighbourMessage: Sendable, Hashable {
 /// `RTM_NEWNDUSEROPT`: one option of a router advertisement received on a link.
 public struct RouterAdvertisementOption: Sendable, Hashable {
     /// The link it came in on.
-    public var index: Int32
+    public var index: InterfaceIndex
     /// For RFC 8910's option, the network's captive-portal API URI (NUL padding removed); nil
     /// for any other option.
     public var captivePortalAPI: String?
@@ -131,7 +141,7 @@ public struct RouterAdvertisementOption: Sendable, Hashable {
     public var router: IPAddress?
 
     /// Creates a router advertisement option.
-    public init(index: Int32, captivePortalAPI: String? = nil, router: IPAddress? = nil) {
+    public init(index: InterfaceIndex, captivePortalAPI: String? = nil, router: IPAddress? = nil) {
         self.index = index
         self.captivePortalAPI = captivePortalAPI
         self.router = router

@@ -84,18 +84,18 @@ public enum NetlinkParser {
     private static func parseLink(type: UInt16, body: UnsafeRawBufferPointer) throws(NetlinkParseError) -> LinkMessage {
         try requireLength(LinuxNetlink.linkInfoLength, type: type, body: body)
         var link = LinkMessage(
-            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self),
-            hardwareType: body.loadUnaligned(fromByteOffset: 2, as: UInt16.self),
-            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+            index: InterfaceIndex(body.loadUnaligned(fromByteOffset: 4, as: Int32.self)),
+            hardwareType: HardwareType(rawValue: body.loadUnaligned(fromByteOffset: 2, as: UInt16.self)),
+            flags: LinkFlags(rawValue: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
         )
         try forEachAttribute(in: body, from: LinuxNetlink.linkInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
             switch attribute {
             case LinuxNetlink.linkName:
                 link.name = string(value)
             case LinuxNetlink.linkLower:
-                link.lowerIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+                link.lowerIndex = try interfaceIndex(value, type: type, attribute: attribute)
             case LinuxNetlink.linkMaster:
-                link.masterIndex = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+                link.masterIndex = try interfaceIndex(value, type: type, attribute: attribute)
             case LinuxNetlink.linkNamespaceID:
                 link.isLowerInOtherNamespace = true
             case LinuxNetlink.linkInfo:
@@ -115,7 +115,7 @@ public enum NetlinkParser {
             prefixLength: body[1],
             flags: UInt32(body[2]),
             scope: body[3],
-            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self)
+            index: InterfaceIndex(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
         )
         var local: [UInt8]?
         try forEachAttribute(in: body, from: LinuxNetlink.addressInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
@@ -135,8 +135,8 @@ public enum NetlinkParser {
         var route = RouteMessage(
             family: body[0],
             destinationLength: body[1],
-            table: UInt32(body[4]),
-            type: body[7],
+            table: RouteTable(rawValue: UInt32(body[4])),
+            type: RouteType(rawValue: body[7]),
             scope: body[6],
             flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
         )
@@ -144,9 +144,9 @@ public enum NetlinkParser {
             switch attribute {
             case LinuxNetlink.routeDestination: route.destination = try ipAddress(value, family: route.family, type: type, attribute: attribute)
             case LinuxNetlink.routeGateway: route.gateway = try ipAddress(value, family: route.family, type: type, attribute: attribute)
-            case LinuxNetlink.routeOutputInterface: route.outputInterface = Int32(bitPattern: try uint32(value, type: type, attribute: attribute))
+            case LinuxNetlink.routeOutputInterface: route.outputInterface = try interfaceIndex(value, type: type, attribute: attribute)
             case LinuxNetlink.routePriority: route.priority = try uint32(value, type: type, attribute: attribute)
-            case LinuxNetlink.routeTable: route.table = try uint32(value, type: type, attribute: attribute)
+            case LinuxNetlink.routeTable: route.table = RouteTable(rawValue: try uint32(value, type: type, attribute: attribute))
             case LinuxNetlink.routePreferredSource:
                 route.preferredSource = try ipAddress(value, family: route.family, type: type, attribute: attribute)
             default: break
@@ -159,7 +159,7 @@ public enum NetlinkParser {
         try requireLength(LinuxNetlink.neighbourInfoLength, type: type, body: body)
         var neighbour = NeighbourMessage(
             family: body[0],
-            index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self),
+            index: InterfaceIndex(body.loadUnaligned(fromByteOffset: 4, as: Int32.self)),
             state: NeighbourState(kernelState: body.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         )
         try forEachAttribute(in: body, from: LinuxNetlink.neighbourInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
@@ -177,7 +177,7 @@ public enum NetlinkParser {
         try requireLength(header, type: type, body: body)
         let optionsLength = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
         try requireLength(header + optionsLength, type: type, body: body)
-        var option = RouterAdvertisementOption(index: body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        var option = RouterAdvertisementOption(index: InterfaceIndex(body.loadUnaligned(fromByteOffset: 4, as: Int32.self)))
         try forEachAttribute(in: body, from: header + optionsLength, messageType: type) { attribute, value throws(NetlinkParseError) in
             if attribute == LinuxNetlink.routerOptionSource {
                 option.router = IPAddress(family: .ipv6, bytes: try ipAddress(value, family: IPAddressBytes.ipv6Family, type: type, attribute: attribute))
@@ -216,6 +216,10 @@ public enum NetlinkParser {
     private static func uint32(_ value: UnsafeRawBufferPointer, type: UInt16, attribute: UInt16) throws(NetlinkParseError) -> UInt32 {
         guard value.count == 4 else { throw .invalidAttributeValue(messageType: type, attributeType: attribute, length: value.count) }
         return value.loadUnaligned(as: UInt32.self)
+    }
+
+    private static func interfaceIndex(_ value: UnsafeRawBufferPointer, type: UInt16, attribute: UInt16) throws(NetlinkParseError) -> InterfaceIndex {
+        InterfaceIndex(Int32(bitPattern: try uint32(value, type: type, attribute: attribute)))
     }
 
     private static func ipAddress(_ value: UnsafeRawBufferPointer, family: UInt8, type: UInt16, attribute: UInt16) throws(NetlinkParseError) -> [UInt8] {

@@ -66,7 +66,7 @@ public enum ReachabilityRule {
             leadsToThisHost = true
         case .local:
             return notReachable("route leads to this host only")
-        case .unreachable, .blackhole, .prohibit, .throw, .other:
+        default:
             return notReachable("default route is \(route.type.name)")
         }
         guard let index = route.outputInterfaceIndex else {
@@ -80,7 +80,7 @@ public enum ReachabilityRule {
         if !link.isUp { return notReachable("\(link.name) is down") }
         if !link.hasCarrier || route.isLinkDown { return notReachable("\(link.name) has no carrier") }
         if leadsToThisHost {
-            return DestinationVerdict(family: family, link: link, reason: "local route to this host on \(link.name), table \(tableName(route.table))")
+            return DestinationVerdict(family: family, link: link, reason: "local route to this host on \(link.name), table \(route.table)")
         }
         let source: SourceAddress
         let usable = facts.destinationScope == .link ? "link-local or global" : "global"
@@ -103,7 +103,7 @@ public enum ReachabilityRule {
         if let gateway = route.gateway { reason += " via \(gateway)" }
         reason += " on \(link.name) (\(link.transport.rawValue)"
         if let underlying = link.underlying { reason += " over \(underlying.name), \(underlying.transport.rawValue)" }
-        reason += "), table \(tableName(route.table))"
+        reason += "), table \(route.table)"
         if let metric = route.metric { reason += ", metric \(metric)" }
         if let sourceLink = source.linkName, sourceLink != link.name { reason += ", from \(source.address) on \(sourceLink)" }
         return DestinationVerdict(family: family, link: link, reason: reason)
@@ -145,16 +145,6 @@ public enum ReachabilityRule {
             ipv4Link: (v4.link?.name ?? "", v4.link?.transport),
             ipv6Link: (v6.link?.name ?? "", v6.link?.transport)
         )
-    }
-
-    /// A routing table's name as `ip route` prints it: main, default, local, or the number.
-    public static func tableName(_ table: UInt32) -> String {
-        switch table {
-        case RouteFacts.mainTable: "main"
-        case 253: "default"
-        case 255: "local"
-        default: String(table)
-        }
     }
 
     /// The reason given when the kernel has no route at all for a family. When only one family

@@ -82,37 +82,6 @@ public struct AddressFacts: Sendable, Hashable {
     public var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
 }
 
-/// The kind of route the kernel's lookup resolved to (`rtm_type`).
-public enum RouteType: Sendable, Hashable {
-    /// `RTN_UNICAST`: a real gateway or directly connected route.
-    case unicast
-    /// `RTN_LOCAL`: the destination is this host.
-    case local
-    /// `RTN_UNREACHABLE`.
-    case unreachable
-    /// `RTN_BLACKHOLE`.
-    case blackhole
-    /// `RTN_PROHIBIT`.
-    case prohibit
-    /// `RTN_THROW`.
-    case `throw`
-    /// Any other `rtm_type` (broadcast, multicast, nat...), with its number.
-    case other(UInt8)
-
-    /// A short name for sentences: "unreachable", "blackhole", ...
-    public var name: String {
-        switch self {
-        case .unicast: "unicast"
-        case .local: "local"
-        case .unreachable: "unreachable"
-        case .blackhole: "blackhole"
-        case .prohibit: "prohibit"
-        case .throw: "throw"
-        case .other(let number): "type \(number)"
-        }
-    }
-}
-
 /// The route the kernel picked for a destination (the answer to `RTM_GETROUTE`).
 public struct RouteFacts: Sendable, Hashable {
     /// The route type.
@@ -122,7 +91,7 @@ public struct RouteFacts: Sendable, Hashable {
     /// The gateway (`RTA_GATEWAY`), if any.
     public var gateway: IPAddress?
     /// The routing table the route came from (`RTA_TABLE`).
-    public var table: UInt32
+    public var table: RouteTable
     /// The kernel flagged the next hop `linkdown` (`RTNH_F_LINKDOWN`).
     public var isLinkDown: Bool
     /// The matched entry's destination prefix as text ("0.0.0.0/1"); nil for a default route
@@ -131,11 +100,8 @@ public struct RouteFacts: Sendable, Hashable {
     /// The matched entry's metric (`RTA_PRIORITY`), when known.
     public var metric: UInt32?
 
-    /// The main table's number (`RT_TABLE_MAIN`).
-    public static let mainTable: UInt32 = 254
-
     /// Creates route facts.
-    public init(type: RouteType, outputInterfaceIndex: InterfaceIndex?, gateway: IPAddress? = nil, table: UInt32 = RouteFacts.mainTable,
+    public init(type: RouteType, outputInterfaceIndex: InterfaceIndex?, gateway: IPAddress? = nil, table: RouteTable = .main,
                 isLinkDown: Bool = false, matchedPrefix: String? = nil, metric: UInt32? = nil) {
         self.type = type
         self.outputInterfaceIndex = outputInterfaceIndex

@@ -11,7 +11,7 @@ public struct LinkDescription: Sendable, Hashable {
     /// The rtnetlink link kind (`IFLA_INFO_KIND`): "veth", "wireguard", "tun", "bridge"...
     public var kind: String?
     /// The hardware type (`ifi_type`, an `ARPHRD_*` value).
-    public var hardwareType: UInt16
+    public var hardwareType: HardwareType
     /// `DEVTYPE=` from `/sys/class/net/IF/uevent`: "wlan", "wwan", "bridge", "vlan", "gadget"...
     public var deviceType: String?
     /// `/sys/class/net/IF/wireless` or `/sys/class/net/IF/phy80211` exists.
@@ -34,7 +34,7 @@ public struct LinkDescription: Sendable, Hashable {
     public var isLoopback: Bool
 
     /// Creates a link description.
-    public init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
+    public init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: HardwareType = .ethernet,
                 deviceType: String? = nil, hasWirelessDirectory: Bool = false, driver: String? = nil,
                 lowerIndex: InterfaceIndex? = nil, isLowerInOtherNamespace: Bool = false, masterIndex: InterfaceIndex? = nil,
                 isUp: Bool = true, hasCarrier: Bool = true, isLoopback: Bool = false) {
@@ -52,32 +52,6 @@ public struct LinkDescription: Sendable, Hashable {
         self.hasCarrier = hasCarrier
         self.isLoopback = isLoopback
     }
-}
-
-/// The `ARPHRD_*` hardware types the classification looks at (<linux/if_arp.h>).
-public enum HardwareType {
-    /// `ARPHRD_ETHER`.
-    public static let ethernet: UInt16 = 1
-    /// `ARPHRD_PPP`.
-    public static let ppp: UInt16 = 512
-    /// `ARPHRD_TUNNEL` (IP-in-IP).
-    public static let ipip: UInt16 = 768
-    /// `ARPHRD_TUNNEL6`.
-    public static let ip6ip6: UInt16 = 769
-    /// `ARPHRD_LOOPBACK`.
-    public static let loopback: UInt16 = 772
-    /// `ARPHRD_SIT`.
-    public static let sit: UInt16 = 776
-    /// `ARPHRD_IPGRE`.
-    public static let gre: UInt16 = 778
-    /// `ARPHRD_IEEE80211`.
-    public static let ieee80211: UInt16 = 801
-    /// `ARPHRD_IEEE80211_RADIOTAP`.
-    public static let ieee80211Radiotap: UInt16 = 803
-    /// `ARPHRD_RAWIP` (many WWAN modems).
-    public static let rawIP: UInt16 = 519
-    /// `ARPHRD_NONE` (tun, WireGuard).
-    public static let none: UInt16 = 65534
 }
 
 /// A link's transport and the evidence for it, e.g. (.wifi, "DEVTYPE=wlan").
@@ -117,9 +91,7 @@ public enum TransportClassifier {
     /// Link kinds aggregating ports (`IFLA_MASTER` on the ports).
     public static let portAggregatingKinds: Set<String> = ["bridge", "bond", "team"]
     /// Tunnel hardware types.
-    public static let tunnelHardwareTypes: Set<UInt16> = [
-        HardwareType.ppp, HardwareType.ipip, HardwareType.ip6ip6, HardwareType.sit, HardwareType.gre,
-    ]
+    public static let tunnelHardwareTypes: Set<HardwareType> = [.ppp, .ipip, .ip6ip6, .sit, .gre]
     /// Kernel drivers of cellular modems.
     public static let wwanDrivers: Set<String> = ["qmi_wwan", "cdc_mbim", "option", "ipa", "mhi_net", "rmnet", "sierra_net", "huawei_cdc_ncm"]
     /// Interface name patterns of cellular modems.
@@ -156,10 +128,10 @@ public enum TransportClassifier {
         /// What the link's own hardware, sysfs entries and name say.
         func ownEvidence() -> TransportVerdict {
             if tunnelHardwareTypes.contains(link.hardwareType) { return TransportVerdict(.vpn, "tunnel hardware type \(link.hardwareType)") }
-            if link.hardwareType == HardwareType.ieee80211 || link.hardwareType == HardwareType.ieee80211Radiotap {
+            if link.hardwareType == .ieee80211 || link.hardwareType == .ieee80211Radiotap {
                 return TransportVerdict(.wifi, "802.11 hardware type")
             }
-            if link.isLoopback || link.hardwareType == HardwareType.loopback { return TransportVerdict(.other, "loopback") }
+            if link.isLoopback || link.hardwareType == .loopback { return TransportVerdict(.other, "loopback") }
             switch link.deviceType {
             case "wlan": return TransportVerdict(.wifi, "DEVTYPE=wlan")
             case "wwan": return TransportVerdict(.wwan, "DEVTYPE=wwan")
@@ -173,8 +145,8 @@ public enum TransportClassifier {
             if let pattern = wwanNamePatterns.first(where: { Glob.matches($0, link.name) }) {
                 return TransportVerdict(.wwan, "WWAN interface name \(pattern)")
             }
-            if link.hardwareType == HardwareType.rawIP { return TransportVerdict(.wwan, "raw-IP hardware type (cellular modem)") }
-            if link.hardwareType == HardwareType.ethernet {
+            if link.hardwareType == .rawIP { return TransportVerdict(.wwan, "raw-IP hardware type (cellular modem)") }
+            if link.hardwareType == .ethernet {
                 return TransportVerdict(.ethernet, link.deviceType.map { "ARPHRD_ETHER with DEVTYPE=\($0)" } ?? "ARPHRD_ETHER")
             }
             return TransportVerdict(.other, "hardware type \(link.hardwareType)")

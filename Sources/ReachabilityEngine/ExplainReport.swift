@@ -91,7 +91,7 @@ public struct ExplainReport: Sendable, Hashable {
             case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code.rawValue))"
             case .route(let found):
                 route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
-                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(ReachabilityRule.tableName(found.table))"
+                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(found.table)"
             }
             switch facts.source {
             case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")

@@ -66,7 +66,7 @@ struct GatewayNeighbours {
     /// failed gateway stays failed until it resolves again.)
     mutating func apply(_ message: NeighbourMessage) -> Bool {
         guard let address = message.destinationAddress else { return false }
-        let link = InterfaceIndex(message.index)
+        let link = message.index
         let before = current(address.family)
         update(address.family, address: address, link: link, with: message.state)
         return current(address.family) != before

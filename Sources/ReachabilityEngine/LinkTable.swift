@@ -40,7 +40,7 @@ struct LinkTable: Equatable {
     mutating func apply(_ payload: RouteNetlinkPayload) -> Bool {
         switch payload {
         case .newLink(let link):
-            let index = InterfaceIndex(link.index)
+            let index = link.index
             let previous = links[index]
             // An empty IFLA_IFNAME (the kernel never sends one) is no name: the status would
             // say reachable on interface "".
@@ -58,15 +58,15 @@ struct LinkTable: Equatable {
                 hasWirelessDirectory: attributes.hasWirelessDirectory,
                 driver: attributes.driver,
                 // An index in another namespace may be any local link's index too.
-                lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex.map { InterfaceIndex($0) },
+                lowerIndex: link.isLowerInOtherNamespace ? nil : link.lowerIndex,
                 isLowerInOtherNamespace: link.isLowerInOtherNamespace,
-                masterIndex: link.masterIndex.map { InterfaceIndex($0) },
+                masterIndex: link.masterIndex,
                 isUp: link.isUp,
                 hasCarrier: link.hasCarrier,
                 isLoopback: link.isLoopback
             )
         case .deleteLink(let link):
-            let index = InterfaceIndex(link.index)
+            let index = link.index
             links[index] = nil
             addresses = addresses.filter { $0.key.index != index }
         case .newAddress(let message):
@@ -139,7 +139,7 @@ struct LinkTable: Equatable {
 
     private static func address(_ message: AddressMessage) -> Address? {
         guard let address = message.ipAddress else { return nil }
-        return Address(index: InterfaceIndex(message.index), address: address, prefixLength: message.prefixLength)
+        return Address(index: message.index, address: address, prefixLength: message.prefixLength)
     }
 }
 

@@ -186,17 +186,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         for message in batch.messages {
             switch message.payload {
-            case .deleteLink(let link): captivePortalAPIs.forget(InterfaceIndex(link.index))
+            case .deleteLink(let link): captivePortalAPIs.forget(link.index)
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
                 // The network that comes back may not be the one that advertised it: a router
                 // advertisement names the API again. (DHCP's goes with its lease: networkd and
                 // NetworkManager publish that themselves.)
-                let index = InterfaceIndex(link.index)
-                if captivePortalAPIs.set(nil, for: index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: index) }
+                if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
             case .deleteRoute(let route) where route.destinationLength == 0:
                 // A router's default route goes when it stops being one: what it advertised goes too.
-                guard let router = route.gatewayAddress, let index = route.outputInterface else { break }
-                let link = InterfaceIndex(index)
+                guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
             default: break
             }
@@ -220,8 +218,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if change.cleared { checks.passiveEvidenceCleared(change.family) }
             case .routerAdvertisementOption(let option):
                 guard let uri = option.captivePortalAPI else { break }
-                if captivePortalAPIs.set(uri, for: InterfaceIndex(option.index), from: .routerAdvertisement, router: option.router) {
-                    checks.captivePortalAPIChanged(on: InterfaceIndex(option.index))
+                if captivePortalAPIs.set(uri, for: option.index, from: .routerAdvertisement, router: option.router) {
+                    checks.captivePortalAPIChanged(on: option.index)
                 }
             default: break
             }

@@ -160,8 +160,8 @@ enum StatusReducer {
         var matched: RouteMessage?
         if case .route(let entry) = matchedEntry { matched = entry }
         return .route(RouteFacts(
-            type: routeType(route.type),
-            outputInterfaceIndex: route.outputInterface.map { InterfaceIndex($0) },
+            type: route.type,
+            outputInterfaceIndex: route.outputInterface,
             gateway: route.gatewayAddress,
             table: route.table,
             isLinkDown: route.isLinkDown,
@@ -171,17 +171,5 @@ enum StatusReducer {
             },
             metric: matched?.priority
         ))
-    }
-
-    private static func routeType(_ number: UInt8) -> RouteType {
-        switch number {
-        case RouteTypeNumber.unicast: .unicast
-        case RouteTypeNumber.local: .local
-        case RouteTypeNumber.unreachable: .unreachable
-        case RouteTypeNumber.blackhole: .blackhole
-        case RouteTypeNumber.prohibit: .prohibit
-        case RouteTypeNumber.throw: .throw
-        default: .other(number)
-        }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import RTNetlink
+@testable import RTNetlink
 import TestSupport
 import XCTest
 

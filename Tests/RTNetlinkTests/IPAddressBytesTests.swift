@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// Netlink address bytes to text, and prefixes (parsing text is NetworkTypes' `IPAddress`).

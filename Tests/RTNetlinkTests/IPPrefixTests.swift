@@ -1,5 +1,5 @@
 import NetworkTypes
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// Prefixes, and the few that cover more addresses than the route filter lists one by one.

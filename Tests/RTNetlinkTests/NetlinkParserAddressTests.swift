@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// `RTM_NEWADDR` / `RTM_DELADDR`: `struct ifaddrmsg`, `IFA_LOCAL` over `IFA_ADDRESS`, `IFA_FLAGS`

@@ -1,5 +1,5 @@
 import NetworkTypes
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// Control messages, rules, unknown types, and datagrams holding several messages.

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// `RTM_NEWLINK` / `RTM_DELLINK`: `struct ifinfomsg` and the link attributes.
@@ -17,7 +17,7 @@ final class NetlinkParserLinkTests: XCTestCase {
             LinkFields(link),
             LinkFields(index: 2, hardwareType: ABI.HardwareType.ether, flags: 0x1_0001, name: "eth0", kind: "veth")
         )
-        XCTAssertEqual(link.flags, ABI.LinkFlag.up | ABI.LinkFlag.lowerUp)
+        XCTAssertEqual(link.flags.rawValue, ABI.LinkFlag.up | ABI.LinkFlag.lowerUp)
     }
 
     func testThatDeleteLinkCarriesTheSameFields() throws {
@@ -112,7 +112,7 @@ final class NetlinkParserLinkTests: XCTestCase {
             }
 
             // Then
-            XCTAssertEqual(link.lowerIndex, row.lowerIndex, row.name, line: row.line)
+            XCTAssertEqual(link.lowerIndex?.rawValue, row.lowerIndex, row.name, line: row.line)
             XCTAssertEqual(link.isLowerInOtherNamespace, row.isElsewhere, row.name, line: row.line)
         }
     }

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// Malformed datagrams become typed errors: framing errors end the datagram, payload errors

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import TestSupport
 import XCTest
 

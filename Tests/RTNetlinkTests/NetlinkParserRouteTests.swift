@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// `RTM_NEWROUTE` / `RTM_DELROUTE`: `struct rtmsg` and the route attributes.

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
 /// The exact bytes of the requests the daemon sends, and what the parser reads back from them.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import RTNetlink
+@testable import RTNetlink
 import NetworkTypes
 import TestSupport
 import XCTest

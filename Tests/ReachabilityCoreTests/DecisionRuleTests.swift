@@ -59,7 +59,7 @@ final class ReachabilityRuleEvaluateTests: XCTestCase {
                                                        ignoreReason: "IgnoreInterfaces=lo")),
                 .notReachable, "default route on lo, which is ignored (IgnoreInterfaces=lo)"
             ),
-            Row("route type broadcast", Fixture.routed(.ipv4, via: eth0, type: .other(3)), .notReachable, "default route is type 3"),
+            Row("route type broadcast", Fixture.routed(.ipv4, via: eth0, type: RouteType(rawValue: 3)), .notReachable, "default route is type 3"),
 
             // A unicast route whose output link is missing or unknown.
             Row(

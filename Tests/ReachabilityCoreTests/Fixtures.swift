@@ -57,7 +57,7 @@ enum Fixture {
         _ family: AddressFamily,
         via link: LinkFacts,
         type: RouteType = .unicast,
-        table: UInt32 = RouteFacts.mainTable,
+        table: RouteTable = .main,
         isLinkDown: Bool = false,
         source: SourceSelection? = nil
     ) -> DestinationFacts {

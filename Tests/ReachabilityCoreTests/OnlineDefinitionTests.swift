@@ -105,7 +105,7 @@ final class OnlineDefinitionTests: XCTestCase {
 
     func testOnlyLinksThatCouldLeadOutCountForTheGiveUpWithoutCarrier() {
         // Given a namespace's links (index 1 is lo)
-        func link(_ index: InterfaceIndex, _ name: String, kind: String? = nil, driver: String? = nil, hardwareType: UInt16 = HardwareType.ethernet,
+        func link(_ index: InterfaceIndex, _ name: String, kind: String? = nil, driver: String? = nil, hardwareType: HardwareType = .ethernet,
                   lower: InterfaceIndex? = nil, lowerElsewhere: Bool = false, master: InterfaceIndex? = nil,
                   up: Bool = true, carrier: Bool = true, loopback: Bool = false) -> LinkDescription {
             LinkDescription(index: index, name: name, kind: kind, hardwareType: hardwareType, driver: driver, lowerIndex: lower,

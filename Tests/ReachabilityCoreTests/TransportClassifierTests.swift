@@ -19,7 +19,7 @@ final class TransportClassifierTests: XCTestCase {
     }
 
     /// A link with index 2 named `name` (other facts as given).
-    static func link(_ name: String = "if2", kind: String? = nil, type: UInt16 = HardwareType.ethernet, devtype: String? = nil,
+    static func link(_ name: String = "if2", kind: String? = nil, type: HardwareType = .ethernet, devtype: String? = nil,
                      wireless: Bool = false, driver: String? = nil) -> LinkDescription {
         LinkDescription(index: 2, name: name, kind: kind, hardwareType: type, deviceType: devtype, hasWirelessDirectory: wireless, driver: driver)
     }
@@ -235,7 +235,7 @@ final class TransportClassifierTests: XCTestCase {
 
     func testThatHardwareTypesMatchLinuxIfArp() {
         // Given, When
-        let values: [(UInt16, UInt16, String)] = [
+        let values: [(HardwareType, UInt16, String)] = [
             (HardwareType.ethernet, 1, "ARPHRD_ETHER"),
             (HardwareType.ppp, 512, "ARPHRD_PPP"),
             (HardwareType.ipip, 768, "ARPHRD_TUNNEL"),
@@ -248,7 +248,7 @@ final class TransportClassifierTests: XCTestCase {
 
         // Then
         for (value, expected, name) in values {
-            XCTAssertEqual(value, expected, name)
+            XCTAssertEqual(value.rawValue, expected, name)
         }
     }
 }

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 import ReachabilityCore
 import XCTest
 @testable import ReachabilityEngine
@@ -22,7 +22,7 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [.ipv4])
         for row in rows {
             // When
-            let changed = gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: row.state, destination: gateway.bytes))
+            let changed = gateways.apply(NeighbourMessage(family: 2, index: link, state: row.state, destination: gateway.bytes))
 
             // Then
             XCTAssertEqual(changed, row.changed, "\(row.state)", line: row.line)
@@ -36,9 +36,9 @@ final class GatewayNeighboursTests: XCTestCase {
         _ = gateways.follow([.ipv4: (gateway, link)])
 
         // When other neighbours fail: another address, the same address on another link, the other family
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .failed, destination: [10, 77, 0, 9])))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link, state: .failed, destination: [10, 77, 0, 9])))
         XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: 8, state: .failed, destination: gateway.bytes)))
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link.rawValue, state: .failed, destination: gateway.bytes)))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 10, index: link, state: .failed, destination: gateway.bytes)))
 
         // Then
         XCTAssertNil(gateways.current(.ipv4)?.evidence)
@@ -67,7 +67,7 @@ final class GatewayNeighboursTests: XCTestCase {
         XCTAssertNil(gateways.current(.ipv4)?.evidence)
         XCTAssertEqual(gateways.addresses(of: .ipv4), [gateway, other], "both stay followed")
         // and a recent gateway's entry is still followed while another is chosen
-        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link.rawValue, state: .resolved, destination: gateway.bytes)))
+        XCTAssertFalse(gateways.apply(NeighbourMessage(family: 2, index: link, state: .resolved, destination: gateway.bytes)))
         XCTAssertEqual(gateways.follow([.ipv4: (gateway, link)]), [])
         XCTAssertNil(gateways.current(.ipv4)?.evidence, "it resolved while not chosen")
     }

@@ -29,9 +29,9 @@ final class ApplicationSourceTests: XCTestCase {
     private static let tun0Address = IPAddress("10.99.0.2")!
 
     /// A source-less lookup's answer: a unicast route in `table` through link `index`, selecting `source`.
-    private static func route(table: UInt32, index: Int32, source: IPAddress?) -> NetlinkQueryClient.RouteAnswer {
+    private static func route(table: RouteTable, index: InterfaceIndex, source: IPAddress?) -> NetlinkQueryClient.RouteAnswer {
         .route(RouteMessage(
-            family: 2, destinationLength: 32, table: table, type: 1, scope: 0, flags: 0, destination: [8, 8, 8, 8], outputInterface: index,
+            family: 2, destinationLength: 32, table: table, type: .unicast, scope: 0, flags: 0, destination: [8, 8, 8, 8], outputInterface: index,
             preferredSource: source?.bytes
         ))
     }

@@ -82,7 +82,7 @@ enum StatusReducerOracle {
         /// route's output link, else one on any link (the lowest), else none.
         func answers(family: AddressFamily, table: LinkTable) -> StatusReducer.KernelAnswers {
             var outputLink: InterfaceIndex?
-            if case .route(let route) = answer { outputLink = route.outputInterface.map { InterfaceIndex($0) } }
+            if case .route(let route) = answer { outputLink = route.outputInterface }
             let source = table.addresses
                 .filter { $0.key.family == family && $0.value.isUsableGlobal }
                 .map { (onOutputLink: $0.key.index == outputLink, address: $0.key.address) }

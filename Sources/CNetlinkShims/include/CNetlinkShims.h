@@ -1,5 +1,6 @@
 // Small C shims for what Swift cannot import directly from the kernel's headers: the rtnetlink
-// function-like macros, the IFF_* flags and the BPF filter structs. No libsystemd here.
+// function-like macros and the BPF filter structs; shims.c checks the struct layouts the parser
+// reads and the IFF_*, ARPHRD_*, RTN_* and RT_TABLE_* numbers NetworkTypes names. No libsystemd here.
 // Everything is prefixed `CReach_`.
 #ifndef CNETLINK_SHIMS_H
 #define CNETLINK_SHIMS_H
@@ -26,11 +27,5 @@ static inline uint32_t CReach_RTA_ALIGN(uint32_t length) { return RTA_ALIGN(leng
 static inline uint32_t CReach_RTA_HDRLEN(void) { return RTA_LENGTH(0); }
 /// `NLA_TYPE_MASK`: an attribute's type without the nested / byte-order flag bits.
 static inline uint16_t CReach_NLA_TYPE_MASK(void) { return (uint16_t)(NLA_TYPE_MASK & 0xffff); }
-/// `IFF_LOWER_UP` lives in <linux/if.h>, which clashes with glibc's <net/if.h> in Swift.
-extern const uint32_t CReach_IFF_LOWER_UP;
-/// `IFF_UP`, from the same header for the same reason.
-extern const uint32_t CReach_IFF_UP;
-/// `IFF_LOOPBACK`, likewise.
-extern const uint32_t CReach_IFF_LOOPBACK;
 
 #endif

@@ -1,8 +1,8 @@
-import RTNetlink
+@testable import RTNetlink
 import XCTest
 
-// The module's message structs have no public initialisers, so expectations are written as
-// these plain mirrors and compared whole (XCTest then prints both sides on failure).
+// Expectations are written as these plain mirrors in the kernel's numbers, as the fixtures
+// are, and compared whole (XCTest then prints both sides on failure).
 
 /// The fields of a `NetlinkHeader`.
 struct HeaderFields: Equatable {
@@ -30,7 +30,7 @@ struct LinkFields: Equatable {
 
 extension LinkFields {
     init(_ link: LinkMessage) {
-        self.init(index: link.index, hardwareType: link.hardwareType, flags: link.flags, name: link.name, kind: link.kind)
+        self.init(index: link.index.rawValue, hardwareType: link.hardwareType.rawValue, flags: link.flags.rawValue, name: link.name, kind: link.kind)
     }
 }
 
@@ -48,7 +48,7 @@ extension AddressFields {
     init(_ address: AddressMessage) {
         self.init(
             family: address.family, prefixLength: address.prefixLength, flags: address.flags, scope: address.scope,
-            index: address.index, address: address.address
+            index: address.index.rawValue, address: address.address
         )
     }
 }
@@ -70,8 +70,8 @@ struct RouteFields: Equatable {
 extension RouteFields {
     init(_ route: RouteMessage) {
         self.init(
-            family: route.family, destinationLength: route.destinationLength, table: route.table, type: route.type,
-            scope: route.scope, flags: route.flags, destination: route.destination, outputInterface: route.outputInterface,
+            family: route.family, destinationLength: route.destinationLength, table: route.table.rawValue, type: route.type.rawValue,
+            scope: route.scope, flags: route.flags, destination: route.destination, outputInterface: route.outputInterface?.rawValue,
             gateway: route.gateway, priority: route.priority
         )
     }

@@ -141,6 +141,11 @@ enum ABI {
         static let ra: UInt8 = 9  // RTPROT_RA
     }
 
+    /// `rtm_table` (`RT_TABLE_*`).
+    enum RouteTable {
+        static let main: UInt32 = 254  // RT_TABLE_MAIN
+    }
+
     /// `RT_SCOPE_*`.
     enum Scope {
         static let universe: UInt8 = 0  // RT_SCOPE_UNIVERSE

@@ -1,4 +1,4 @@
-import RTNetlink
+@testable import RTNetlink
 
 /// An independent reading of a datagram's framing, and the checks every parser result must pass
 /// whatever the bytes: the robustness test's oracle.
