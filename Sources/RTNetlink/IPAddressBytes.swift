@@ -2,16 +2,16 @@
 import Glibc
 #endif
 
-/// The raw address bytes netlink carries: their lengths and prefixes (text, both ways, is
-/// NetworkTypes' `IPAddress`, which this module's messages carry and ReachabilityCore re-exports).
-public enum IPAddressBytes {
+/// The raw address bytes netlink carries: their lengths and prefixes. They stay in this module:
+/// its messages give NetworkTypes' `IPAddress` to the layers above.
+enum IPAddressBytes {
     /// `AF_INET` as netlink's one-byte family field.
-    public static let ipv4Family = UInt8(AF_INET)
+    static let ipv4Family = UInt8(AF_INET)
     /// `AF_INET6` as netlink's one-byte family field.
-    public static let ipv6Family = UInt8(AF_INET6)
+    static let ipv6Family = UInt8(AF_INET6)
 
     /// The address length of `family`: 4, 16, or nil for other families.
-    public static func length(family: UInt8) -> Int? {
+    static func length(family: UInt8) -> Int? {
         switch family {
         case ipv4Family: 4
         case ipv6Family: 16
@@ -22,7 +22,7 @@ public enum IPAddressBytes {
     /// Whether the prefix `prefix`/`length` contains `address` (both of one family; a nil prefix
     /// is the default route, which contains every address). A length past the address's bits
     /// compares every bit.
-    public static func prefix(_ prefix: [UInt8]?, length: UInt8, contains address: [UInt8]) -> Bool {
+    static func prefix(_ prefix: [UInt8]?, length: UInt8, contains address: [UInt8]) -> Bool {
         guard let prefix, length > 0 else { return true }
         guard prefix.count == address.count else { return false }
         var remaining = Int(length)
@@ -36,7 +36,7 @@ public enum IPAddressBytes {
 
     /// The network address of `prefix`/`length`: the prefix's bits past `length` cleared (the
     /// lowest address it contains), `width` bytes long.
-    public static func masked(_ prefix: [UInt8], length: UInt8, width: Int) -> [UInt8] {
+    static func masked(_ prefix: [UInt8], length: UInt8, width: Int) -> [UInt8] {
         var remaining = Int(length)
         return (0..<width).map { index in
             defer { remaining -= 8 }

@@ -1,25 +1,25 @@
 import CNetlinkShims
 
 /// Address flags (`IFA_F_*`) the rule reads.
-public enum AddressFlag {
+enum AddressFlag {
     /// `IFA_F_TENTATIVE`: IPv6 duplicate address detection still running.
-    public static let tentative = UInt32(IFA_F_TENTATIVE)
+    static let tentative = UInt32(IFA_F_TENTATIVE)
     /// `IFA_F_OPTIMISTIC`: optimistic DAD; the address is usable while tentative.
-    public static let optimistic = UInt32(IFA_F_OPTIMISTIC)
+    static let optimistic = UInt32(IFA_F_OPTIMISTIC)
     /// `IFA_F_DADFAILED`: duplicate address detection failed.
-    public static let duplicateAddressDetectionFailed = UInt32(IFA_F_DADFAILED)
+    static let duplicateAddressDetectionFailed = UInt32(IFA_F_DADFAILED)
 }
 
 /// Route flags (`rtm_flags`).
-public enum RouteFlag {
+enum RouteFlag {
     /// `RTNH_F_LINKDOWN`: the next hop's link has no carrier.
-    public static let linkDown = UInt32(RTNH_F_LINKDOWN)
+    static let linkDown = UInt32(RTNH_F_LINKDOWN)
 }
 
 /// Scopes (`RT_SCOPE_*`).
-public enum Scope {
+enum Scope {
     /// `RT_SCOPE_UNIVERSE`: global.
-    public static let universe = UInt8(RT_SCOPE_UNIVERSE.rawValue)
+    static let universe = UInt8(RT_SCOPE_UNIVERSE.rawValue)
 }
 
 // The flag tests the layers above need, here where the kernel's numbers live.

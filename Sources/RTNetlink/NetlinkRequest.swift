@@ -13,7 +13,7 @@ public enum NetlinkRequest {
     }
 
     /// `RTM_GETNEIGH` for one neighbour entry: `destination` on link `index`.
-    public static func getNeighbour(_ destination: [UInt8], family: UInt8, index: Int32, sequence: UInt32) -> [UInt8] {
+    static func getNeighbour(_ destination: [UInt8], family: UInt8, index: Int32, sequence: UInt32) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.neighbourInfoLength)
         payload[0] = family
         withUnsafeBytes(of: index) { payload.replaceSubrange(4..<8, with: $0) }

@@ -8,7 +8,7 @@ import NetworkTypes
 extension AddressFamily {
     /// The family netlink's one-byte family field names (`AF_INET`, `AF_INET6`); nil for other
     /// families (bridge, MPLS...).
-    public init?(netlinkFamily: UInt8) {
+    init?(netlinkFamily: UInt8) {
         switch netlinkFamily {
         case IPAddressBytes.ipv4Family: self = .ipv4
         case IPAddressBytes.ipv6Family: self = .ipv6
@@ -17,7 +17,7 @@ extension AddressFamily {
     }
 
     /// `AF_INET` or `AF_INET6` as netlink's one-byte family field.
-    public var netlinkFamily: UInt8 { self == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family }
+    var netlinkFamily: UInt8 { self == .ipv4 ? IPAddressBytes.ipv4Family : IPAddressBytes.ipv6Family }
 }
 
 extension AddressMessage {
