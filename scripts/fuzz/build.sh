@@ -18,7 +18,7 @@
 # and then fails linking the executables (each has its own main, libFuzzer brings another), so the
 # modules are compiled here one by one with swiftc, Swift 6.3.1 at /opt/swift:
 #   1. the netlink C shim (no libsystemd) with clang -fsanitize=fuzzer-no-link,address,
-#   2. SystemSupport, RTNetlink, ReachabilityCore and ReachabilityEngine as modules
+#   2. SystemSupport, NetworkTypes, RTNetlink, ReachabilityCore and ReachabilityEngine as modules
 #      (-sanitize=fuzzer,address instruments them; the engine with -enable-testing, for the
 #      oracle's @testable import),
 #   3. each entry point (@_cdecl LLVMFuzzerTestOneInput) linked with libFuzzer's main.
@@ -46,16 +46,17 @@ module() {
         -c "$ROOT/Sources/$1"/*.swift -wmo -o "$OUT/$1.o"
 }
 module SystemSupport
+module NetworkTypes
 module RTNetlink
 module ReachabilityCore
 module ReachabilityEngine -enable-testing
 
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name NetlinkParserFuzzer \
-    "$ROOT/scripts/fuzz/NetlinkParserFuzzer.swift" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
+    "$ROOT/scripts/fuzz/NetlinkParserFuzzer.swift" "$OUT/RTNetlink.o" "$OUT/NetworkTypes.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
     -use-ld=lld -o "$OUT/netlink-parser-fuzzer"
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name StatusReducerFuzzer \
     "$ROOT/scripts/fuzz/StatusReducerFuzzer.swift" "$ROOT/Tests/ReachabilityEngineTests/StatusReducerOracle.swift" \
-    "$OUT/ReachabilityEngine.o" "$OUT/ReachabilityCore.o" "$OUT/RTNetlink.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
+    "$OUT/ReachabilityEngine.o" "$OUT/ReachabilityCore.o" "$OUT/RTNetlink.o" "$OUT/NetworkTypes.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
     -use-ld=lld -o "$OUT/status-reducer-fuzzer"
 echo "$OUT/netlink-parser-fuzzer"
 echo "$OUT/status-reducer-fuzzer"
