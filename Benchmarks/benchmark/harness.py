@@ -27,7 +27,6 @@ def log(message):
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-
 # --- child processes -----------------------------------------------------------------------------
 
 class Child:
@@ -191,8 +190,6 @@ class Harness:
         self.router = None
         self.check_server = None
         self.latency_samples = {}
-
-    # Processes
 
     def ip(self, *arguments, check=True):
         return subprocess.run(["ip", "-n", self.netns, *arguments], check=check, capture_output=True, text=True)
