@@ -242,16 +242,19 @@ read_published (ReachabilitydNetworkMonitor *self)
   return state;
 }
 
-/* Publishes `state`: notifies each property that changed and emits network-changed once if
- * any did, or if `changed_otherwise` (the daemon's Status, or GLib's monitor's own signal). */
+/* Publishes `state` and, if `emit_signals` (always but at initialisation, where nobody listens
+ * yet), notifies each property that changed and emits network-changed once if any did, or if
+ * `changed_otherwise` (the daemon's Status, or GLib's monitor's own signal). */
 static void
-publish (ReachabilitydNetworkMonitor *self, PublishedState state, gboolean changed_otherwise)
+publish (ReachabilitydNetworkMonitor *self, PublishedState state, gboolean changed_otherwise, gboolean emit_signals)
 {
   lock_for_writing (self);
   PublishedState old = self->published;
   self->published = state;
   unlock (self);
 
+  if (!emit_signals)
+    return;
   gboolean available_changed = old.available != state.available;
   gboolean metered_changed = old.metered != state.metered;
   gboolean connectivity_changed = old.connectivity != state.connectivity;
@@ -268,7 +271,7 @@ publish (ReachabilitydNetworkMonitor *self, PublishedState state, gboolean chang
 
 /* Publishes the daemon's state (while it comes from the daemon). */
 static void
-publish_daemon_state (ReachabilitydNetworkMonitor *self)
+publish_daemon_state (ReachabilitydNetworkMonitor *self, gboolean emit_signals)
 {
   gboolean status_changed = g_strcmp0 (self->daemon_status, self->published_status) != 0;
   PublishedState state = {
@@ -279,13 +282,16 @@ publish_daemon_state (ReachabilitydNetworkMonitor *self)
 
   g_free (self->published_status);
   self->published_status = g_strdup (self->daemon_status);
-  publish (self, state, status_changed);
+  publish (self, state, status_changed, emit_signals);
 }
 
-/* Takes the properties in `properties` (a{sv}, from GetAll or PropertiesChanged) that the
- * monitor exposes into the daemon's state. */
+/* The one place the daemon's properties are read, as GLib's own monitors' sync_properties():
+ * takes those the monitor exposes from `properties` (a{sv}: the GetAll at initialisation or of a
+ * new owner, or a PropertiesChanged) into the daemon's state, and publishes it while the state
+ * comes from the daemon (while it is away, it waits for the daemon's return: end_absence()).
+ * `emit_signals` is FALSE only at initialisation. */
 static void
-take_daemon_properties (ReachabilitydNetworkMonitor *self, GVariant *properties)
+sync_properties (ReachabilitydNetworkMonitor *self, GVariant *properties, gboolean emit_signals)
 {
   const gchar *status, *connectivity;
 
@@ -301,6 +307,8 @@ take_daemon_properties (ReachabilitydNetworkMonitor *self, GVariant *properties)
     }
   g_variant_lookup (properties, REACHABILITYD_PROPERTY_REACHABLE, "b", &self->daemon_reachable);
   g_variant_lookup (properties, REACHABILITYD_PROPERTY_METERED, "b", &self->daemon_metered);
+  if (self->source == FROM_DAEMON)
+    publish_daemon_state (self, emit_signals);
 }
 
 /* ---- GLib's own monitor, while the daemon is away ----------------------------------------- */
@@ -349,7 +357,7 @@ on_fallback_changed (GNetworkMonitor *fallback, gboolean available, gpointer use
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
 
   if (self->source == FROM_FALLBACK)
-    publish (self, fallback_state (fallback), TRUE);
+    publish (self, fallback_state (fallback), TRUE, TRUE);
 }
 
 static gboolean
@@ -360,7 +368,7 @@ on_grace_over (gpointer user_data)
   g_clear_pointer (&self->grace, g_source_unref);
   self->source = FROM_FALLBACK;
   if (self->fallback != NULL)
-    publish (self, fallback_state (self->fallback), FALSE);
+    publish (self, fallback_state (self->fallback), FALSE, TRUE);
   return G_SOURCE_REMOVE;
 }
 
@@ -402,7 +410,7 @@ end_absence (ReachabilitydNetworkMonitor *self)
   cancel_timer (&self->grace);
   self->source = FROM_DAEMON;
   stop_fallback (self);
-  publish_daemon_state (self);
+  publish_daemon_state (self, TRUE);
 }
 
 /* ---- following the daemon ----------------------------------------------------------------- */
@@ -418,13 +426,9 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
   if (!g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sa{sv}as)")))
     return;
   g_variant_get (parameters, "(&s@a{sv}as)", &changed_interface, &changed, NULL);
+  /* Before its GetAll is answered, a new owner's changes wait for that answer (end_absence()). */
   if (g_strcmp0 (changed_interface, REACHABILITYD_INTERFACE) == 0)
-    {
-      take_daemon_properties (self, changed);
-      /* Before its GetAll is answered, an owner's changes wait for that answer. */
-      if (self->source == FROM_DAEMON)
-        publish_daemon_state (self);
-    }
+    sync_properties (self, changed, TRUE);
   g_variant_unref (changed);
 }
 
@@ -473,12 +477,10 @@ on_read (GObject *source, GAsyncResult *result, gpointer user_data)
   GVariant *properties;
   self->failed_reads = 0;
   g_variant_get (reply, "(@a{sv})", &properties);
-  take_daemon_properties (self, properties);
+  sync_properties (self, properties, TRUE);
   g_variant_unref (properties);
   g_variant_unref (reply);
-  if (self->source == FROM_DAEMON)
-    publish_daemon_state (self);
-  else
+  if (self->source != FROM_DAEMON)
     end_absence (self);
   g_object_unref (self);
 }
@@ -513,20 +515,31 @@ forget_owner (ReachabilitydNetworkMonitor *self)
   g_clear_pointer (&self->owner, g_free);
 }
 
+/* Follows the PropertiesChanged of `owner` (the name's owner, a unique name: no signal from a
+ * dead owner) on `bus`, in the thread-default context. */
+static void
+follow_properties (ReachabilitydNetworkMonitor *self, GDBusConnection *bus, const gchar *owner)
+{
+  self->properties_subscription = g_dbus_connection_signal_subscribe (
+      bus, owner, FREEDESKTOP_PROPERTIES, "PropertiesChanged", REACHABILITYD_OBJECT_PATH,
+      REACHABILITYD_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, self, NULL);
+}
+
 /* A (new) owner of the name: subscribe to its PropertiesChanged, then read all its properties.
  * Messages from one sender arrive in order, so a change signalled before the reply is older
- * than the reply, and one after it newer: applying both in arrival order leaves the truth. */
+ * than the reply, and one after it newer: applying both in arrival order leaves the truth.
+ * The owner initialisation read is followed already: not read again. */
 static void
 on_name_appeared (GDBusConnection *connection, const gchar *name, const gchar *owner, gpointer user_data)
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
 
+  if (g_strcmp0 (owner, self->owner) == 0)
+    return;
   enter_context (self);
   forget_owner (self);
   self->owner = g_strdup (owner);
-  self->properties_subscription = g_dbus_connection_signal_subscribe (
-      connection, owner, FREEDESKTOP_PROPERTIES, "PropertiesChanged", REACHABILITYD_OBJECT_PATH,
-      REACHABILITYD_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, self, NULL);
+  follow_properties (self, connection, owner);
   read_owner (self);
   leave_context (self);
 }
@@ -634,43 +647,62 @@ adopt_bus (ReachabilitydNetworkMonitor *self, GDBusConnection *bus)
 
 /* One synchronous call to the bus itself (org.freedesktop.DBus), at initialisation. */
 static GVariant *
-call_bus (GDBusConnection *bus, const gchar *method, GVariant *parameters, const gchar *reply_type,
+call_bus (GDBusConnection *bus, const gchar *method, GVariant *parameters, const gchar *reply_type, gint timeout_ms,
           GCancellable *cancellable, GError **error)
 {
   return g_dbus_connection_call_sync (bus, FREEDESKTOP_DBUS_NAME, FREEDESKTOP_DBUS_PATH, FREEDESKTOP_DBUS_NAME,
-                                      method, parameters, G_VARIANT_TYPE (reply_type), G_DBUS_CALL_FLAGS_NONE, -1,
-                                      cancellable, error);
+                                      method, parameters, G_VARIANT_TYPE (reply_type), G_DBUS_CALL_FLAGS_NONE,
+                                      timeout_ms, cancellable, error);
 }
 
-/* Whether `name` has an owner now, or can be started (a D-Bus service file names it). */
-static gboolean
-is_running_or_activatable (GDBusConnection *bus, const gchar *name, GCancellable *cancellable, GError **error)
+/* The unique name owning `name`: its owner now, or, if it has none and can be started (a D-Bus
+ * service file names it), the one started. NULL with `error` set otherwise (G_IO_ERROR_NOT_FOUND
+ * when it is neither running nor activatable). */
+static gchar *
+find_or_start_owner (GDBusConnection *bus, const gchar *name, GCancellable *cancellable, GError **error)
 {
-  GVariant *reply = call_bus (bus, "NameHasOwner", g_variant_new ("(s)", name), "(b)", cancellable, error);
+  GVariant *reply = call_bus (bus, "NameHasOwner", g_variant_new ("(s)", name), "(b)", -1, cancellable, error);
   gboolean found = FALSE;
   const gchar **names;
+  gchar *owner;
 
   if (reply == NULL)
-    return FALSE;
+    return NULL;
   g_variant_get (reply, "(b)", &found);
   g_variant_unref (reply);
-  if (found)
-    return TRUE;
-  reply = call_bus (bus, "ListActivatableNames", NULL, "(as)", cancellable, error);
+  if (!found)
+    {
+      reply = call_bus (bus, "ListActivatableNames", NULL, "(as)", -1, cancellable, error);
+      if (reply == NULL)
+        return NULL;
+      g_variant_get (reply, "(^a&s)", &names);
+      found = g_strv_contains (names, name);
+      g_free (names);
+      g_variant_unref (reply);
+      if (!found)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                       "reachabilityd is neither running nor activatable on the system bus (%s)", name);
+          return NULL;
+        }
+      reply = call_bus (bus, "StartServiceByName", g_variant_new ("(su)", name, 0), "(u)", REACHABILITYD_CALL_TIMEOUT_MS,
+                        cancellable, error);
+      if (reply == NULL)
+        return NULL;
+      g_variant_unref (reply);
+    }
+  reply = call_bus (bus, "GetNameOwner", g_variant_new ("(s)", name), "(s)", -1, cancellable, error);
   if (reply == NULL)
-    return FALSE;
-  g_variant_get (reply, "(^a&s)", &names);
-  found = g_strv_contains (names, name);
-  g_free (names);
+    return NULL;
+  g_variant_get (reply, "(s)", &owner);
   g_variant_unref (reply);
-  return found;
+  return owner;
 }
 
 static gboolean
 reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (initable);
-  GError *local_error = NULL;
   GVariant *reply, *properties;
 
   /* A connection of the module's own: the shared one (g_bus_get) exits the application when
@@ -685,42 +717,39 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   if (bus == NULL)
     return FALSE;
   g_dbus_connection_set_exit_on_close (bus, FALSE);
-  if (!is_running_or_activatable (bus, REACHABILITYD_BUS_NAME, cancellable, &local_error))
+  gchar *owner = find_or_start_owner (bus, REACHABILITYD_BUS_NAME, cancellable, error);
+  if (owner == NULL)
     {
-      if (local_error != NULL)
-        g_propagate_error (error, local_error);
-      else
-        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                     "reachabilityd is neither running nor activatable on the system bus (%s)",
-                     REACHABILITYD_BUS_NAME);
       g_dbus_connection_close (bus, NULL, NULL, NULL);
       g_object_unref (bus);
       return FALSE;
     }
 
-  /* Read the state now (starting the daemon if it is only activatable): an application asks
-   * for it right after g_network_monitor_get_default(). */
-  reply = g_dbus_connection_call_sync (bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH,
-                                       FREEDESKTOP_PROPERTIES, "GetAll",
+  /* Read the state now, once: an application asks for it right after
+   * g_network_monitor_get_default(). The owner's changes are followed from before the read, so
+   * that none falls in between; the name watch below reads again only an owner that took the
+   * name since. A change the owner signalled before its reply waits in this context and is
+   * applied after it, then its later ones, in order: the state ends as the daemon's (a change
+   * within the call's round trip can show its older state for one network-changed). */
+  self->owner = owner;
+  follow_properties (self, bus, owner);
+  reply = g_dbus_connection_call_sync (bus, owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
                                        g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
-                                       G_DBUS_CALL_FLAGS_NONE, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
+                                       G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
   if (reply == NULL)
     {
+      g_dbus_connection_signal_unsubscribe (bus, self->properties_subscription);
+      self->properties_subscription = 0;
+      g_clear_pointer (&self->owner, g_free);
       g_dbus_connection_close (bus, NULL, NULL, NULL);
       g_object_unref (bus);
       return FALSE;
     }
+  self->source = FROM_DAEMON;
   g_variant_get (reply, "(@a{sv})", &properties);
-  take_daemon_properties (self, properties);
+  sync_properties (self, properties, FALSE);
   g_variant_unref (properties);
   g_variant_unref (reply);
-  self->source = FROM_DAEMON;
-  self->published_status = g_strdup (self->daemon_status);
-  self->published = (PublishedState) {
-    .available = self->daemon_reachable,
-    .metered = self->daemon_metered,
-    .connectivity = glib_connectivity (self->daemon_connectivity, self->daemon_reachable),
-  };
 
   /* From here on, follow the name. Its callbacks run in the thread-default main context of
    * this call, and the subscription and reads they start do too: network-changed is emitted

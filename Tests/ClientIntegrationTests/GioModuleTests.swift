@@ -271,6 +271,38 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertEqual(emitted, Array(repeating: ["1", "0"], count: 10).flatMap { $0 })
     }
 
+    func testAnApplicationReadsTheDaemonsPropertiesOnceAtStart() throws {
+        // Given a running daemon and dbus-monitor recording the GetAll calls on the bus
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let directory = try XCTUnwrap(directory)
+        let recorded = directory.file("getall-calls.out")
+        let monitor = try ChildProcess("dbus-monitor", ["--address", try XCTUnwrap(bus).address,
+                                                        "type='method_call',interface='org.freedesktop.DBus.Properties',member='GetAll'"],
+                                       standardOutput: recorded, standardError: directory.file("getall-calls.err"))
+        defer { _ = monitor.terminate() }
+        let calls = { ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("member=GetAll") } }
+        // (a monitor's connection loses its unique name once it monitors)
+        try Poll.until("dbus-monitor monitoring", observe: { (try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "" }) {
+            if let ended = monitor.poll() { throw HarnessError("dbus-monitor ended (\(ended))") }
+            return $0.contains("member=NameLost")
+        }
+
+        // When a GLib application starts with the module and follows the next change (by then
+        // its name watch has answered, so a second read would have been asked)
+        let module = try follower(.module)
+        defer { _ = module.process.terminate() }
+        try netns.ip("route", "del", "default")
+        try Poll.until("network-changed to unavailable", observe: { self.changes(module.lines()) }) { $0 == ["0"] }
+
+        // Then it asked GetAll once
+        let getAll = try Poll.until("the module's GetAll recorded", observe: calls) { !$0.isEmpty }
+        print("FIGURE: GIO module: GetAll calls at an application's start: \(getAll.count)")
+        XCTAssertEqual(getAll.count, 1, getAll.joined(separator: "\n"))
+    }
+
     func testFallbackWithoutTheDaemonAndFollowingARestartedOne() throws {
         // Given no daemon: a fresh process falls back to GLib's monitor at once, even when told
         // to use the module
