@@ -1,0 +1,101 @@
+/// Whether the host's names will resolve (the `DNS` property's wire strings).
+///
+/// Kept like `Status`: evaluated on every relevant change and published only when it changes.
+/// `failing` and `answering` come only from the connectivity check's own name lookups, so only
+/// when a check by host name is configured; the daemon never sends a query of its own otherwise.
+public enum DNSReadiness: String, Sendable, CaseIterable, Hashable {
+    /// Before the first evaluation.
+    case unknown
+    /// No nameserver is configured.
+    case none
+    /// Nameservers are configured, and the kernel routes none of them from a usable source.
+    case unreachable
+    /// At least one configured nameserver is routed from a usable source.
+    case reachable
+    /// A nameserver is routed, but the check's last name lookup got no answer.
+    case failing
+    /// The check's last name lookup got an answer.
+    case answering
+
+    /// How far toward "names resolve" this value is, the order `reachabilityctl wait --dns`
+    /// compares by: unknown, none, unreachable < failing < reachable < answering. (`failing` is
+    /// below `reachable`: it is `reachable` with evidence against it.)
+    public var rank: Int {
+        switch self {
+        case .unknown, .none, .unreachable: 0
+        case .failing: 1
+        case .reachable: 2
+        case .answering: 3
+        }
+    }
+}
+
+/// Where a configured nameserver was found.
+public enum NameServerOrigin: Sendable, Hashable {
+    /// A `nameserver` line of a resolv.conf file (the path, as followed).
+    case resolvConf(String)
+    /// systemd-resolved's global servers (`DNS=` of resolved.conf, or its fallback).
+    case resolvedGlobal
+    /// systemd-resolved's servers for one link (from networkd, NetworkManager, DHCP...).
+    case resolvedLink(InterfaceIndex)
+
+    /// The origin in a sentence's words: "/etc/resolv.conf", "systemd-resolved (global)",
+    /// "systemd-resolved (link 3)".
+    public var description: String {
+        switch self {
+        case .resolvConf(let path): path
+        case .resolvedGlobal: "systemd-resolved (global)"
+        case .resolvedLink(let index): "systemd-resolved (link \(index))"
+        }
+    }
+}
+
+/// One configured nameserver: the address an application's query goes to, and where it was found.
+public struct NameServer: Sendable, Hashable {
+    /// The server's address; a link-local IPv6 server carries its link as the zone.
+    public var address: IPAddress
+    /// Where the server was configured.
+    public var origin: NameServerOrigin
+
+    /// A server configured at `address`, found in `origin`.
+    public init(address: IPAddress, origin: NameServerOrigin) {
+        self.address = address
+        self.origin = origin
+    }
+}
+
+/// What the host's resolver configuration reads: glibc's view of `/etc/resolv.conf`.
+public enum ResolvConf {
+    /// The addresses of systemd-resolved's stub listeners: a resolv.conf naming one of them
+    /// means "ask resolved", whose upstream servers are the real ones.
+    public static let resolvedStubAddresses: Set<IPAddress> = [IPAddress("127.0.0.53")!, IPAddress("127.0.0.54")!]
+
+    /// The most servers glibc's resolver uses (`MAXNS`): later `nameserver` lines are ignored.
+    public static let maximumServers = 3
+
+    /// The servers an application's resolver asks, in order, read as glibc reads them: lines that
+    /// begin with the keyword `nameserver` (no leading blank) and an address (an IPv6 one may carry
+    /// a `%zone`); the first ``maximumServers`` such lines count, duplicates included, lines
+    /// whose address does not parse are skipped; other lines (comments, `search`, `options`)
+    /// ignored.
+    ///
+    /// - Parameter text: the file's contents.
+    /// - Returns: the addresses, in order, without duplicates.
+    public static func nameServers(in text: String) -> [IPAddress] {
+        var lines: [IPAddress] = []
+        for line in text.split(whereSeparator: \.isNewline) where lines.count < maximumServers {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true).flatMap { $0.split(separator: "\t") }
+            guard line.hasPrefix("nameserver"), fields.count >= 2, fields[0] == "nameserver",
+                  let address = IPAddress(String(fields[1])) else { continue }
+            lines.append(address)
+        }
+        return lines.reduce(into: []) { servers, address in
+            if !servers.contains(address) { servers.append(address) }
+        }
+    }
+
+    /// Whether `servers` (a resolv.conf's) hand every query to systemd-resolved's stub.
+    public static func pointsAtResolvedStub(_ servers: [IPAddress]) -> Bool {
+        !servers.isEmpty && servers.allSatisfy(resolvedStubAddresses.contains)
+    }
+}
