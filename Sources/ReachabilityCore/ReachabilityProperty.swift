@@ -43,6 +43,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv4Transport = "IPv4Transport"
     /// `IPv6Transport` (s): the transport of `IPv6Interface`, or "".
     case ipv6Transport = "IPv6Transport"
+    /// `DNS` (s): whether names will resolve, a ``DNSReadiness``.
+    case dns = "DNS"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -66,6 +68,7 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .ipv6Interface: .string(json: "ipv6Interface", { $0.ipv6Interface }, write: { $0.ipv6Interface = $1 })
         case .ipv4Transport: .string(json: "ipv4Transport", { $0.ipv4Transport?.rawValue ?? "" }, write: { $0.ipv4Transport = Transport(rawValue: $1) })
         case .ipv6Transport: .string(json: "ipv6Transport", { $0.ipv6Transport?.rawValue ?? "" }, write: { $0.ipv6Transport = Transport(rawValue: $1) })
+        case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
         }
     }
 }

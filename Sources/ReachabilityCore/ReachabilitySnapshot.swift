@@ -30,6 +30,8 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var ipv4Transport: Transport?
     /// The transport of ``ipv6Interface``, nil when none.
     public var ipv6Transport: Transport?
+    /// Whether names will resolve (``DNSRule``); `unknown` until the nameservers are known.
+    public var dns: DNSReadiness = .unknown
 
     /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,

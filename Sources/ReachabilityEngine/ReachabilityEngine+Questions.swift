@@ -83,12 +83,38 @@ extension ReachabilityEngine {
         return answers
     }
 
+    /// Replaces the configured nameservers (``NameServerSources``' reading) and judges `DNS`
+    /// again; from then on a route change toward one of them does too (each is a watched
+    /// destination of the daemon's own share).
+    public func setNameServers(_ servers: [NameServer]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard servers != nameServers else { return }
+        nameServers = servers
+        routeFilter.forgetWatches(of: Self.nameServerShare.name)
+        for server in servers { routeFilter.watch(server.address, caller: Self.nameServerShare) }
+        guard lookups.isOpen else { return }
+        reevaluate([], announcingRoutes: false)
+    }
+
+    /// The share under which the nameservers are watched.
+    static let nameServerShare = CallerShare(connection: "nameservers")
+
+    /// What the kernel answers for a query to `server`, as a caller's address: a link-local
+    /// server's zone, or the link systemd-resolved sends to a per-link server over, binds the
+    /// flow to that link.
+    func nameServerFacts(_ server: NameServer) -> NameServerFacts {
+        var link: InterfaceIndex?
+        if case .resolvedLink(let index) = server.origin { link = index }
+        return NameServerFacts(server: server, verdict: ReachabilityRule.evaluate(destinationFacts(server.address, purpose: .callerAddress, boundTo: link)))
+    }
+
     /// Asks the kernel about `destination` and gathers what the rule needs, for `purpose`.
     /// A link-local IPv6 destination's zone binds the flow to that link (`sin6_scope_id`,
-    /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at.
-    private func destinationFacts(_ destination: IPAddress, purpose: DestinationPurpose) -> DestinationFacts {
+    /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at. `link`, when
+    /// given, binds the flow to that link otherwise (`SO_BINDTOIFINDEX`, as resolved does).
+    private func destinationFacts(_ destination: IPAddress, purpose: DestinationPurpose, boundTo link: InterfaceIndex? = nil) -> DestinationFacts {
         let scope = destination.scope
-        var zoneLink: InterfaceIndex?
+        var zoneLink = link
         if destination.family == .ipv6, scope == .link, let zone = destination.zone {
             guard let index = mirror.table.index(ofZone: zone) else {
                 return DestinationFacts(

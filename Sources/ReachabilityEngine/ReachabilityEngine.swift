@@ -57,6 +57,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
+    /// The configured nameservers (``setNameServers(_:)``), asked about in every walk for `DNS`;
+    /// nil until the daemon has read them (`DNS` is `unknown` till then).
+    var nameServers: [NameServer]?
 
     /// The HTTP client the active check uses; nil (the default): no active check can run,
     /// whatever the configuration says. Set before ``start(onChange:)``.
@@ -173,6 +176,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var changed: Set<AddressFamily> = []
         var routing = false
         var gatewayEvidence = false
+        // A route toward a configured nameserver: `DNS` is judged again (its own walk).
+        var nameServerRoutes = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too.
@@ -208,6 +213,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     changed.formUnion(route.addressFamily.map { [$0] } ?? AddressFamily.allCases)
                 } else if routeFilter.concernsWatched(route) {
                     routing = true
+                    if nameServers?.contains(where: { route.prefixContains($0.address) }) == true { nameServerRoutes = true }
                 }
             case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
@@ -227,7 +233,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
-            if gatewayEvidence { reevaluate([], announcingRoutes: false) }
+            if gatewayEvidence || nameServerRoutes { reevaluate([], announcingRoutes: false) }
             if routing { publishing.routingEventsOccurred() }
         }
     }
@@ -250,7 +256,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The walk after the mirror: asks the kernel anew about the probes of `families` only
     /// (none: only the evidence changed), evaluates, publishes a changed snapshot, and announces
     /// routing events unless told not to.
-    private func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
+    func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
         let next = walk(families)
         if next != snapshot {
             snapshot = next
@@ -259,11 +265,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         if announcingRoutes { publishing.routingEventsOccurred() }
     }
 
-    /// Lookups, the rule, then following: `refresh(_:)`, `evaluate(ipv4:ipv6:)`, then the
-    /// active check follows the paths the rule found; returns the evaluated snapshot.
+    /// Lookups, the rule, then following: `refresh(_:)` and the nameservers' facts,
+    /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
+    /// found; returns the evaluated snapshot.
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         let (ipv4, ipv6) = refresh(families)
-        let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6)
+        let servers = nameServers.map { $0.map(nameServerFacts) }
+        let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)
         return evaluation.snapshot
     }
@@ -280,17 +288,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``
-    /// on the mirror, the kernel's answers and the evidence held (read, not changed).
-    private func evaluate(ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers) -> StatusReducer.Evaluation {
+    /// on the mirror, the kernel's answers and the evidence held (read, not changed), then
+    /// ``DNSRule`` on the nameservers' facts (nil: not known yet).
+    private func evaluate(
+        ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, nameServers: [NameServerFacts]?
+    ) -> StatusReducer.Evaluation {
         var gatewayEvidence: [AddressFamily: Connectivity] = [:]
         var checkEvidence: [AddressFamily: CheckEvidence] = [:]
         for family in AddressFamily.allCases {
             gatewayEvidence[family] = gateways.current(family)?.evidence
             checkEvidence[family] = checks.evidence(family)
         }
-        return StatusReducer.evaluation(
+        var evaluation = StatusReducer.evaluation(
             of: mirror.table, ipv4: ipv4, ipv6: ipv6, configuration: settings, gatewayEvidence: gatewayEvidence, checkEvidence: checkEvidence
         )
+        if let nameServers { evaluation.snapshot = StatusReducer.resolvingNames(evaluation.snapshot, servers: nameServers, lookups: nil) }
+        return evaluation
     }
 
     /// Publish: hands an evaluation to the publishing stage under the configuration in force.

@@ -74,6 +74,21 @@ enum StatusReducer {
         return Evaluation(snapshot: EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6)), checkPaths: paths)
     }
 
+    /// `snapshot` with `DNS` (``DNSRule``) and, when the route is fine and names are not, a
+    /// reason that says so.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the route rule's and the evidence rule's.
+    ///   - servers: every configured nameserver with its verdict.
+    ///   - lookups: the check's last round of name lookups, nil when there is none.
+    static func resolvingNames(_ snapshot: ReachabilitySnapshot, servers: [NameServerFacts], lookups: NameLookupEvidence?) -> ReachabilitySnapshot {
+        let verdict = DNSRule.decide(servers: servers, hostIsReachable: snapshot.isReachable, lookups: lookups)
+        var snapshot = snapshot
+        snapshot.dns = verdict.readiness
+        snapshot.reason = DNSRule.reason(snapshot.reason, status: snapshot.status, dns: verdict)
+        return snapshot
+    }
+
     /// What the rule needs for one destination: the lookup, the output link's facts from
     /// `table` when the lookup names a link, and the source address with where it lives.
     static func destinationFacts(
