@@ -190,6 +190,35 @@ public struct BusMessage {
         }
     }
 
+    /// Reads an array of `(i link, i family, ay address)` structures (`a(iiay)`, the shape of
+    /// systemd-resolved's `DNS` property), inside a variant when the reply is a property's.
+    /// The corresponding C functions are `sd_bus_message_enter_container`,
+    /// `sd_bus_message_read_basic` and `sd_bus_message_read_array`.
+    public func readLinkAddresses() throws(SystemError) -> [(link: Int32, family: Int32, address: [UInt8])] {
+        let action = "read an array of link addresses from a bus message"
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        try sdCall(action) { sd_bus_message_peek_type(message, &type, &contents) }
+        let inVariant = type == Self.character("v")
+        if inVariant { try enterVariant(holding: "a(iiay)") }
+        try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), "(iiay)") }
+        var entries: [(link: Int32, family: Int32, address: [UInt8])] = []
+        while try sdCall(action, { sd_bus_message_enter_container(message, Self.character("r"), "iiay") }) > 0 {
+            var link: Int32 = 0
+            var family: Int32 = 0
+            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("i"), &link) }
+            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("i"), &family) }
+            var bytes: UnsafeRawPointer?
+            var count = 0
+            try sdCall(action) { sd_bus_message_read_array(message, Self.character("y"), &bytes, &count) }
+            entries.append((link, family, bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []))
+            try sdCall(action) { sd_bus_message_exit_container(message) }
+        }
+        try sdCall(action) { sd_bus_message_exit_container(message) }
+        if inVariant { try sdCall(action) { sd_bus_message_exit_container(message) } }
+        return entries
+    }
+
     static func character(_ type: Character) -> CChar {
         CChar(bitPattern: type.asciiValue ?? 0)
     }

@@ -23,6 +23,8 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdCaptivePortals?
     private var networkManager: NetworkManagerCaptivePortals?
+    /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
+    private let nameServerSources: NameServerSources
     /// What the metrics count beside the published snapshot.
     private var counters = MetricsCounters()
     private let metricsFile = MetricsTextfile()
@@ -34,9 +36,11 @@ final class Daemon: @unchecked Sendable {
     /// Whether a failure to store `Generation` was logged (once is enough).
     private var generationStoreFailed = false
 
-    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32) {
+    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
         self.configurationFiles = configurationFiles
-        engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
+        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
+        self.engine = engine
+        nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // Loads libcurl only when a CheckURL= is configured and a check starts.
         engine.checkClient = CurlCheckClient(queue: queue)
     }
@@ -68,7 +72,12 @@ final class Daemon: @unchecked Sendable {
     private func start(signalDescriptor: Int32) {
         do throws(SystemError) {
             handleSignals(from: signalDescriptor)
-            engine.onRoutingEvents = { [weak self] in self?.object?.emitRoutesChanged() }
+            engine.onRoutingEvents = { [weak self] in
+                self?.object?.emitRoutesChanged()
+                self?.nameServerSources.linksChanged()
+            }
+            // Before the first evaluation, which then judges DNS too.
+            nameServerSources.start()
             if let configuration = configurationFiles.load() {
                 engine.apply(configuration)
                 metricsFile.directory = configuration.metricsTextfileDirectory
@@ -100,6 +109,7 @@ final class Daemon: @unchecked Sendable {
                 engine.forgetWatches(of: share.name)
             }
             startDHCPCaptivePortalReaders(connection: connection)
+            nameServerSources.attach(to: connection)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)

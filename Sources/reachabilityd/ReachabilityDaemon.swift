@@ -31,7 +31,7 @@ enum ReachabilityDaemonCommand {
         // Under systemd: structured entries (MESSAGE_ID and REACHABILITY_* fields) instead of lines.
         JournalLog.installIfStderrIsTheJournal()
         Daemon(configurationFiles: ConfigurationFiles(mainFile: options.configurationFile),
-               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes).run()
+               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath).run()
     }
 }
 
@@ -45,6 +45,8 @@ struct DaemonOptions: Equatable {
     var sysfsRoot = "/sys"
     /// `--receive-buffer`: the netlink receive buffer to request, in bytes.
     var receiveBufferBytes: Int32 = 8 * 1024 * 1024
+    /// `--resolv-conf`: the resolver configuration whose nameservers `DNS` judges.
+    var resolvConfPath = "/etc/resolv.conf"
 
     /// The daemon's version, printed by `--version`.
     static let version = "0.1.0"
@@ -67,6 +69,8 @@ struct DaemonOptions: Equatable {
                    default: ConfigurationFiles.defaultMainFile),
             .value("sysfs-root", "path", "Where sysfs is mounted; tests point this at a fake tree.", default: "/sys"),
             .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, from 4096 to 2147483647.", default: "8388608"),
+            .value("resolv-conf", "path", "The resolver configuration applications read, whose nameservers DNS judges (followed live).",
+                   default: "/etc/resolv.conf"),
             .flag("version", "Show the version."),
         ]
     )
@@ -100,6 +104,7 @@ struct DaemonOptions: Equatable {
             }
             if let path = parsed.values["config"] { options.configurationFile = path }
             if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
+            if let path = parsed.values["resolv-conf"] { options.resolvConfPath = path }
             if let bytes = try parsed.integer("receive-buffer", in: 4096...Int64(Int32.max)) { options.receiveBufferBytes = Int32(bytes) }
             return .run(options)
         } catch {

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import ReachabilityBus
+import ReachabilityCore
+import SystemSupport
+
+/// The nameservers an application's lookups go to, followed live, for `DNS`.
+///
+/// The `nameserver` lines of resolv.conf (``ResolvConf``), followed through in-place writes,
+/// replacements by rename and re-pointed symbolic links (``FollowedPath``). When they name only
+/// systemd-resolved's stub (127.0.0.53, 127.0.0.54), the servers are resolved's upstream ones
+/// instead, global and per link (its `DNS` property, `a(iiay)`): resolved's properties emit no
+/// change signals, so they are read again when resolved (re)starts, when the file it rewrites
+/// with its upstream servers changes (`/run/systemd/resolve/resolv.conf`), and on link and
+/// address changes (``linksChanged()``). resolved is never started by these reads. Confined to
+/// the daemon's queue; `record` runs there with every new list.
+public final class NameServerSources {
+    /// systemd-resolved's bus name.
+    static let resolvedBusName = "org.freedesktop.resolve1"
+    /// The file resolved rewrites when its upstream servers change.
+    static let resolvedUpstreamFile = "/run/systemd/resolve/resolv.conf"
+
+    private let resolvConfPath: String
+    private let queue: DispatchQueue
+    private let record: ([NameServer]) -> Void
+    private var resolvConf: FollowedPath?
+    private var connection: BusConnection?
+    private var resolvedAppearance: NameOwnerWatch?
+    private var resolvedFile: FollowedPath?
+    /// Whether resolv.conf hands every query to resolved's stub.
+    private var usesResolved = false
+    /// The last list recorded.
+    private var recorded: [NameServer]?
+
+    /// - Parameters:
+    ///   - resolvConfPath: the resolver configuration applications read (`/etc/resolv.conf`).
+    ///   - queue: the daemon's queue.
+    ///   - record: takes each new list of servers, on the queue.
+    public init(resolvConfPath: String, queue: DispatchQueue, record: @escaping ([NameServer]) -> Void) {
+        self.resolvConfPath = resolvConfPath
+        self.queue = queue
+        self.record = record
+    }
+
+    /// Reads resolv.conf and starts following it; a follower that cannot be made is warned about
+    /// (the servers read now stay in force).
+    public func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        do throws(SystemError) {
+            let followed = try FollowedPath(path: resolvConfPath, queue: queue) { [weak self] in self?.readResolvConf() }
+            followed.start()
+            resolvConf = followed
+        } catch {
+            Log.warning("\(error); changes of \(resolvConfPath) will not be followed.")
+        }
+        readResolvConf()
+    }
+
+    /// The system bus is up: systemd-resolved's servers can be asked for from now on.
+    public func attach(to connection: BusConnection) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        self.connection = connection
+        if usesResolved { followResolved() }
+    }
+
+    /// Links or addresses changed: resolved's per-link servers may have too (it signals nothing).
+    public func linksChanged() {
+        if usesResolved { askResolved() }
+    }
+
+    private func readResolvConf() {
+        let servers = ResolvConf.nameServers(in: readSmallFile(resolvConfPath) ?? "")
+        let stub = ResolvConf.pointsAtResolvedStub(servers)
+        if stub != usesResolved { Log.info("\(resolvConfPath) \(stub ? "names systemd-resolved's stub: following its upstream servers" : "names its servers itself").") }
+        usesResolved = stub
+        guard stub else {
+            stopFollowingResolved()
+            update(servers.map { NameServer(address: $0, origin: .resolvConf(resolvConfPath)) })
+            return
+        }
+        followResolved()
+    }
+
+    private func followResolved() {
+        guard let connection, resolvedAppearance == nil else { return }
+        do throws(SystemError) {
+            resolvedAppearance = try NameOwnerWatch.appearances(of: Self.resolvedBusName, description: "systemd-resolved", on: connection) { [weak self] in
+                self?.askResolved()
+            }
+            let followed = try FollowedPath(path: Self.resolvedUpstreamFile, queue: queue) { [weak self] in self?.askResolved() }
+            followed.start()
+            resolvedFile = followed
+        } catch {
+            Log.warning("\(error); systemd-resolved's servers will not all be known.")
+        }
+        askResolved()
+    }
+
+    private func stopFollowingResolved() {
+        resolvedAppearance = nil
+        resolvedFile?.cancel()
+        resolvedFile = nil
+    }
+
+    /// Asks resolved for its upstream servers; while it does not run, there are none (its stub
+    /// answers nothing).
+    private func askResolved() {
+        guard let connection else { return }
+        do throws(SystemError) {
+            try connection.call(
+                destination: Self.resolvedBusName, path: "/org/freedesktop/resolve1", interface: BusDriver.propertiesInterface, member: "Get",
+                arguments: ["org.freedesktop.resolve1.Manager", "DNS"], returning: ResolvedServers.self, timeoutMicroseconds: 5_000_000,
+                startsService: false
+            ) { [weak self] reply in
+                guard let self, usesResolved else { return }
+                switch reply {
+                case .success(let servers):
+                    update(servers.nameServers)
+                case .failure(let error):
+                    Log.debug("systemd-resolved did not give its servers: \(error)")
+                    update([])
+                }
+            }
+        } catch {
+            Log.warning("\(error); keeping systemd-resolved's servers as they were.")
+        }
+    }
+
+    private func update(_ servers: [NameServer]) {
+        guard servers != recorded else { return }
+        recorded = servers
+        Log.info("Nameservers: \(servers.isEmpty ? "none" : servers.map { "\($0.address) (\($0.origin.description))" }.joined(separator: ", ")).")
+        record(servers)
+    }
+}
+
+/// systemd-resolved's `DNS` property: `(link, family, address)` per upstream server, link 0 for
+/// the global ones.
+struct ResolvedServers: BusReplyValue {
+    /// The servers, in resolved's order.
+    var nameServers: [NameServer]
+
+    init(reading reply: BusMessage) throws(SystemError) {
+        nameServers = try reply.readLinkAddresses().compactMap { entry -> NameServer? in
+            let family: AddressFamily? = entry.family == AF_INET ? .ipv4 : entry.family == AF_INET6 ? .ipv6 : nil
+            guard let family, let address = IPAddress(family: family, bytes: entry.address) else { return nil }
+            return NameServer(address: address, origin: entry.link == 0 ? .resolvedGlobal : .resolvedLink(InterfaceIndex(entry.link)))
+        }
+    }
+}
