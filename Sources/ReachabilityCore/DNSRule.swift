@@ -1,15 +1,18 @@
 /// One configured nameserver and what the kernel answered for an application's query to it.
 public struct NameServerFacts: Sendable, Hashable {
     /// The server.
-    public var server: NameServer
-    /// The decision rule's verdict for the server's address, asked as a caller's address (a
-    /// query to port 53 goes where a connection to it would).
-    public var verdict: DestinationVerdict
+    public let server: NameServer
+    /// The kernel's answers for a query to the server, as for an address a caller asks about.
+    public let facts: DestinationFacts
+    /// The decision rule's verdict on ``facts`` (a query to port 53 goes where a connection to
+    /// the server would).
+    public let verdict: DestinationVerdict
 
-    /// A server and its verdict.
-    public init(server: NameServer, verdict: DestinationVerdict) {
+    /// A server and the kernel's answers for it.
+    public init(server: NameServer, facts: DestinationFacts) {
         self.server = server
-        self.verdict = verdict
+        self.facts = facts
+        verdict = ReachabilityRule.evaluate(facts)
     }
 
     /// Whether the server is on this host (loopback, or one of the host's own addresses): its

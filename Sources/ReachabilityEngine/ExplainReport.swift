@@ -67,6 +67,8 @@ public struct ExplainReport: Sendable, Hashable {
     public var omittedLinks: OmittedLinks?
     /// The settings in force.
     public var configuration: DaemonConfiguration
+    /// The configured nameservers as the kernel routes them now; nil while they are not known.
+    public var nameServers: [NameServerFacts]?
 
     /// The report for admins: per family the route the kernel picked and the verdict, then every
     /// link (state, transport and why, addresses, ignored and why), then the settings.
@@ -86,17 +88,7 @@ public struct ExplainReport: Sendable, Hashable {
         }
         for family in families {
             let facts = family.facts
-            var route: String
-            switch facts.lookup {
-            case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code.rawValue))"
-            case .route(let found):
-                route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
-                    + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(found.table)"
-            }
-            switch facts.source {
-            case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
-            case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code.rawValue)))"
-            }
+            let route = Self.routeText(facts)
             let verdict = family.verdict
             lines.append("\(facts.family.displayName) (route to \(family.destination)): \(route) -> \(verdict.isReachable ? "reachable" : "not reachable"): \(verdict.reason)")
             if let gateway = family.gateway {
@@ -105,6 +97,16 @@ public struct ExplainReport: Sendable, Hashable {
                     : "no failed address resolution"))
             }
             lines += family.activeCheck
+        }
+        if let nameServers {
+            let dns = DNSRule.decide(servers: nameServers, hostIsReachable: evaluation.isReachable, lookups: nil)
+            lines.append("DNS: \(evaluation.dns.rawValue) (\(dns.reason))")
+            for server in nameServers {
+                let verdict = server.isOnThisHost
+                    ? "on this host (a local resolver: where it forwards is not visible here), counts while the host is reachable"
+                    : server.verdict.isReachable ? "routed: \(server.verdict.reason)" : "not routed: \(server.verdict.reason)"
+                lines.append("  nameserver \(server.server.address) from \(server.server.origin.description): \(Self.routeText(server.facts)) -> \(verdict)")
+            }
         }
         lines.append("Links:")
         for link in links {
@@ -128,5 +130,22 @@ public struct ExplainReport: Sendable, Hashable {
         lines.append("Configuration:")
         lines += configuration.summary.split(separator: "\n").map { "  \($0)" }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The kernel's answers for one destination in a line: the route (type, gateway, link,
+    /// table) and the source, or why there is none.
+    static func routeText(_ facts: DestinationFacts) -> String {
+        var route: String
+        switch facts.lookup {
+        case .failed(let code): route = "kernel lookup failed: \(SystemError.describe(errno: code.rawValue))"
+        case .route(let found):
+            route = "\(found.type.name) route" + (found.gateway.map { " via \($0)" } ?? "")
+                + (facts.outputLink.map { " dev \($0.name)" } ?? "") + ", table \(found.table)"
+        }
+        switch facts.source {
+        case .selected(let source): route += ", source \(source.address)" + (source.linkName.map { " (\($0))" } ?? "")
+        case .failed(let code): route += ", no source address (connect: \(SystemError.describe(errno: code.rawValue)))"
+        }
+        return route
     }
 }

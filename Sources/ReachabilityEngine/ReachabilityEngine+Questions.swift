@@ -24,7 +24,9 @@ extension ReachabilityEngine {
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
             routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings
         )
-        return ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
+        var report = ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
+        report.nameServers = nameServers.map { $0.map(nameServerFacts) }
+        return report
     }
 
     /// The indices of the links the engine knows.
@@ -105,7 +107,7 @@ extension ReachabilityEngine {
     func nameServerFacts(_ server: NameServer) -> NameServerFacts {
         var link: InterfaceIndex?
         if case .resolvedLink(let index) = server.origin { link = index }
-        return NameServerFacts(server: server, verdict: ReachabilityRule.evaluate(destinationFacts(server.address, purpose: .callerAddress, boundTo: link)))
+        return NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: link))
     }
 
     /// Asks the kernel about `destination` and gathers what the rule needs, for `purpose`.

@@ -37,7 +37,7 @@ final class DNSRuleTests: XCTestCase {
     static func server(_ address: String, _ facts: DestinationFacts, origin: NameServerOrigin = resolvConf) -> NameServerFacts {
         var facts = facts
         facts.purpose = .callerAddress
-        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin), verdict: ReachabilityRule.evaluate(facts))
+        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin), facts: facts)
     }
 
     static let routedOnEth0 = server("192.0.2.53", Fixture.routed(.ipv4, via: Fixture.eth0))

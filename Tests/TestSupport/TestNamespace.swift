@@ -55,6 +55,10 @@ package final class TestNamespace {
                 }
             }
             try ip("link", "set", "lo", "up")
+            // The daemon judges `DNS` by /etc/resolv.conf: a resolver on this host, not the
+            // machine's file, so that every test sees the same servers (routed whenever the
+            // namespace is reachable: `DNS` adds nothing to `Reason`). DNS tests write their own.
+            try writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
         } catch {
             delete()
             throw error

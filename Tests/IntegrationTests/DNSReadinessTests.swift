@@ -1,0 +1,105 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// `DNS`: the configured nameservers judged by the kernel's routes toward them, with the file
+/// followed as the tools change it (rewritten in place, replaced by rename, a symbolic link
+/// re-pointed) and each transition published once.
+final class DNSReadinessTests: DaemonTestCase {
+    /// The resolver configuration the daemon follows (`--resolv-conf`).
+    private var resolvConf: String {
+        get throws { try XCTUnwrap(directory).file("resolv.conf") }
+    }
+
+    /// Replaces `path` as resolvconf and NetworkManager do: a new file beside it, renamed over it.
+    private func replace(_ path: String, with text: String) throws {
+        try text.write(toFile: path + ".new", atomically: false, encoding: .utf8)
+        XCTAssertEqual(rename(path + ".new", path), 0)
+    }
+
+    /// Waits until `DNS` is `value` and returns the properties then.
+    @discardableResult
+    private func waitForDNS(_ value: DNSReadiness, line: UInt = #line) throws -> PublishedProperties {
+        try waitForProperties("DNS \(value.rawValue)") { $0.string(.dns) == value.rawValue }
+    }
+
+    func testEveryRouteValueReachedAsTheFileAndTheRoutesChangeEachPublishedOnce() throws {
+        // Given a resolv.conf naming no server and a reachable host
+        let path = try resolvConf
+        try "# no nameserver yet\nsearch example.org\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let none = try waitForDNS(.none)
+        XCTAssertEqual(none.status, ReachabilityStatus.reachableViaEthernet.rawValue)
+        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).hasSuffix(", but no nameserver is configured"), "\(none)")
+
+        // When a server is configured (the file replaced by rename): reachable, Reason as before
+        try replace(path, with: "nameserver 198.51.100.53\n")
+        let reachable = try waitForDNS(.reachable)
+        XCTAssertFalse(try XCTUnwrap(reachable.string(.reason)).contains("nameserver"), "\(reachable)")
+        XCTAssertTrue(try busctl.explain().contains("nameserver 198.51.100.53 from \(path): unicast route via 10.77.0.1 dev ra0"))
+
+        // When the kernel stops routing it (the host's default route stays): unreachable, and Reason says so
+        try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
+        let unreachable = try waitForDNS(.unreachable)
+        XCTAssertEqual(unreachable.status, ReachabilityStatus.reachableViaEthernet.rawValue)
+        XCTAssertTrue(try XCTUnwrap(unreachable.string(.reason)).contains("but no nameserver is routed (198.51.100.53: "), "\(unreachable)")
+
+        // When the route goes again: reachable
+        try netns.ip("route", "del", "unreachable", "198.51.100.53/32")
+        try waitForDNS(.reachable)
+
+        // When the file is rewritten in place to name no server: none
+        try "search example.org\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try waitForDNS(.none)
+
+        // Then each transition was published once, in order
+        let changes = try signals.waitForPropertiesChanged("four DNS changes") { $0.filter { $0.changed["DNS"] != nil }.count >= 4 }
+        XCTAssertEqual(
+            changes.compactMap { $0.changed["DNS"].flatMap(\.value) }, ["reachable", "unreachable", "reachable", "none"].map(PropertyValue.string)
+        )
+    }
+
+    func testASymbolicLinkRepointedAndALinkLocalServerOnItsLink() throws {
+        // Given resolv.conf a symbolic link to a file naming the on-link router
+        let directory = try XCTUnwrap(directory)
+        let path = try resolvConf
+        try "nameserver 10.77.0.1\n".write(toFile: directory.file("router.conf"), atomically: true, encoding: .utf8)
+        try "nameserver fe80::1%ra0\n".write(toFile: directory.file("link-local.conf"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(symlink(directory.file("router.conf"), path), 0)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        // (Before the link is up: nothing routes the router.)
+        try waitForDNS(.unreachable)
+        try configureIPv4Link()
+        try waitForDNS(.reachable)
+
+        // When the link is re-pointed (a new link renamed over it) to a link-local server, with
+        // ra0 up but without IPv6: the server is on ra0, which has no link-local address
+        XCTAssertEqual(symlink(directory.file("link-local.conf"), path + ".new"), 0)
+        XCTAssertEqual(rename(path + ".new", path), 0)
+        let unreachable = try waitForDNS(.unreachable)
+        XCTAssertTrue(try busctl.explain().contains("nameserver fe80::1%ra0 from \(path)"), "\(unreachable)")
+
+        // When ra0 gets IPv6 and its link-local address: the server is reachable on its link
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try waitForDNS(.reachable)
+    }
+
+    func testAResolverOnThisHostCountsWhileTheHostIsReachable() throws {
+        // Given a local resolver (dnsmasq, unbound) named in resolv.conf, and no route
+        let path = try resolvConf
+        try "nameserver 127.0.0.1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try waitForDNS(.unreachable)
+        XCTAssertTrue(try busctl.explain().contains("nameserver 127.0.0.1 from \(path): local route dev lo"))
+
+        // When the host becomes reachable: so does the resolver
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForDNS(.reachable)
+        XCTAssertTrue(try busctl.explain().contains("on this host (a local resolver: where it forwards is not visible here)"))
+    }
+}
