@@ -2,6 +2,9 @@ import Foundation
 import ReachabilityCore
 import TestSupport
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `CheckAddress` answers for the calling user: the kernel's route lookups carry the uid the bus
 /// reports for the caller (`RTA_UID`), so a `uidrange` rule (one user's VPN, a split tunnel)
@@ -53,5 +56,25 @@ final class CallerRouteTests: DaemonTestCase {
         // Then root's answer follows main, nobody's stays table 100's
         XCTAssertEqual(try busctl.checkAddress("10.9.1.1"), Self.notReachable)
         XCTAssertEqual(try busctl.checkAddress("10.9.1.1", as: "nobody"), Self.viaRa1)
+    }
+
+    func testAnIPv6UidRuleDecidesTheCallersAnswerToo() throws {
+        // Given an IPv6 default route over ra0 in main, and user nobody's IPv6 traffic sent to
+        // table 100, whose default is unreachable
+        try startDaemon()
+        try configureIPv6Default()
+        try netns.ip("-6", "rule", "add", "uidrange", "65534-65534", "lookup", "100")
+        try netns.ip("-6", "route", "add", "unreachable", "default", "table", "100")
+        try waitForProperties("IPv6 reachable") { $0.bool(.ipv6Reachable) == true }
+
+        // When root and nobody ask about 2001:db8:99::1
+        let rootAnswer = try busctl.checkAddress("2001:db8:99::1")
+        // (nobody reaches the bus socket in the test directory)
+        XCTAssertEqual(chmod(try XCTUnwrap(directory).path, 0o755), 0)
+        let nobodyAnswer = try busctl.checkAddress("2001:db8:99::1", as: "nobody")
+
+        // Then
+        XCTAssertEqual(rootAnswer, Self.viaRa0)
+        XCTAssertEqual(nobodyAnswer, Self.notReachable)
     }
 }
