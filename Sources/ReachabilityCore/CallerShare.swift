@@ -7,16 +7,21 @@ public struct CallerShare: Sendable, Hashable {
     public let name: String
     /// Whether it is an unprivileged user's share (every connection of that user).
     public let isUser: Bool
+    /// The user the bus reports the caller runs as; nil when it cannot tell.
+    public let uid: UInt32?
 
-    /// The share of one connection of its own: root's, or one whose user the bus cannot tell.
-    public init(connection uniqueName: String) {
+    /// The share of one connection of its own: root's (`uid` 0), or one whose user the bus
+    /// cannot tell (nil).
+    public init(connection uniqueName: String, uid: UInt32? = nil) {
         name = uniqueName
         isUser = false
+        self.uid = uid
     }
 
     /// The share of every connection of the unprivileged user `uid`.
     public init(user uid: UInt32) {
         name = "uid \(uid)"
         isUser = true
+        self.uid = uid
     }
 }
