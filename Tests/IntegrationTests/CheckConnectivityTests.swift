@@ -5,7 +5,8 @@ import XCTest
 
 /// `CheckConnectivity()` against the check server in a router namespace (testbed/servers/
 /// connectivity-server.py behind ra1 at 10.77.0.1), which logs every request: a call runs a
-/// check now and replies after it; callers during one check share it; one uid starts at most one
+/// check now and replies after it (after the re-check of a failure after `full` too); callers
+/// during one check share it; one uid starts at most one
 /// check per window; without a check the reply is immediate; the daemon serves other calls
 /// while a reply is pending. Checks are scheduled an hour apart, so every request the server
 /// sees during a test is one a call started.
@@ -39,6 +40,21 @@ final class CheckConnectivityTests: DaemonTestCase {
         XCTAssertEqual(retry, Connectivity.full.rawValue)
         XCTAssertEqual(router.requests.count, before + 2, "\(router.requests)")
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.full.rawValue)
+    }
+
+    func testAFailureAfterFullIsCheckedAgainBeforeTheReply() throws {
+        // Given full
+        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
+        try waitForConnectivity(.full)
+        let before = router.requests.count
+
+        // When the server resets every connection and a caller asks
+        try router.setMode("reset")
+        let reply = try checkConnectivity()
+
+        // Then the reply waited for the re-check that confirms the failure: limited, two requests
+        XCTAssertEqual(reply, Connectivity.limited.rawValue)
+        XCTAssertEqual(router.requests.count, before + 2, "\(router.requests)")
     }
 
     func testCallersDuringOneCheckShareItAndOtherCallsAreServedMeanwhile() throws {
