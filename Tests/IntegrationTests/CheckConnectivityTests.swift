@@ -36,9 +36,10 @@ final class CheckConnectivityTests: DaemonTestCase {
         try router.setMode("204")
         let retry = try checkConnectivity(as: "nobody")
 
-        // Then full, from a check of its own
+        // Then full, from a check after the change (its own, or the back-off's 1 s after portal
+        // when a loaded machine took that long: then it was shared or started another)
         XCTAssertEqual(retry, Connectivity.full.rawValue)
-        XCTAssertEqual(router.requests.count, before + 2, "\(router.requests)")
+        XCTAssertGreaterThanOrEqual(router.requests.count, before + 2, "\(router.requests)")
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.full.rawValue)
     }
 
