@@ -71,6 +71,22 @@ extension ReachabilityEngine {
         return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress, uid: caller.uid))
     }
 
+    /// `CheckConnectivity()`: when checks run and a family has a route, checks every family now
+    /// and calls `reply` with the published `Connectivity` once they finished — unless a check
+    /// is in flight (then it waits for that one) or `caller` started one within
+    /// ``OnDemandCheckGate/windowSeconds`` (then it replies at once); otherwise replies at once.
+    ///
+    /// - Parameters:
+    ///   - caller: who asks (its uid, as the bus reports it, is the caller of the window).
+    ///   - reply: called once on the queue, now or when the checks finished.
+    public func checkConnectivity(caller: CallerShare, reply: @escaping (Connectivity) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let answer = { [weak self] in reply(self?.publishedSnapshot.connectivity ?? .unknown) }
+        guard checks.canCheckNow else { return answer() }
+        let decision = onDemandChecks.decide(for: caller, checkInFlight: checks.isCheckInFlight, now: clockSeconds(CLOCK_MONOTONIC))
+        guard decision != .lastResult, checks.checkNow(startingNew: decision == .startCheck, then: answer) else { return answer() }
+    }
+
     /// Forgets the watched destinations of the share named `caller` (its last bus connection
     /// closed).
     public func forgetWatches(of caller: String) {

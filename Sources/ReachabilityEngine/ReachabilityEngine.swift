@@ -57,6 +57,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
+    /// Who may start a check on demand (``checkConnectivity(caller:reply:)``).
+    var onDemandChecks = OnDemandCheckGate()
 
     /// The HTTP client the active check uses; nil (the default): no active check can run,
     /// whatever the configuration says. Set before ``start(onChange:)``.
