@@ -2,12 +2,12 @@
 import Glibc
 #endif
 
-/// The transport keys of a flow as the kernel's policy rules see them (`ip rule … ipproto P
-/// dport N`): a route lookup that carries them (`ip route get … ipproto tcp dport 443`) matches
-/// the rules a connection with those keys matches.
+/// The keys of a flow as the kernel's policy rules see them (`ip rule … ipproto P dport N
+/// uidrange U-U`): a route lookup that carries them (`ip route get … ipproto tcp dport 443 uid
+/// 1000`) matches the rules a connection with those keys matches.
 ///
-/// The source port is left out: an application's is an ephemeral port nobody can predict, and
-/// the uid and mark are the asker's own (the kernel fills in the caller's uid; the mark is 0).
+/// The source port is left out: an application's is an ephemeral port nobody can predict. The
+/// uid is the asker's own unless ``uid`` names another (a bus caller's); the mark is 0.
 public struct FlowKeys: Sendable, Hashable {
     /// The transport protocols a flow can have here.
     public enum TransportProtocol: Sendable, Hashable {
@@ -37,13 +37,22 @@ public struct FlowKeys: Sendable, Hashable {
     public var transportProtocol: TransportProtocol
     /// The destination port.
     public var destinationPort: UInt16
+    /// The user whose flow it is (`RTA_UID`), as policy rules' `uidrange` see it; nil: the
+    /// asking process's own (the kernel fills it in, as it gives a socket its creator's).
+    public var uid: UInt32?
 
-    /// A flow of `transportProtocol` to `destinationPort`.
-    public init(_ transportProtocol: TransportProtocol, destinationPort: UInt16) {
+    /// A flow of `transportProtocol` to `destinationPort`, of user `uid` (nil: the asker's own).
+    public init(_ transportProtocol: TransportProtocol, destinationPort: UInt16, uid: UInt32? = nil) {
         self.transportProtocol = transportProtocol
         self.destinationPort = destinationPort
+        self.uid = uid
     }
 
-    /// The keys as `ip route get` takes them: `ipproto tcp dport 443`.
-    public var description: String { "ipproto \(transportProtocol.name) dport \(destinationPort)" }
+    /// The same flow, of user `uid` (nil: the asker's own).
+    public func of(uid: UInt32?) -> FlowKeys {
+        FlowKeys(transportProtocol, destinationPort: destinationPort, uid: uid)
+    }
+
+    /// The keys as `ip route get` takes them: `ipproto tcp dport 443` (then `uid 1000` when named).
+    public var description: String { "ipproto \(transportProtocol.name) dport \(destinationPort)" + (uid.map { " uid \($0)" } ?? "") }
 }

@@ -94,6 +94,9 @@ enum LinuxNetlink {
     /// destination port (two bytes, network order), as policy rules' `ipproto` and `dport` see them.
     static let routeIPProtocol = UInt16(RTA_IP_PROTO.rawValue)
     static let routeDestinationPort = UInt16(RTA_DPORT.rawValue)
+    /// The user whose flow a lookup is for (Linux 4.10; a `u32`), as policy rules' `uidrange`
+    /// see it; without it the kernel takes the asking process's uid.
+    static let routeUID = UInt16(RTA_UID.rawValue)
 
     // Multicast groups.
     static let linkGroup = UInt32(RTNLGRP_LINK.rawValue)

@@ -123,8 +123,8 @@ public final class NetlinkQueryClient {
     ///     ``SourceAddressQuery`` found; nil for a lookup without one.
     ///   - outputInterface: the link the flow is bound to (`RTA_OIF`: a link-local
     ///     destination's zone); nil for none.
-    ///   - flow: the flow's transport keys (`RTA_IP_PROTO`, `RTA_DPORT`), which policy rules on
-    ///     `ipproto` and `dport` match; nil for a lookup without them.
+    ///   - flow: the flow's keys (`RTA_IP_PROTO`, `RTA_DPORT`, `RTA_UID`), which policy rules on
+    ///     `ipproto`, `dport` and `uidrange` match; nil for a lookup without them.
     ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
     ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
     public func lookupRoute(

@@ -28,8 +28,9 @@ public enum NetlinkRequest {
     ///   - family: `AF_INET` or `AF_INET6`.
     ///   - source: the source address the lookup is for (`RTA_SRC`: policy rules `from`, IPv6
     ///     source-specific routes), as an application's connection has one; nil for none.
-    ///   - flow: the flow's transport keys (`RTA_IP_PROTO`, `RTA_DPORT`: policy rules `ipproto`,
-    ///     `dport`), as the connection whose route this is has them; nil for none.
+    ///   - flow: the flow's keys (`RTA_IP_PROTO`, `RTA_DPORT`, and `RTA_UID` when it names a
+    ///     user: policy rules `ipproto`, `dport`, `uidrange`), as the connection whose route this
+    ///     is has them; nil for none.
     ///   - matchedEntry: ask for the routing-table entry that matched (`RTM_F_FIB_MATCH`: its
     ///     prefix and metric) instead of the resolved next hop.
     public static func lookupRoute(
@@ -49,6 +50,7 @@ public enum NetlinkRequest {
         if let flow {
             payload += attribute(type: LinuxNetlink.routeIPProtocol, value: [flow.transportProtocol.number])
             payload += attribute(type: LinuxNetlink.routeDestinationPort, value: withUnsafeBytes(of: flow.destinationPort.bigEndian) { Array($0) })
+            if let uid = flow.uid { payload += attribute(type: LinuxNetlink.routeUID, value: withUnsafeBytes(of: uid) { Array($0) }) }
         }
         return message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request, sequence: sequence, payload: payload)
     }

@@ -34,6 +34,26 @@ extension ReachabilityManager {
         try await askDaemon(BusContract.metricsMethod, timeout: timeout)
     }
 
+    /// The daemon's `CheckConnectivity()`: with a connectivity check configured
+    /// (`[Connectivity] CheckURL=`), the check runs now for each family that has a route, and
+    /// the answer is `Connectivity` once it finished (a "Retry" after logging in to a captive
+    /// portal). A check in flight is shared rather than repeated, and one user starts at most one
+    /// check per 10 s: inside that window the answer is the current `Connectivity`, at once, as
+    /// it is without a check configured. Asked as ``daemonReport(timeout:)`` is; the change
+    /// reaches every manager's handlers as usual.
+    ///
+    /// - Parameter timeout: how long to wait for the answer (the check takes up to the daemon's
+    ///   `CheckTimeoutSec=`, twice when a failure after `full` is checked again).
+    /// - Returns: the overall connectivity after the check.
+    /// - Throws: ``DaemonReportError`` as ``daemonReport(timeout:)`` does.
+    public static func checkConnectivity(timeout: Duration = .seconds(30)) async throws(DaemonReportError) -> Connectivity {
+        let word = try await askDaemon(BusContract.checkConnectivityMethod, timeout: timeout)
+        guard let connectivity = Connectivity(rawValue: word) else {
+            throw DaemonReportError(description: "\(BusContract.checkConnectivityMethod) returned an unknown connectivity \"\(word)\".")
+        }
+        return connectivity
+    }
+
     /// Calls the daemon's method `member` (no arguments, one string back) through the system
     /// bus's hub, as every client call to the daemon goes.
     private static func askDaemon(_ member: String, timeout: Duration) async throws(DaemonReportError) -> String {

@@ -22,6 +22,8 @@ public enum BusContract {
     public static let explainMethod = "Explain"
     /// The method returning the metrics in Prometheus' text format.
     public static let metricsMethod = "Metrics"
+    /// The method running the connectivity check now and returning `Connectivity` after it.
+    public static let checkConnectivityMethod = "CheckConnectivity"
     /// The error returned for a malformed address.
     public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
     /// The error a caller over its share of the daemon's time gets (``CallerBudget``).

@@ -6,8 +6,9 @@ import SystemSupport
 /// GET over that family, bound to the route's output link, at once when the path changes, then
 /// every `CheckIntervalSec=` while `full` and at 1 s doubling while not; with the captive-portal
 /// API the link advertises (RFC 8910/8908) asked alongside when `CaptivePortalAPI=yes`. At most
-/// one check per family in flight. Without a `CheckURL=` nothing is ever started. Confined to
-/// the engine's queue.
+/// one check per family in flight; ``checkNow(startingNew:then:)`` checks at once on demand
+/// (`CheckConnectivity()`). Without a `CheckURL=` nothing is ever started. Confined to the
+/// engine's queue.
 final class ActiveConnectivityChecks: @unchecked Sendable {
     /// What the last check of a family got, for `Explain()`.
     struct Record {
@@ -35,6 +36,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         var timer: DispatchSourceTimer?
         var nextDue: DispatchTime?
         var last: Record?
+        /// Callers wait for this family's check on demand: until its next verdict (a failure
+        /// after `full` checked again first), or until it has no path.
+        var isAwaited = false
     }
 
     private let queue: DispatchQueue
@@ -49,6 +53,10 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     var onEvidence: () -> Void = {}
     /// The captive-portal API a link's routers advertise.
     var captivePortalAPI: (InterfaceIndex) -> String? = { _ in nil }
+    /// What runs once no family is awaited any more (``checkNow(startingNew:then:)``).
+    private var waiters: [() -> Void] = []
+    /// The waiters let go, to run at the queue's next turn.
+    private var released: [() -> Void] = []
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -68,10 +76,66 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         stop()
     }
 
-    /// Drops every check in flight or scheduled and what they said.
+    /// Drops every check in flight or scheduled and what they said; callers waiting for a check
+    /// on demand are let go.
     func stop() {
         for family in families.keys { reset(family) }
         families = [:]
+        releaseWaitersWhenSettled()
+    }
+
+    /// Whether a check on demand has anything to check: checks run and a family has a path.
+    var canCheckNow: Bool {
+        isEnabled && unavailability == nil && families.values.contains { $0.state.path != nil }
+    }
+
+    /// Whether a family's check is in flight or awaited, or a failure after `full` is being
+    /// checked again.
+    var isCheckInFlight: Bool {
+        families.values.contains { !$0.inFlight.isEmpty || $0.state.isConfirmingFailure || $0.isAwaited }
+    }
+
+    /// Checks on demand (`CheckConnectivity()`): when `startingNew`, starts a check now of every
+    /// family that has a path and none in flight; then calls `done` once every family checked
+    /// (or found in flight) has its verdict, on the queue after the walk its evidence schedules,
+    /// so that the published snapshot has it. Families that lose their path, a reload that
+    /// changes the settings, or checks that cannot run let `done` go earlier.
+    ///
+    /// - Returns: false when there is nothing to wait for (nothing in flight, and nothing
+    ///   started): `done` is not called.
+    func checkNow(startingNew: Bool, then done: @escaping () -> Void) -> Bool {
+        guard isEnabled, unavailability == nil else { return false }
+        for (family, current) in families where current.state.path != nil {
+            if current.inFlight.isEmpty, !current.state.isConfirmingFailure, !current.isAwaited {
+                guard startingNew else { continue }
+                // The scheduled check is this one; the next is scheduled when it finishes.
+                current.timer?.schedule(deadline: .distantFuture)
+                families[family]?.nextDue = nil
+                startCheck(family)
+            }
+            families[family]?.isAwaited = unavailability == nil
+        }
+        guard isAnyFamilyAwaited else { return false }
+        waiters.append(done)
+        return true
+    }
+
+    private var isAnyFamilyAwaited: Bool {
+        unavailability == nil && families.values.contains { $0.isAwaited && $0.state.path != nil }
+    }
+
+    /// Lets the callers of ``checkNow(startingNew:then:)`` go once no family is awaited: at a
+    /// later turn of the queue, after the walk that the last verdict scheduled.
+    private func releaseWaitersWhenSettled() {
+        guard !waiters.isEmpty, !isAnyFamilyAwaited else { return }
+        released += waiters
+        waiters = []
+        queue.async { [weak self] in
+            guard let self else { return }
+            let now = released
+            released = []
+            now.forEach { $0() }
+        }
     }
 
     /// Follows each family's path (absent: no route) when checks run: a changed path forgets the
@@ -83,12 +147,16 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         for family in AddressFamily.allCases {
             let path = settings.checks(family) ? paths[family] : nil
             guard families[family, default: Family()].state.follow(path) else {
-                if path == nil { reset(family, keepingState: true) }
+                if path == nil {
+                    reset(family, keepingState: true)
+                    families[family]?.isAwaited = false
+                }
                 continue
             }
             reset(family, keepingState: true)
             schedule(family, after: 0)
         }
+        releaseWaitersWhenSettled()
     }
 
     /// The captive-portal API advertised on `link` changed: the families whose path goes over
@@ -192,6 +260,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
             families[family] = current
             Log.warning("Connectivity checks cannot run: \(why); Connectivity stays unknown. Install libcurl4 and reload.")
             onEvidence()
+            releaseWaitersWhenSettled()
             return
         }
         let check = HTTPCheckRequest(url: settings.checkURL, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds)
@@ -239,5 +308,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         Log.debug("Connectivity check over \(path.linkName) (\(family.displayName)): \(outcome.summary) in \(Int(seconds * 1000)) ms -> \(verdict.connectivity.rawValue); next in \(delay) s.")
         schedule(family, after: delay)
         if before != (current.state.evidence, current.state.portalURL) { onEvidence() }
+        if !current.state.isConfirmingFailure {
+            families[family]?.isAwaited = false
+            releaseWaitersWhenSettled()
+        }
     }
 }

@@ -28,31 +28,33 @@ final class KernelLookups {
         query = nil
     }
 
-    /// What an application connecting to `destination` gets: the source address the UDP probe
-    /// selects (unless policy rules tell its flow from the application's, see
-    /// ``applicationSource(probe:toward:zoneLink:)``), then the route lookup for that source
-    /// with the flow's keys (without a source when none could be selected, so that the route's
-    /// own verdict — unreachable, prohibit... — can be told). `zoneLink` binds both to a
-    /// link-local destination's link (`sin6_scope_id`, `RTA_OIF`).
-    func answers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
+    /// What an application of user `uid` (nil: the daemon's own) connecting to `destination`
+    /// gets: the source address the UDP probe selects (unless policy rules tell its flow from
+    /// the application's, see ``applicationSource(probe:toward:zoneLink:flow:)``), then the
+    /// route lookup for that source with the flow's keys (without a source when none could be
+    /// selected, so that the route's own verdict — unreachable, prohibit... — can be told).
+    /// `zoneLink` binds both to a link-local destination's link (`sin6_scope_id`, `RTA_OIF`).
+    func answers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil, uid: UInt32? = nil) -> StatusReducer.KernelAnswers {
+        let flow = StatusReducer.applicationFlow.of(uid: uid)
         let probe = SourceAddressQuery.source(toward: destination, boundTo: zoneLink)
-        let source = applicationSource(probe: probe, toward: destination, zoneLink: zoneLink)
+        let source = applicationSource(probe: probe, toward: destination, zoneLink: zoneLink, flow: flow)
         if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
-        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get(), outputInterface: zoneLink))
+        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get(), outputInterface: zoneLink, flow: flow))
     }
 
-    /// The source of the application's flow toward `destination`: the UDP `probe`'s, unless the
-    /// source-less lookups with the probe's keys and the application's differ (a policy rule on
-    /// `ipproto`), see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
+    /// The source of the application's `flow` toward `destination`: the UDP `probe`'s, unless
+    /// the source-less lookups with the probe's keys (and the daemon's uid, the probe socket's)
+    /// and the application's (and its user's) differ — a policy rule on `ipproto` or
+    /// `uidrange` — see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
     private func applicationSource(
-        probe: Result<IPAddress, SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?
+        probe: Result<IPAddress, SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?, flow: FlowKeys
     ) -> Result<IPAddress, SystemError> {
         guard let query else { return probe }
         do {
             let probeFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: SourceAddressQuery.flow)
-            let applicationFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: StatusReducer.applicationFlow)
+            let applicationFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: flow)
             return StatusReducer.applicationSource(
                 probe: probe, probeFlowLookup: probeFlowLookup, applicationFlowLookup: applicationFlowLookup, family: destination.family
             )
@@ -62,14 +64,13 @@ final class KernelLookups {
         }
     }
 
-    /// Asks the kernel for the route of the application's flow to `destination` from `source`:
+    /// Asks the kernel for the route of the application's `flow` to `destination` from `source`:
     /// the resolved next hop, then (for a route) the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: IPAddress, source: IPAddress?, outputInterface: InterfaceIndex?) -> RouteLookup {
+    private func routeLookup(to destination: IPAddress, source: IPAddress?, outputInterface: InterfaceIndex?, flow: FlowKeys) -> RouteLookup {
         // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
         let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
         do {
             guard let query else { return .failed(errno: .badFileDescriptor) }
-            let flow = StatusReducer.applicationFlow
             let answer = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow)
             guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil) }
             let matchedEntry = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: true)

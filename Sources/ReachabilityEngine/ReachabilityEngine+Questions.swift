@@ -53,13 +53,16 @@ extension ReachabilityEngine {
         return mirror.table.index(named: name)
     }
 
-    /// Decides reachability of one literal address with the kernel's route lookup for it, and
-    /// watches it: from then on, route events for prefixes containing it reach the engine and
-    /// ``onRoutingEvents`` (until ``WatchedDestinations/capacity`` more recently asked addresses
-    /// of its family push it out).
+    /// Decides reachability of one literal address with the kernel's route lookup for it, for
+    /// the caller's user (``CallerShare/uid``: the lookups carry it, so `uidrange` rules route
+    /// it as they route that user's connections), and watches it: from then on, route events
+    /// for prefixes containing it reach the engine and ``onRoutingEvents`` (until
+    /// ``WatchedDestinations/capacity`` more recently asked addresses of its family push it out).
     ///
     /// - Parameter caller: whose share asks (a root connection, or all of one unprivileged
-    ///   user's): each share's watches are its own, and only its own newer questions push them out.
+    ///   user's): each share's watches are its own, and only its own newer questions push them
+    ///   out. Without a uid (in-process, or a bus caller whose user the bus could not tell) the
+    ///   answer is for the process's own uid.
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
     public func checkAddress(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -67,7 +70,23 @@ extension ReachabilityEngine {
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
         // Before the lookup, so that a route change right after it is not filtered out.
         routeFilter.watch(address, caller: caller)
-        return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress))
+        return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress, uid: caller.uid))
+    }
+
+    /// `CheckConnectivity()`: when checks run and a family has a route, checks every family now
+    /// and calls `reply` with the published `Connectivity` once they finished — unless a check
+    /// is in flight (then it waits for that one) or `caller` started one within
+    /// ``OnDemandCheckGate/windowSeconds`` (then it replies at once); otherwise replies at once.
+    ///
+    /// - Parameters:
+    ///   - caller: who asks (its uid, as the bus reports it, is the caller of the window).
+    ///   - reply: called once on the queue, now or when the checks finished.
+    public func checkConnectivity(caller: CallerShare, reply: @escaping (Connectivity) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let answer = { [weak self] in reply(self?.publishedSnapshot.connectivity ?? .unknown) }
+        guard checks.canCheckNow else { return answer() }
+        let decision = onDemandChecks.decide(for: caller, checkInFlight: checks.isCheckInFlight, now: clockSeconds(CLOCK_MONOTONIC))
+        guard decision != .lastResult, checks.checkNow(startingNew: decision == .startCheck, then: answer) else { return answer() }
     }
 
     /// Forgets the watched destinations of the share named `caller` (its last bus connection
@@ -77,10 +96,10 @@ extension ReachabilityEngine {
         routeFilter.forgetWatches(of: caller)
     }
 
-    /// The kernel's answers for `destination`, with the mirror brought up to them
-    /// (``LinkMirror/catchUp(with:)``).
-    func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil) -> StatusReducer.KernelAnswers {
-        let answers = lookups.answers(for: destination, zoneLink: zoneLink)
+    /// The kernel's answers for `destination` for user `uid` (nil: the daemon's own), with the
+    /// mirror brought up to them (``LinkMirror/catchUp(with:)``).
+    func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil, uid: UInt32? = nil) -> StatusReducer.KernelAnswers {
+        let answers = lookups.answers(for: destination, zoneLink: zoneLink, uid: uid)
         mirror.catchUp(with: answers)
         return answers
     }
@@ -110,11 +129,14 @@ extension ReachabilityEngine {
         return NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: link))
     }
 
-    /// Asks the kernel about `destination` and gathers what the rule needs, for `purpose`.
-    /// A link-local IPv6 destination's zone binds the flow to that link (`sin6_scope_id`,
-    /// `RTA_OIF`); like the kernel, any other destination's zone is not looked at. `link`, when
-    /// given, binds the flow to that link otherwise (`SO_BINDTOIFINDEX`, as resolved does).
-    private func destinationFacts(_ destination: IPAddress, purpose: DestinationPurpose, boundTo link: InterfaceIndex? = nil) -> DestinationFacts {
+    /// Asks the kernel about `destination` for user `uid` (nil: the daemon's own) and gathers
+    /// what the rule needs, for `purpose`. A link-local IPv6 destination's zone binds the flow
+    /// to that link (`sin6_scope_id`, `RTA_OIF`); like the kernel, any other destination's zone
+    /// is not looked at. `link`, when given, binds the flow to that link otherwise (as
+    /// systemd-resolved sends to a link's own servers).
+    private func destinationFacts(
+        _ destination: IPAddress, purpose: DestinationPurpose, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil
+    ) -> DestinationFacts {
         let scope = destination.scope
         var zoneLink = link
         if destination.family == .ipv6, scope == .link, let zone = destination.zone {
@@ -126,7 +148,7 @@ extension ReachabilityEngine {
             zoneLink = index
         }
         return StatusReducer.destinationFacts(
-            in: mirror.table, family: destination.family, answers: askKernel(about: destination, zoneLink: zoneLink), configuration: settings,
+            in: mirror.table, family: destination.family, answers: askKernel(about: destination, zoneLink: zoneLink, uid: uid), configuration: settings,
             destinationScope: scope, purpose: purpose
         )
     }

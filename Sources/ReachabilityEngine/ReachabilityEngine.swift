@@ -57,6 +57,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
+    /// Who may start a check on demand (``checkConnectivity(caller:reply:)``).
+    var onDemandChecks = OnDemandCheckGate()
     /// The configured nameservers (``setNameServers(_:)``), asked about in every walk for `DNS`;
     /// nil until the daemon has read them (`DNS` is `unknown` till then).
     var nameServers: [NameServer]?

@@ -108,17 +108,20 @@ enum StatusReducer {
     /// The source address of the application's flow (``applicationFlow``), from the probe's.
     ///
     /// The probe is a UDP `connect` (``SourceAddressQuery/flow``: a TCP `connect` would send a
-    /// SYN), and a policy rule on `ipproto` can tell it from the TCP flow. So the kernel is also
-    /// asked the lookup a `connect` makes first, without a source (the one that picks it), once
-    /// with each flow's keys. When both answer alike no rule told the protocols apart, and the
-    /// probe's source is the application's (the probe also sees what a lookup without a source
-    /// does not: IPv6 source-specific routes). When they differ the application's lookup
-    /// decides: the source it selects (`RTA_PREFSRC`), or its error.
+    /// SYN) under the daemon's uid (a socket carries its creator's), and a policy rule on
+    /// `ipproto` can tell it from the TCP flow, one on `uidrange` from a bus caller's flow (the
+    /// caller's uid). So the kernel is also asked the lookup a `connect` makes first, without a
+    /// source (the one that picks it), once with each flow's keys. When both answer alike no
+    /// rule told the flows apart, and the probe's source is the application's (the probe also
+    /// sees what a lookup without a source does not: IPv6 source-specific routes). When they
+    /// differ the application's lookup decides: the source it selects (`RTA_PREFSRC`), or its
+    /// error.
     ///
     /// - Parameters:
     ///   - probe: the UDP probe's source, or why its `connect` failed.
-    ///   - probeFlowLookup: the source-less lookup with the probe's keys.
-    ///   - applicationFlowLookup: the source-less lookup with ``applicationFlow``'s keys.
+    ///   - probeFlowLookup: the source-less lookup with the probe's keys (the daemon's uid).
+    ///   - applicationFlowLookup: the source-less lookup with ``applicationFlow``'s keys (and the
+    ///     uid of the user asked about).
     ///   - family: the destination's family.
     /// - Returns: the source as ``SourceAddressQuery`` reports one: an address (`0.0.0.0` when
     ///   IPv4 found no address), or an error carrying the kernel's errno.

@@ -81,7 +81,7 @@ final class CallAdmission: @unchecked Sendable {
         }
         do throws(SystemError) {
             try connection.askUnixUser(of: caller) { user in
-                admitParked(user.map { $0 == 0 ? CallerShare(connection: caller) : CallerShare(user: $0) } ?? CallerShare(connection: caller))
+                admitParked(CallerShare(connection: caller, busUser: user))
             }
         } catch {
             Log.debug("\(error); \(caller) gets a share of its own.")

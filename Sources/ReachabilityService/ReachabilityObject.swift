@@ -10,7 +10,8 @@ public enum AddressCheckAnswer: Sendable, Equatable {
     case invalidAddress(message: String)
 }
 
-/// What the exported object's methods do; each runs on the connection's queue and answers at once.
+/// What the exported object's methods do; each runs on the connection's queue and answers at
+/// once, except `CheckConnectivity()`, which may answer later.
 public struct ReachabilityMethods {
     /// Answers `CheckAddress(s)`: the address, and whose share the caller draws on.
     public var checkAddress: (String, CallerShare) -> AddressCheckAnswer
@@ -18,12 +19,19 @@ public struct ReachabilityMethods {
     public var explain: () -> String
     /// Answers `Metrics()`.
     public var metrics: () -> String
+    /// Answers `CheckConnectivity()` for whose share the caller draws on, through the reply
+    /// it is given (once, on the queue, now or when the check finished).
+    public var checkConnectivity: (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
 
     /// Creates the method table.
-    public init(checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String) {
+    public init(
+        checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String,
+        checkConnectivity: @escaping (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
+    ) {
         self.checkAddress = checkAddress
         self.explain = explain
         self.metrics = metrics
+        self.checkConnectivity = checkConnectivity
     }
 }
 
@@ -61,6 +69,9 @@ public final class ReachabilityObject: @unchecked Sendable {
                 .replying(BusContract.checkAddressMethod) { [weak self] call in self?.checkAddress(call) ?? .invalidArguments },
                 .replying(BusContract.explainMethod) { _ in .values([.string(methods.explain())]) },
                 .replying(BusContract.metricsMethod) { _ in .values([.string(methods.metrics())]) },
+                .replyingLater(BusContract.checkConnectivityMethod) { [admission] call, reply in
+                    methods.checkConnectivity(admission.share(of: call.sender)) { reply(.values([.string($0.rawValue)])) }
+                },
             ],
             admit: { [admission] call in admission.take(call) }
         )

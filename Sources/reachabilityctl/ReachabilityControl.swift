@@ -9,7 +9,8 @@ import SystemSupport
 enum ExitStatus {
     /// The condition holds / the command did what was asked.
     static let success: Int32 = 0
-    /// `wait` timed out; `check` found the destination not reachable.
+    /// `wait` timed out; `check` found the destination not reachable; `check-connectivity` found
+    /// connectivity not full.
     static let conditionNotMet: Int32 = 1
     /// Bad usage.
     static let usage: Int32 = 64
@@ -18,8 +19,8 @@ enum ExitStatus {
 
     /// The text for the top-level `--help`.
     static let help = """
-        Exit status: 0 success; 1 `wait` timed out or `check` found the destination not \
-        reachable; 64 usage error; 69 reachabilityd is not running or the system bus is \
+        Exit status: 0 success; 1 `wait` timed out, `check` found the destination not \
+        reachable or `check-connectivity` not full; 64 usage error; 69 reachabilityd is not running or the system bus is \
         unreachable.
         """
 
@@ -49,7 +50,7 @@ enum ReachabilityControl {
     static let program = "reachabilityctl"
     static let version = "0.1.0"
     /// The subcommands' grammars, the default (status) first.
-    static let specs = [StatusCommand.spec, MonitorCommand.spec, WaitCommand.spec, CheckCommand.spec, ExplainCommand.spec, MetricsCommand.spec]
+    static let specs = [StatusCommand.spec, MonitorCommand.spec, WaitCommand.spec, CheckCommand.spec, ExplainCommand.spec, MetricsCommand.spec, CheckConnectivityCommand.spec]
 
     static var help: String {
         var lines = [
@@ -104,6 +105,7 @@ enum ReachabilityControl {
         case CheckCommand.spec.name: await run(CheckCommand.self, arguments)
         case ExplainCommand.spec.name: await run(ExplainCommand.self, arguments)
         case MetricsCommand.spec.name: await run(MetricsCommand.self, arguments)
+        case CheckConnectivityCommand.spec.name: await run(CheckConnectivityCommand.self, arguments)
         default: await run(StatusCommand.self, arguments)
         }
         exit(status)

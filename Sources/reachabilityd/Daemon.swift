@@ -98,7 +98,8 @@ final class Daemon: @unchecked Sendable {
                     }
                 },
                 explain: { [engine] in engine.report().text },
-                metrics: { [weak self] in self?.metricsText() ?? "" }
+                metrics: { [weak self] in self?.metricsText() ?? "" },
+                checkConnectivity: { [engine] caller, reply in engine.checkConnectivity(caller: caller, reply: reply) }
             ), generation: generationFile.load() + 1)
             storeGeneration()
             counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))

@@ -91,6 +91,39 @@ final class ConnectivityClientTests: DaemonTestCase {
         manager.stopMonitoring()
     }
 
+    func testCheckConnectivityChecksNowOncePerUserWithinTenSeconds() throws {
+        // Given full, the next scheduled check an hour away
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\n")
+        try waitForConnectivity(.full)
+        let before = router.requests.count
+
+        // When root asks for a check, then the network starts redirecting and root asks again
+        let first = try reachabilityctl(["check-connectivity", "--json"])
+        try router.setMode("redirect")
+        let again = try reachabilityctl(["check-connectivity"])
+
+        // Then the first ran a check; the second, inside root's 10 s, got its result and sent nothing
+        XCTAssertEqual(first.termination, .exited(0), first.standardError)
+        XCTAssertEqual(first.standardOutput, #"{"connectivity":"full"}"# + "\n")
+        XCTAssertEqual(again.termination, .exited(0), again.standardError)
+        XCTAssertEqual(again.standardOutput, "full\n")
+        XCTAssertEqual(router.requests.count, before + 1, "\(router.requests)")
+
+        // When another user asks
+        let directory = try XCTUnwrap(directory)
+        if chmod(directory.path, 0o755) != 0 { throw HarnessError("chmod \(directory.path) failed") }
+        let nobody = try Command.run(
+            "setpriv", try Self.setprivArguments(user: "nobody") + [try ClientTestPaths.controlBinary(), "check-connectivity"],
+            environment: try controlEnvironment(), timeout: .seconds(15)
+        )
+
+        // Then its own check finds the portal: printed, exit status 1 (not full)
+        XCTAssertEqual(nobody.termination, .exited(1), nobody.standardError)
+        XCTAssertEqual(nobody.standardOutput, "portal\n")
+        XCTAssertEqual(router.requests.count, before + 2, "\(router.requests)")
+        XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.portal.rawValue)
+    }
+
     func testTheInProcessSourceChecksWithTheSameConfiguration() throws {
         // Given the router's server answering with a redirection, and a configuration checking it
         let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=1\n", mode: "redirect")

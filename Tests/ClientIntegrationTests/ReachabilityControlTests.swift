@@ -390,7 +390,7 @@ final class ReachabilityControlTests: DaemonTestCase {
     }
 
     func testEverySubcommandHasHelp() throws {
-        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"], ["metrics", "--help"]] {
+        for arguments in [["--help"], ["status", "--help"], ["monitor", "--help"], ["wait", "--help"], ["check", "--help"], ["explain", "--help"], ["metrics", "--help"], ["check-connectivity", "--help"]] {
             let result = try Command.run(try ClientTestPaths.controlBinary(), arguments)
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
@@ -404,9 +404,10 @@ final class ReachabilityControlTests: DaemonTestCase {
             (["status", "--answer-timeout", "1e19"], "The value '1e19' is invalid for '--answer-timeout <seconds>'", #line),
             (["explain", "--answer-timeout", "-1"], "The value '-1' is invalid for '--answer-timeout <seconds>'", #line),
             (["metrics", "--answer-timeout", "9e15"], "The value '9e15' is invalid for '--answer-timeout <seconds>'", #line),
+            (["check-connectivity", "--answer-timeout", "-1"], "The value '-1' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", "10.77.0.9", "--answer-timeout", "nan"], "The value 'nan' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", ""], "Give a host name or an address", #line),
-            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics.", #line),
+            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics, check-connectivity.", #line),
         ]
         for row in rows {
             let usage = try Command.run(try ClientTestPaths.controlBinary(), row.arguments)

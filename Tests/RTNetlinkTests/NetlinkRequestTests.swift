@@ -141,6 +141,24 @@ final class NetlinkRequestTests: XCTestCase {
         ])
     }
 
+    func testThatARouteLookupForAUsersFlowCarriesItsUid() {
+        // Given, When: the lookup for user 65534's TCP connection to port 443 (`ip route get
+        // 8.8.8.8 ipproto tcp dport 443 uid 65534`), which policy rules on uidrange match
+        let flow = FlowKeys(.tcp, destinationPort: 443).of(uid: 65534)
+        let bytes = NetlinkRequest.lookupRoute(to: [8, 8, 8, 8], family: ABI.Family.ipv4, flow: flow, sequence: 9)
+
+        // Then: the flow's attributes, then RTA_UID; the description is iproute2's words
+        XCTAssertEqual(bytes.count, 60)
+        XCTAssertEqual(bytes[0..<4], [0x3c, 0x00, 0x00, 0x00])  // nlmsg_len = 60
+        XCTAssertEqual(bytes[52...], [
+            // RTA_UID
+            0x08, 0x00, 0x19, 0x00,  // rta_len = 8, rta_type = RTA_UID (25)
+            0xfe, 0xff, 0x00, 0x00,  // 65534, host order
+        ])
+        XCTAssertEqual(flow.description, "ipproto tcp dport 443 uid 65534")
+        XCTAssertEqual(flow.of(uid: nil), FlowKeys(.tcp, destinationPort: 443), "nil: the asker's own uid, no attribute")
+    }
+
     func testThatTheProbeFlowIsUDPToTheSamePort() {
         // Given, When
         let bytes = NetlinkRequest.lookupRoute(to: [8, 8, 8, 8], family: ABI.Family.ipv4, flow: FlowKeys(.udp, destinationPort: 443), sequence: 9)

@@ -15,6 +15,7 @@ final class BusContractTests: XCTestCase {
             (BusContract.interface, "org.reachabilityd.Reachability1", "interface"),
             (BusContract.statusChangedSignal, "StatusChanged", "signal"),
             (BusContract.checkAddressMethod, "CheckAddress", "method"),
+            (BusContract.checkConnectivityMethod, "CheckConnectivity", "method"),
             (BusContract.invalidAddressError, "org.reachabilityd.Error.InvalidAddress", "error"),
         ]
 

@@ -23,7 +23,8 @@ final class SourceSelectionReducerTests: XCTestCase {
 }
 
 /// How the UDP probe's source becomes the source of the application's flow (TCP to port 443)
-/// when policy rules on `ipproto` tell the two apart (issue 25, D2).
+/// when policy rules on `ipproto` tell the two apart (issue 25, D2), or rules on `uidrange` tell
+/// the daemon's probe from a bus caller's flow (issue 31: the lookup carries the caller's uid).
 final class ApplicationSourceTests: XCTestCase {
     private static let ra0Address = IPAddress("10.77.0.2")!
     private static let tun0Address = IPAddress("10.99.0.2")!
@@ -68,13 +69,18 @@ final class ApplicationSourceTests: XCTestCase {
              .success(Self.ra0Address), main, table100, .ipv4, .address(Self.tun0Address), #line),
             ("ipproto udp lookup 100: TCP stays with the main table's source",
              .success(Self.tun0Address), table100, main, .ipv4, .address(Self.ra0Address), #line),
+            ("uidrange rule, the caller's table unreachable: the caller's lookup fails, whatever the daemon's probe got",
+             .success(Self.ra0Address), main, .error(errno: EHOSTUNREACH), .ipv4, .errno(EHOSTUNREACH), #line),
+            ("uidrange rule to table 100 over tun0: the caller's lookup selects tun0's source",
+             .success(Self.ra0Address), main, table100, .ipv4, .address(Self.tun0Address), #line),
             ("TCP's route selects no IPv4 source: 0.0.0.0, as getsockname says",
              .success(Self.ra0Address), main, Self.route(table: 100, index: 5, source: nil), .ipv4, .address(IPAddress("0.0.0.0")!), #line),
             ("TCP's route selects no IPv6 source: no address to use",
              .success(Self.ra0Address), main, Self.route(table: 100, index: 5, source: nil), .ipv6, .errno(EADDRNOTAVAIL), #line),
         ]
         for row in rows {
-            // Given the probe's source and the source-less lookups with UDP's and TCP's keys
+            // Given the probe's source and the source-less lookups with UDP's keys (the daemon's
+            // uid) and TCP's (the uid asked about)
 
             // When
             let source = StatusReducer.applicationSource(probe: row.probe, probeFlowLookup: row.udp, applicationFlowLookup: row.tcp, family: row.family)

@@ -151,14 +151,19 @@ package struct Busctl {
     ///
     /// Uses `dbus-send`, which prints a D-Bus error's name; `busctl call` prints only the message.
     ///
-    /// - Parameter text: the address argument.
+    /// - Parameters:
+    ///   - text: the address argument.
+    ///   - user: the unprivileged user to call as (`setpriv`; the bus socket's directory must
+    ///     let it in), nil for root.
     /// - Returns: the reply or the error.
     /// - Throws: `HarnessError` when the output is neither.
-    package func checkAddress(_ text: String) throws -> CheckAddressReply {
-        let result = try Command.run("dbus-send", [
-            "--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(BusContract.busName)",
+    package func checkAddress(_ text: String, as user: String? = nil) throws -> CheckAddressReply {
+        let call = [
+            "dbus-send", "--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(BusContract.busName)",
             BusContract.objectPath, "\(BusContract.interface).\(BusContract.checkAddressMethod)", "string:\(text)",
-        ])
+        ]
+        let result = try user.map { try Command.run("setpriv", try DaemonTestCase.setprivArguments(user: $0) + call) }
+            ?? Command.run(call[0], Array(call.dropFirst()))
         if result.succeeded {
             let strings = result.standardOutput.split(separator: "\n")
                 .map { $0.trimmingCharacters(in: .whitespaces) }
