@@ -6,3 +6,4 @@
 @_exported import struct ReachabilityCore.IPAddress
 @_exported import enum ReachabilityCore.AddressFamily
 @_exported import enum ReachabilityCore.Connectivity
+@_exported import enum ReachabilityCore.DNSReadiness

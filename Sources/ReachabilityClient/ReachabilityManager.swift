@@ -224,6 +224,12 @@ public final class ReachabilityManager: Sendable {
     /// leaves through the daemon's interface for that family, else `.unknown`.
     public var connectivity: Connectivity { snapshot.connectivity }
 
+    /// Whether names will resolve (the daemon's `DNS`): `.none` (no nameserver configured),
+    /// `.unreachable` (none routed), `.reachable` (one is routed), and with the daemon's check on
+    /// `.failing` or `.answering` (its last lookup); `.unknown` before the first answer. For an
+    /// address or a host name: the machine's.
+    public var dns: DNSReadiness { snapshot.dns }
+
     /// The captive portal's user-facing URL, when one is known.
     public var captivePortalURL: String? {
         let url = snapshot.captivePortal

@@ -32,7 +32,8 @@ public enum EvidenceRule {
     ///   - ipv4: IPv4's evidence.
     ///   - ipv6: IPv6's evidence.
     /// - Returns: `routes` with ``ReachabilitySnapshot/ipv4Evidence``,
-    ///   ``ReachabilitySnapshot/ipv6Evidence`` and ``ReachabilitySnapshot/captivePortal`` set.
+    ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
+    ///   ``ReachabilitySnapshot/dns`` set.
     public static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence) -> ReachabilitySnapshot {
         var next = routes
         next.ipv4Evidence = ipv4.gateway ?? ipv4.check
@@ -47,13 +48,14 @@ public enum EvidenceRule {
     /// route of that family leaves through the machine's interface for it (the path the
     /// machine's evidence is about), else none (`unknown`). The portal's URL comes with a
     /// `portal`. `reachabilityctl wait --host H --connectivity full` needs this: a destination
-    /// has no evidence of its own.
+    /// has no evidence of its own. `DNS` is the machine's: names resolve machine-wide.
     ///
     /// - Parameters:
     ///   - destination: the destination's snapshot (its routes per family, from `CheckAddress`).
     ///   - machine: the machine's snapshot, with its evidence.
     /// - Returns: `destination` with ``ReachabilitySnapshot/ipv4Evidence``,
-    ///   ``ReachabilitySnapshot/ipv6Evidence`` and ``ReachabilitySnapshot/captivePortal`` set.
+    ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
+    ///   ``ReachabilitySnapshot/dns`` set.
     public static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
         func shared(_ destinationInterface: String, _ machineInterface: String) -> Bool {
             !destinationInterface.isEmpty && destinationInterface == machineInterface
@@ -62,6 +64,7 @@ public enum EvidenceRule {
         next.ipv4Evidence = shared(destination.ipv4Interface, machine.ipv4Interface) ? machine.ipv4Evidence : nil
         next.ipv6Evidence = shared(destination.ipv6Interface, machine.ipv6Interface) ? machine.ipv6Evidence : nil
         next.captivePortal = next.connectivity == .portal ? machine.captivePortal : ""
+        next.dns = machine.dns
         return next
     }
 }

@@ -33,13 +33,19 @@ public struct OnlineDefinition: Sendable, Hashable {
     public var interfaces: [String]
     /// The least connectivity (full > portal > limited > unknown); nil when not asked.
     public var connectivity: Connectivity?
+    /// The least DNS readiness (``DNSReadiness/rank``: answering > reachable > failing); nil
+    /// when names need not resolve.
+    public var dns: DNSReadiness?
 
     /// A definition; the defaults mean "reachable".
-    public init(family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil) {
+    public init(
+        family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil, dns: DNSReadiness? = nil
+    ) {
         self.family = family
         self.transport = transport
         self.interfaces = interfaces
         self.connectivity = connectivity
+        self.dns = dns
     }
 
     /// One route the requirements apply to: its interface, the status of the traffic it carries
@@ -53,6 +59,7 @@ public struct OnlineDefinition: Sendable, Hashable {
     /// Whether `snapshot` is online under this definition.
     public func isOnline(_ snapshot: ReachabilitySnapshot) -> Bool {
         guard snapshot.status.isReachable else { return false }
+        if let dns, snapshot.dns.rank < dns.rank { return false }
         if family == .ipv4 || family == .both, !snapshot.isIPv4Reachable { return false }
         if family == .ipv6 || family == .both, !snapshot.isIPv6Reachable { return false }
         return routes(of: snapshot).allSatisfy { route in

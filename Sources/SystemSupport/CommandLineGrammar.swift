@@ -23,6 +23,11 @@ public struct OptionSpec: Sendable {
     public let help: String
     /// The default, shown in help.
     public var defaultValue: String?
+    /// For an option whose value may be left out (`--dns` or `--dns answering`): the value it
+    /// then has; nil for an option that needs its value.
+    public var impliedValue: String?
+    /// The values such an option takes: only one of them, as the next argument, is its value.
+    public var choices: [String] = []
 
     /// A flag.
     public static func flag(_ name: String, _ help: String) -> OptionSpec {
@@ -34,9 +39,16 @@ public struct OptionSpec: Sendable {
         OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultValue)
     }
 
-    /// "--timeout <seconds>" or "--json".
+    /// An option whose value may be left out: `--NAME` alone means `implied`; `--NAME VALUE` or
+    /// `--NAME=VALUE` gives one of `choices`.
+    public static func optionalValue(_ name: String, _ valueName: String, _ help: String, implied: String, choices: [String]) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, impliedValue: implied, choices: choices)
+    }
+
+    /// "--timeout <seconds>", "--dns [<level>]" or "--json".
     public var synopsis: String {
-        valueName.map { "--\(name) <\($0)>" } ?? "--\(name)"
+        guard let valueName else { return "--\(name)" }
+        return impliedValue == nil ? "--\(name) <\(valueName)>" : "--\(name) [<\(valueName)>]"
     }
 }
 
@@ -118,6 +130,13 @@ public struct CommandSpec: Sendable {
                 parsed.flags.insert(name)
             } else if let equals = body.firstIndex(of: "=") {
                 parsed.values[name] = String(body[body.index(after: equals)...])
+            } else if let implied = option.impliedValue {
+                // The next argument is the value only when it is one of the option's values.
+                if let next = remaining.first, option.choices.contains(next) {
+                    parsed.values[name] = remaining.removeFirst()
+                } else {
+                    parsed.values[name] = implied
+                }
             } else {
                 // The next argument is the value, whatever it looks like: "--timeout -1" is a
                 // negative number, to be refused as such, not a missing value.

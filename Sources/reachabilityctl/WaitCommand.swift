@@ -5,7 +5,7 @@ import ReachabilityClient
 import ReachabilityCore
 import SystemSupport
 
-/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--host NAME|ADDRESS]`.
+/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--dns [LEVEL]] [--host NAME|ADDRESS]`.
 struct WaitCommand: Subcommand {
     static let spec = CommandSpec(
         program: ReachabilityControl.program,
@@ -14,7 +14,8 @@ struct WaitCommand: Subcommand {
         discussion: """
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
-            --connectivity when given (full > portal > limited > unknown). The transport, \
+            --connectivity when given (full > portal > limited > unknown), with names resolving \
+            when --dns is given (DNS reachable or answering; with --dns answering, answering). The transport, \
             interfaces and connectivity are those of each family given (both: each family's own), \
             else of the route the status names. Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
@@ -29,6 +30,8 @@ struct WaitCommand: Subcommand {
             .flag("ipv6", "Require IPv6 reachability (with --ipv4: both)."),
             .value("connectivity", "connectivity", "Require at least this connectivity: \(connectivities.map(\.rawValue).joined(separator: ", "))."),
             .value("host", "host", "Wait for this host name or address instead of the machine."),
+            .optionalValue("dns", "level", "Require names to resolve too: reachable (a configured nameserver is routed; the default) or answering (the check's last lookup was answered; needs CheckURL=).",
+                           implied: DNSReadiness.reachable.rawValue, choices: dnsLevels.map(\.rawValue)),
             .value("interface", "interfaces", "Require the route to go through one of these interfaces (comma-separated names or globs)."),
             .value("carrier-timeout", "seconds", "Give up early once no link that could lead out (not loopback, ignored, a port, a veth to this namespace, a dummy or a tunnel) has had carrier for this long (0: never).", default: "0"),
             .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
@@ -42,11 +45,15 @@ struct WaitCommand: Subcommand {
     static let transports: [Transport] = [.wifi, .ethernet, .wwan]
     /// Any connectivity but none: at least this one (full > portal > limited > unknown).
     static let connectivities = Connectivity.allCases.filter { $0 != .none }
+    /// What `--dns` can require.
+    static let dnsLevels: [DNSReadiness] = [.reachable, .answering]
 
     let transport: Transport?
     let ipv4: Bool
     let ipv6: Bool
     let connectivity: Connectivity?
+    /// `--dns`: the least DNS readiness; nil when not asked.
+    let dns: DNSReadiness?
     let host: String?
     let json: Bool
     let source: SourceOption
@@ -63,6 +70,7 @@ struct WaitCommand: Subcommand {
         ipv4 = arguments.flag("ipv4")
         ipv6 = arguments.flag("ipv6")
         connectivity = try arguments.choice("connectivity", among: Self.connectivities)
+        dns = try arguments.choice("dns", among: Self.dnsLevels)
         host = arguments.values["host"]
         json = arguments.flag("json")
         source = try SourceOption(arguments)
@@ -74,7 +82,7 @@ struct WaitCommand: Subcommand {
     /// What the options call online.
     var definition: OnlineDefinition {
         OnlineDefinition(family: ipv4 ? (ipv6 ? .both : .ipv4) : (ipv6 ? .ipv6 : .any),
-                         transport: transport, interfaces: interfaces, connectivity: connectivity)
+                         transport: transport, interfaces: interfaces, connectivity: connectivity, dns: dns)
     }
 
     /// Whether `snapshot` satisfies the options.
@@ -144,6 +152,12 @@ struct WaitCommand: Subcommand {
             return failure("Timed out after \(timeout) s: \(last.reason).", code: outcome)
         default:
             if let carrierWatch, carrierWatch.gaveUp.withLock({ $0 }) { return failure(carrierWatch.line(after: elapsed, last), code: outcome) }
+            // The route was there: what was missing is name resolution.
+            var routeOnly = definition
+            routeOnly.dns = nil
+            if let dns, routeOnly.isOnline(last) {
+                return failure("Timed out after \(timeout) s waiting for names to resolve: DNS is \(last.dns.rawValue), not \(dns.rawValue) (\(last.reason)).", code: outcome)
+            }
             return failure("Timed out after \(timeout) s: \(last.status.rawValue) (\(last.reason)).", code: outcome)
         }
     }
