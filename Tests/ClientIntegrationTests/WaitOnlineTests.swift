@@ -57,6 +57,34 @@ final class WaitOnlineTests: DaemonTestCase {
         XCTAssertEqual(try reachabilityctl(["wait", "--timeout", "5", "--ipv4", "--interface", "ra0"]).termination, .exited(0))
     }
 
+    func testDNSWaitsForARoutedNameserverAndATimeoutNamesDNS() throws {
+        // Given a reachable host whose resolv.conf names no server yet
+        let resolvConf = try XCTUnwrap(directory).file("resolv.conf")
+        try "search example.org\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", resolvConf])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+
+        // When waiting with --dns: it times out, and says names were what was missing
+        let timedOut = try reachabilityctl(["wait", "--dns", "--timeout", "1"])
+        XCTAssertEqual(timedOut.termination, .exited(Exit.timeout), timedOut.standardError)
+        XCTAssertTrue(
+            timedOut.standardError.contains("waiting for names to resolve: DNS is none, not reachable")
+                && timedOut.standardError.contains("but no nameserver is configured"), timedOut.standardError
+        )
+        // and a wait under way ends once a routed server is configured
+        let wait = try startWait(["--dns", "--timeout", "20"])
+        XCTAssertNil(wait.wait(timeout: .seconds(1)), "wait --dns must block while no nameserver is configured")
+        try "nameserver 10.77.0.1\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        XCTAssertEqual(wait.wait(timeout: .seconds(10)), .exited(0), output("wait.err"))
+        // and answering needs the check's lookups, which are off here
+        let answering = try reachabilityctl(["wait", "--dns", "answering", "--timeout", "1"])
+        XCTAssertEqual(answering.termination, .exited(Exit.timeout), answering.standardError)
+        XCTAssertTrue(answering.standardError.contains("DNS is reachable, not answering"), answering.standardError)
+        XCTAssertEqual(try reachabilityctl(["wait", "--dns=bogus"]).termination, .exited(64))
+    }
+
     func testInterfaceAndTransportAreMatchedAgainstTheRequiredFamilysOwnLink() throws {
         // Given IPv4 by default via ra0 (ethernet) and IPv6 by default via rb0 (wifi, by the
         // configuration's Transport=), both reachable: the status names IPv4's link
