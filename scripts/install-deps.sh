@@ -28,6 +28,7 @@ test_packages=(
   libtsan2                    # ThreadSanitizer's runtime: the GIO module's race test (-fsanitize=thread)
   libglib2.0-dev              # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
   curl                        # the metrics test scrapes node_exporter
+  dnsmasq-base                # a real DNS server in the DNS tests' router namespace (no service: the -base package)
 )
 # The metrics test runs Debian's real node_exporter, unpacked from its .deb into the build
 # directory, not installed: installing prometheus-node-exporter enables and starts a service

@@ -29,8 +29,10 @@ final class CheckNameLookups: @unchecked Sendable {
         /// The addresses, in the resolver's order, without duplicates (at least one).
         case addresses([String])
         /// None: `gai_strerror`'s text ("Name or service not known", "Temporary failure in
-        /// name resolution"...), or errno's for `EAI_SYSTEM`.
-        case failed(String)
+        /// name resolution"...), or errno's for `EAI_SYSTEM`; `resolverAnswered` when the
+        /// resolver got an answer that there is none (`EAI_NONAME`, or no address of the
+        /// family), rather than no answer at all (`EAI_AGAIN`, `EAI_FAIL`, a system error).
+        case failed(String, resolverAnswered: Bool)
     }
 
     /// The most lookups out at once: the check's name and the network's captive-portal API's,
@@ -96,7 +98,9 @@ final class CheckNameLookups: @unchecked Sendable {
         let result = getaddrinfo(key.host, nil, &hints, &list)
         guard result == 0 else {
             // EAI_SYSTEM: a system call failed; errno says which way.
-            return .failed(result == EAI_SYSTEM ? SystemError.describe(errno: errno) : String(cString: gai_strerror(result)))
+            return .failed(
+                result == EAI_SYSTEM ? SystemError.describe(errno: errno) : String(cString: gai_strerror(result)), resolverAnswered: result == EAI_NONAME
+            )
         }
         defer { freeaddrinfo(list) }
         var addresses: [String] = []
@@ -111,6 +115,6 @@ final class CheckNameLookups: @unchecked Sendable {
             let literal = String(nulTerminated: text)
             if !addresses.contains(literal) { addresses.append(literal) }
         }
-        return addresses.isEmpty ? .failed("No address associated with hostname") : .addresses(addresses)
+        return addresses.isEmpty ? .failed("No address associated with hostname", resolverAnswered: true) : .addresses(addresses)
     }
 }

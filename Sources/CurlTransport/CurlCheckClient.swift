@@ -39,7 +39,9 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         var request: HTTPCheckRequest
         var started: DispatchTime
         var stage: Stage
-        var completion: @Sendable (HTTPCheckOutcome, Double) -> Void
+        var completion: @Sendable (HTTPCheckOutcome, Double, NameLookupEvidence?) -> Void
+        /// What the lookup of the URL's host name came to; nil before it answers, or with none.
+        var lookup: NameLookupEvidence?
 
         /// The seconds since it started.
         var elapsedSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
@@ -69,7 +71,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         if let multi { CReachCurl_multi_free(multi) }
     }
 
-    public func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double) -> Void) -> Int {
+    public func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double, NameLookupEvidence?) -> Void) -> Int {
         dispatchPrecondition(condition: .onQueue(queue))
         let token = nextToken
         nextToken += 1
@@ -91,7 +93,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
             }
         } catch {
             // Reported like any other failed exchange, from the queue (never re-entrantly).
-            queue.async { completion(.failed(error.description), 0) }
+            queue.async { completion(.failed(error.description), 0, nil) }
         }
         return token
     }
@@ -134,9 +136,11 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         deadline.cancel()
         let lookupSeconds = exchange.elapsedSeconds
         switch answer {
-        case .failed(let why):
+        case .failed(let why, let resolverAnswered):
+            exchanges[token]?.lookup = resolverAnswered ? .answered : .failed(why)
             finish(token, .failed("Could not resolve host: \(host) (\(why))"), seconds: lookupSeconds)
         case .addresses(let addresses):
+            exchanges[token]?.lookup = .answered
             // CURLOPT_RESOLVE: "HOST:PORT:ADDRESS,…", IPv6 addresses in brackets.
             let literals = exchange.request.family == .ipv6 ? addresses.map { "[\($0)]" } : addresses
             let entry = "\(host):\(port):\(literals.joined(separator: ","))"
@@ -157,6 +161,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         guard let exchange = exchanges[token], case .resolving = exchange.stage else { return }
         nameLookups.abandon(token)
         let milliseconds = Self.milliseconds(exchange.request.timeoutSeconds)
+        exchanges[token]?.lookup = .failed("no answer within \(milliseconds) ms")
         finish(token, .failed("Resolving timed out after \(milliseconds) milliseconds", silent: true), seconds: exchange.elapsedSeconds)
     }
 
@@ -164,7 +169,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     private func finish(_ token: Int, _ outcome: HTTPCheckOutcome, seconds: Double) {
         guard let exchange = exchanges.removeValue(forKey: token) else { return }
         if case .resolving(_, _, let deadline) = exchange.stage { deadline.cancel() }
-        exchange.completion(outcome, seconds)
+        exchange.completion(outcome, seconds, exchange.lookup)
     }
 
     /// `seconds` in whole milliseconds, at least 1 (libcurl reads a timeout of 0 as none).
@@ -275,7 +280,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
             guard let token = tokens.removeValue(forKey: transfer), let exchange = exchanges.removeValue(forKey: token),
                   case .transferring(_, let lookupSeconds) = exchange.stage
             else { continue }
-            exchange.completion(outcome, lookupSeconds + transferSeconds)
+            exchange.completion(outcome, lookupSeconds + transferSeconds, exchange.lookup)
         }
     }
 }

@@ -167,11 +167,12 @@ public enum ConnectivityCheckSchedule {
 /// Performs the active check's HTTP exchanges: the engine's only way to the network. Confined to
 /// the engine's queue: called there, completions run there.
 public protocol HTTPCheckClient: AnyObject {
-    /// Starts `request`. `completion` runs once, with the outcome and the exchange's duration in
-    /// seconds, unless ``cancel(_:)`` comes first.
+    /// Starts `request`. `completion` runs once, with the outcome, the exchange's duration in
+    /// seconds and what the lookup of the URL's host name came to (nil when it has none to
+    /// look up: a literal address), unless ``cancel(_:)`` comes first.
     ///
     /// - Returns: the exchange's token for ``cancel(_:)``.
-    func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double) -> Void) -> Int
+    func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double, NameLookupEvidence?) -> Void) -> Int
     /// Why no exchange can run on this host at all (e.g. "libcurl could not be loaded: …"), a
     /// local fault rather than evidence about the network; nil when exchanges can run. Asked
     /// only once checks are on (it may load the client's library).

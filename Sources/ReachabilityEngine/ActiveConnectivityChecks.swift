@@ -27,6 +27,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         var inFlight: [Int] = []
         /// The outcomes gathered for the check in flight.
         var checkOutcome: (HTTPCheckOutcome, Double)?
+        /// What the last check's lookup of its host name came to (nil: none yet, or a literal address).
+        var nameLookup: NameLookupEvidence?
         var apiOutcome: (uri: String, outcome: HTTPCheckOutcome)?
         var apiURI: String?
         /// The link's captive-portal API changed while a check was in flight: check again as
@@ -184,6 +186,15 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         return families[family]?.state.verdict
     }
 
+    /// What the checks' last lookups of their host name came to, for `DNS`: answered when a
+    /// family's was, else failed when one's failed; nil when none was made (checks off, a
+    /// literal address, none finished yet).
+    var nameLookupEvidence: NameLookupEvidence? {
+        guard isEnabled, unavailability == nil else { return nil }
+        let lookups = AddressFamily.allCases.compactMap { families[$0]?.nameLookup }
+        return lookups.contains(.answered) ? .answered : lookups.first
+    }
+
     /// `Explain()`'s lines for `family`.
     func report(_ family: AddressFamily) -> [String] {
         guard isEnabled, let current = families[family], current.state.path != nil else { return [] }
@@ -268,8 +279,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         current.apiOutcome = nil
         current.apiURI = settings.queriesCaptivePortalAPI ? captivePortalAPI(path.link).flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil } : nil
         families[family] = current
-        let checkToken = client.start(check) { [weak self] outcome, seconds in
-            self?.finished(family, check: (outcome, seconds))
+        let checkToken = client.start(check) { [weak self] outcome, seconds, lookup in
+            self?.finished(family, check: (outcome, seconds), lookup: lookup)
         }
         families[family]?.inFlight.append(checkToken)
         if let uri = current.apiURI {
@@ -277,16 +288,22 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 url: uri, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds,
                 accept: "application/captive+json", caFile: settings.captivePortalAPICAFile.isEmpty ? nil : settings.captivePortalAPICAFile
             )
-            let apiToken = client.start(request) { [weak self] outcome, _ in
+            let apiToken = client.start(request) { [weak self] outcome, _, _ in
                 self?.finished(family, api: (uri, outcome))
             }
             families[family]?.inFlight.append(apiToken)
         }
     }
 
-    private func finished(_ family: AddressFamily, check: (HTTPCheckOutcome, Double)? = nil, api: (uri: String, outcome: HTTPCheckOutcome)? = nil) {
+    private func finished(
+        _ family: AddressFamily, check: (HTTPCheckOutcome, Double)? = nil, lookup: NameLookupEvidence? = nil, api: (uri: String, outcome: HTTPCheckOutcome)? = nil
+    ) {
         guard var current = families[family], let path = current.state.path else { return }
-        if let check { current.checkOutcome = check }
+        let lookupBefore = nameLookupEvidence
+        if let check {
+            current.checkOutcome = check
+            current.nameLookup = lookup
+        }
         if let api { current.apiOutcome = api }
         families[family] = current
         // Both answers first, when the API is asked too.
@@ -307,7 +324,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         families[family] = current
         Log.debug("Connectivity check over \(path.linkName) (\(family.displayName)): \(outcome.summary) in \(Int(seconds * 1000)) ms -> \(verdict.connectivity.rawValue); next in \(delay) s.")
         schedule(family, after: delay)
-        if before != (current.state.evidence, current.state.portalURL) { onEvidence() }
+        if before != (current.state.evidence, current.state.portalURL) || lookupBefore != nameLookupEvidence { onEvidence() }
         if !current.state.isConfirmingFailure {
             families[family]?.isAwaited = false
             releaseWaitersWhenSettled()

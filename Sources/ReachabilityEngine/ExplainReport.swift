@@ -69,6 +69,8 @@ public struct ExplainReport: Sendable, Hashable {
     public var configuration: DaemonConfiguration
     /// The configured nameservers as the kernel routes them now; nil while they are not known.
     public var nameServers: [NameServerFacts]?
+    /// What the checks' last lookups of their host name came to; nil when none was made.
+    public var nameLookup: NameLookupEvidence?
 
     /// The report for admins: per family the route the kernel picked and the verdict, then every
     /// link (state, transport and why, addresses, ignored and why), then the settings.
@@ -99,7 +101,7 @@ public struct ExplainReport: Sendable, Hashable {
             lines += family.activeCheck
         }
         if let nameServers {
-            let dns = DNSRule.decide(servers: nameServers, hostIsReachable: evaluation.isReachable, lookups: nil)
+            let dns = DNSRule.decide(servers: nameServers, hostIsReachable: evaluation.isReachable, lookups: nameLookup)
             lines.append("DNS: \(evaluation.dns.rawValue) (\(dns.reason))")
             for server in nameServers {
                 let verdict = server.isOnThisHost

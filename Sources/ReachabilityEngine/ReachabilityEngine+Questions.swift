@@ -26,6 +26,7 @@ extension ReachabilityEngine {
         )
         var report = ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
         report.nameServers = nameServers.map { $0.map(nameServerFacts) }
+        report.nameLookup = checks.nameLookupEvidence
         return report
     }
 

@@ -304,7 +304,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var evaluation = StatusReducer.evaluation(
             of: mirror.table, ipv4: ipv4, ipv6: ipv6, configuration: settings, gatewayEvidence: gatewayEvidence, checkEvidence: checkEvidence
         )
-        if let nameServers { evaluation.snapshot = StatusReducer.resolvingNames(evaluation.snapshot, servers: nameServers, lookups: nil) }
+        if let nameServers { evaluation.snapshot = StatusReducer.resolvingNames(evaluation.snapshot, servers: nameServers, lookups: checks.nameLookupEvidence) }
         return evaluation
     }
 

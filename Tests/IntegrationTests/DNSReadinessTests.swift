@@ -102,4 +102,34 @@ final class DNSReadinessTests: DaemonTestCase {
         try waitForDNS(.reachable)
         XCTAssertTrue(try busctl.explain().contains("on this host (a local resolver: where it forwards is not visible here)"))
     }
+
+    func testWithTheCheckOnItsLookupsSayAnsweringOrFailingEachPublishedOnce() throws {
+        // Given a real DNS server (dnsmasq) in the router namespace serving the check's name,
+        // named in the namespace's resolv.conf, and a check by name every 2 s
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 10.77.0.5\noptions timeout:1 attempts:1\n")
+        let router = try startDaemonBehindRouter(
+            configuration: "[Connectivity]\nCheckURL=http://check.example.test:8080/check\nCheckTimeoutSec=2\nCheckIntervalSec=2\n"
+        )
+        try router.startNameServer(at: "10.77.0.5", answering: ["check.example.test"])
+        let answering = try waitForProperties("DNS answering, connectivity full", timeout: .seconds(30)) {
+            $0.string(.dns) == DNSReadiness.answering.rawValue && $0.string(.connectivity) == Connectivity.full.rawValue
+        }
+        XCTAssertFalse(try XCTUnwrap(answering.string(.reason)).contains("nameserver"), "\(answering)")
+
+        // When the server stops answering: failing, and Reason says why
+        router.stopNameServer(at: "10.77.0.5")
+        let failing = try waitForProperties("DNS failing", timeout: .seconds(30)) { $0.string(.dns) == DNSReadiness.failing.rawValue }
+        XCTAssertTrue(
+            try XCTUnwrap(failing.string(.reason)).contains("but the check's name lookup failed: Temporary failure in name resolution"), "\(failing)"
+        )
+
+        // When it answers again: answering
+        try router.startNameServer(at: "10.77.0.5", answering: ["check.example.test"])
+        try waitForProperties("DNS answering again", timeout: .seconds(30)) { $0.string(.dns) == DNSReadiness.answering.rawValue }
+
+        // Then from the first answer on, each transition was published once
+        let values = try signals.waitForPropertiesChanged("DNS changes") { _ in true }.compactMap { $0.changed["DNS"].flatMap(\.value) }
+        XCTAssertEqual(Array(values.suffix(3)), ["answering", "failing", "answering"].map(PropertyValue.string), "\(values)")
+    }
 }

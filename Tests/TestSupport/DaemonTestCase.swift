@@ -100,16 +100,18 @@ open class DaemonTestCase: XCTestCase {
     ///
     /// - Parameters:
     ///   - what: what is awaited, for the failure message.
+    ///   - timeout: the deadline.
     ///   - condition: a predicate over one `GetAll` snapshot.
     /// - Returns: the first snapshot satisfying it.
     /// - Throws: `HarnessError` with the last snapshot, on timeout.
     @discardableResult
     package func waitForProperties(
         _ what: @autoclosure () -> String,
+        timeout: Duration = Poll.defaultTimeout,
         where condition: (PublishedProperties) -> Bool
     ) throws -> PublishedProperties {
         let busctl = try busctl
-        let read = try Poll.until(what(), observe: { Result { try busctl.properties() } }) { read in
+        let read = try Poll.until(what(), timeout: timeout, observe: { Result { try busctl.properties() } }) { read in
             (try? read.get()).map(condition) ?? false
         }
         return try read.get()

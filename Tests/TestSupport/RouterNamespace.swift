@@ -17,6 +17,8 @@ package final class RouterNamespace {
     private let server: ChildProcess
     /// The resolvers that never answer, once ``startSilentResolver(at:)`` started them.
     private var silentResolvers: [StubResolver] = []
+    /// The DNS servers ``startNameServer(at:answering:)`` started, by address.
+    private var nameServers: [String: ChildProcess] = [:]
 
     /// The check URL the servers answer on.
     package static let checkURL = "http://10.77.0.1:8080/check"
@@ -55,6 +57,7 @@ package final class RouterNamespace {
 
     deinit {
         silentResolvers = []
+        for server in nameServers.values { _ = server.terminate() }
         _ = server.terminate()
         namespace.delete()
         state.remove()
@@ -69,6 +72,33 @@ package final class RouterNamespace {
             if address != "10.77.0.1" { try namespace.ip("addr", "add", "\(address)/24", "dev", "ra1") }
             silentResolvers.append(try StubResolver(.silent, address: address, in: namespace))
         }
+    }
+
+    /// Gives `ra1` `address` (IPv4, on 10.77.0.0/24, unless it has it) and a real DNS server on
+    /// it (dnsmasq, reading no file of the machine's) answering each name of `names` with
+    /// 10.77.0.1 and every other name with "no such name".
+    ///
+    /// - Throws: `HarnessError` when a command fails or the server does not answer.
+    package func startNameServer(at address: String, answering names: [String]) throws {
+        if !(try namespace.ip("-4", "addr", "show", "dev", "ra1")).contains(" \(address)/") {
+            try namespace.ip("addr", "add", "\(address)/24", "dev", "ra1")
+        }
+        let log = state.file("dnsmasq-\(address).log")
+        nameServers[address] = try ChildProcess("ip", [
+            "netns", "exec", namespace.name, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+            "--bind-interfaces", "--listen-address=\(address)", "--except-interface=lo", "--user=root", "--pid-file=", "--log-facility=-", "--log-queries",
+        ] + names.map { "--address=/\($0)/10.77.0.1" }, standardOutput: log, standardError: log)
+        try Poll.until("dnsmasq listens on \(address)", timeout: .seconds(10)) {
+            if let ended = self.nameServers[address]?.poll() { throw HarnessError("dnsmasq exited (\(ended)): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")") }
+            return ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("started")
+        }
+    }
+
+    /// Stops the DNS server on `address` (``startNameServer(at:answering:)``): its queries go
+    /// unanswered (the port is closed: each gets an ICMP error, which the resolver takes for no
+    /// answer, as from a server that is down).
+    package func stopNameServer(at address: String) {
+        _ = nameServers.removeValue(forKey: address)?.terminate()
     }
 
     /// The test CA's certificate (PEM), for `CaptivePortalAPICAFile=`.
