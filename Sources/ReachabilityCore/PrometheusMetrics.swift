@@ -55,6 +55,9 @@ public enum PrometheusMetrics {
             ([("family", "ipv4"), ("connectivity", snapshot.ipv4Connectivity.rawValue)], "1"),
             ([("family", "ipv6"), ("connectivity", snapshot.ipv6Connectivity.rawValue)], "1"),
         ])
+        family("reachabilityd_dns_info", "gauge", "DNS readiness: unknown, none, unreachable, reachable, failing or answering.", [
+            ([("dns", snapshot.dns.rawValue)], "1"),
+        ])
         family("reachabilityd_metered", "gauge", "Whether the chosen interface is metered (1) or not (0).", [
             ([], snapshot.isMetered ? "1" : "0"),
         ])

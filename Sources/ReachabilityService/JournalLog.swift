@@ -43,6 +43,7 @@ public enum JournalLog {
             ("REACHABILITY_TRANSPORT", snapshot.transport?.rawValue ?? ""),
             ("REACHABILITY_REASON", snapshot.reason),
             ("REACHABILITY_CONNECTIVITY", snapshot.connectivity.rawValue),
+            ("REACHABILITY_DNS", snapshot.dns.rawValue),
             ("REACHABILITY_CAPTIVE_PORTAL", snapshot.captivePortal),
         ]
     }

@@ -154,7 +154,7 @@ final class Daemon: @unchecked Sendable {
         object.publish(snapshot)
         let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
         Log.write(
-            .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason)).",
+            .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal), DNS \(snapshot.dns.rawValue) (\(snapshot.reason)).",
             fields: JournalLog.publishedFields(snapshot, previous: previous)
         )
         counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))

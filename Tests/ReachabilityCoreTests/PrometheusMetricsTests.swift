@@ -12,6 +12,8 @@ final class PrometheusMetricsTests: XCTestCase {
     )
 
     func testTheTextHoldsEveryMetricOfTheState() {
+        var wifi = wifi
+        wifi.dns = .answering
         var counters = MetricsCounters()
         counters.count(none, after: nil, now: 1_795_550_000.5)
         counters.count(wifi, after: none, now: 1_795_550_012.25)
@@ -24,6 +26,7 @@ final class PrometheusMetricsTests: XCTestCase {
             #"reachabilityd_connectivity_info{family="any",connectivity="portal"} 1"#,
             #"reachabilityd_connectivity_info{family="ipv4",connectivity="portal"} 1"#,
             #"reachabilityd_connectivity_info{family="ipv6",connectivity="none"} 1"#,
+            #"reachabilityd_dns_info{dns="answering"} 1"#,
             "reachabilityd_metered 1",
             "reachabilityd_status_changes_total 1",
             "reachabilityd_connectivity_changes_total 1",

@@ -26,6 +26,7 @@ final class JournalFieldsTests: XCTestCase {
             XCTAssertEqual(fields["MESSAGE_ID"], row.messageID, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_STATUS"], row.next.status.rawValue, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_CONNECTIVITY"], row.next.connectivity.rawValue, line: row.line)
+            XCTAssertEqual(fields["REACHABILITY_DNS"], row.next.dns.rawValue, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_CAPTIVE_PORTAL"], row.next.captivePortal, line: row.line)
         }
     }
