@@ -72,7 +72,7 @@ let package = Package(
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
             name: "ReachabilityClient",
-            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "CurlTransport", "SystemSupport"]
+            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport"]
         ),
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.

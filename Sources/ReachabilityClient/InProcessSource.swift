@@ -5,6 +5,7 @@ import CurlTransport
 import Dispatch
 import ReachabilityCore
 import ReachabilityEngine
+import ReachabilityService
 import SystemSupport
 
 /// What a manager needs from a source of snapshots. Both methods are called on the manager's
@@ -37,6 +38,8 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     private let target: MonitoredTarget
     private let reportSnapshot: SnapshotReport
     private var engine: ReachabilityEngine?
+    /// The nameservers (resolv.conf's, or the file systemd-resolved writes its own to), for `DNS`.
+    private var nameServers: NameServerSources?
     private var session: UInt64 = 0
     /// The engine's last snapshot of the machine: an address's or a domain's snapshot takes its
     /// evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
@@ -68,11 +71,15 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         if target != .machine {
             engine.onRoutingEvents = { [weak self] in self?.checkDestination() }
         }
+        let nameServers = NameServerSources(resolvConfPath: "/etc/resolv.conf", queue: queue) { servers in engine.setNameServers(servers) }
+        nameServers.start()
+        self.nameServers = nameServers
         do throws(SystemError) {
             let first = try engine.start { [weak self] snapshot in self?.engineChanged(snapshot) }
             self.engine = engine
             engineChanged(first)
         } catch {
+            stop()
             report(.busUnavailable("cannot follow the kernel's routing state: \(error)"))
         }
     }
@@ -80,6 +87,8 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
     /// Closes the netlink sockets.
     func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
+        nameServers?.stop()
+        nameServers = nil
         engine?.stop()
         engine = nil
         checker.cancel()

@@ -14,8 +14,9 @@ import SystemSupport
 /// instead, global and per link (its `DNS` property, `a(iiay)`): resolved's properties emit no
 /// change signals, so they are read again when resolved (re)starts, when the file it rewrites
 /// with its upstream servers changes (`/run/systemd/resolve/resolv.conf`), and on link and
-/// address changes (``linksChanged()``). resolved is never started by these reads. Confined to
-/// the daemon's queue; `record` runs there with every new list.
+/// address changes (``linksChanged()``). resolved is never started by these reads. Without a bus
+/// (``attach(to:)`` not called: a client's in-process engine) resolved's servers are read from
+/// that file. Confined to the owner's queue; `record` runs there with every new list.
 public final class NameServerSources {
     /// systemd-resolved's bus name.
     static let resolvedBusName = "org.freedesktop.resolve1"
@@ -73,7 +74,7 @@ public final class NameServerSources {
     private func readResolvConf() {
         let servers = ResolvConf.nameServers(in: readSmallFile(resolvConfPath) ?? "")
         let stub = ResolvConf.pointsAtResolvedStub(servers)
-        if stub != usesResolved { Log.info("\(resolvConfPath) \(stub ? "names systemd-resolved's stub: following its upstream servers" : "names its servers itself").") }
+        if stub != usesResolved { Log.debug("\(resolvConfPath) \(stub ? "names systemd-resolved's stub: following its upstream servers" : "names its servers itself").") }
         usesResolved = stub
         guard stub else {
             stopFollowingResolved()
@@ -84,16 +85,23 @@ public final class NameServerSources {
     }
 
     private func followResolved() {
-        guard let connection, resolvedAppearance == nil else { return }
-        do throws(SystemError) {
-            resolvedAppearance = try NameOwnerWatch.appearances(of: Self.resolvedBusName, description: "systemd-resolved", on: connection) { [weak self] in
-                self?.askResolved()
+        if resolvedFile == nil {
+            do throws(SystemError) {
+                let followed = try FollowedPath(path: Self.resolvedUpstreamFile, queue: queue) { [weak self] in self?.askResolved() }
+                followed.start()
+                resolvedFile = followed
+            } catch {
+                Log.warning("\(error); changes of systemd-resolved's servers may be missed.")
             }
-            let followed = try FollowedPath(path: Self.resolvedUpstreamFile, queue: queue) { [weak self] in self?.askResolved() }
-            followed.start()
-            resolvedFile = followed
-        } catch {
-            Log.warning("\(error); systemd-resolved's servers will not all be known.")
+        }
+        if let connection, resolvedAppearance == nil {
+            do throws(SystemError) {
+                resolvedAppearance = try NameOwnerWatch.appearances(of: Self.resolvedBusName, description: "systemd-resolved", on: connection) {
+                    [weak self] in self?.askResolved()
+                }
+            } catch {
+                Log.warning("\(error); systemd-resolved's restarts will not be noticed.")
+            }
         }
         askResolved()
     }
@@ -105,9 +113,14 @@ public final class NameServerSources {
     }
 
     /// Asks resolved for its upstream servers; while it does not run, there are none (its stub
-    /// answers nothing).
+    /// answers nothing). Without a bus (a client's in-process engine), the file resolved writes
+    /// them to says which, without their links.
     private func askResolved() {
-        guard let connection else { return }
+        guard let connection else {
+            let servers = ResolvConf.nameServers(in: readSmallFile(Self.resolvedUpstreamFile) ?? "")
+            update(servers.map { NameServer(address: $0, origin: .resolvConf(Self.resolvedUpstreamFile)) })
+            return
+        }
         do throws(SystemError) {
             try connection.call(
                 destination: Self.resolvedBusName, path: "/org/freedesktop/resolve1", interface: BusDriver.propertiesInterface, member: "Get",
@@ -128,10 +141,19 @@ public final class NameServerSources {
         }
     }
 
+    /// Stops following.
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        stopFollowingResolved()
+        resolvConf?.cancel()
+        resolvConf = nil
+        connection = nil
+    }
+
     private func update(_ servers: [NameServer]) {
         guard servers != recorded else { return }
         recorded = servers
-        Log.info("Nameservers: \(servers.isEmpty ? "none" : servers.map { "\($0.address) (\($0.origin.description))" }.joined(separator: ", ")).")
+        Log.debug("Nameservers: \(servers.isEmpty ? "none" : servers.map { "\($0.address) (\($0.origin.description))" }.joined(separator: ", ")).")
         record(servers)
     }
 }

@@ -26,6 +26,7 @@ final class InProcessSourceTests: DaemonTestCase {
         XCTAssertEqual(object["ipv4Reachable"] as? Bool, published.bool(.ipv4Reachable), what, file: file, line: line)
         XCTAssertEqual(object["ipv6Reachable"] as? Bool, published.bool(.ipv6Reachable), what, file: file, line: line)
         XCTAssertEqual(object["reason"] as? String, published.string(.reason), what, file: file, line: line)
+        XCTAssertEqual(object["dns"] as? String, published.string(.dns), what, file: file, line: line)
         XCTAssertEqual(object["daemonAvailable"] as? Bool, false, "in-process never asks the daemon", file: file, line: line)
     }
 
