@@ -38,6 +38,8 @@ public enum NameServerOrigin: Sendable, Hashable {
     case resolvedGlobal
     /// systemd-resolved's servers for one link (from networkd, NetworkManager, DHCP...).
     case resolvedLink(InterfaceIndex)
+    /// systemd-resolved's fallback servers (`FallbackDNS=`), which it uses while no other is known.
+    case resolvedFallback
 
     /// The origin in a sentence's words: "/etc/resolv.conf", "systemd-resolved (global)",
     /// "systemd-resolved (link 3)".
@@ -46,6 +48,7 @@ public enum NameServerOrigin: Sendable, Hashable {
         case .resolvConf(let path): path
         case .resolvedGlobal: "systemd-resolved (global)"
         case .resolvedLink(let index): "systemd-resolved (link \(index))"
+        case .resolvedFallback: "systemd-resolved (fallback)"
         }
     }
 }

@@ -121,23 +121,39 @@ public final class NameServerSources {
             update(servers.map { NameServer(address: $0, origin: .resolvConf(Self.resolvedUpstreamFile)) })
             return
         }
+        ask(connection, for: "DNS") { [weak self] servers in
+            guard let self, let servers else { return }
+            guard servers.isEmpty else { return update(servers) }
+            // With no server of its own, resolved queries its fallback servers.
+            ask(connection, for: "FallbackDNS") { [weak self] fallback in
+                guard let self, let fallback else { return }
+                update(fallback.map { NameServer(address: $0.address, origin: .resolvedFallback) })
+            }
+        }
+    }
+
+    /// Reads resolved's manager property `property` (`a(iiay)`); `answer` gets the servers (none
+    /// while resolved does not run), or nil when resolv.conf no longer names it or the call
+    /// could not be made.
+    private func ask(_ connection: BusConnection, for property: String, answer: @escaping ([NameServer]?) -> Void) {
         do throws(SystemError) {
             try connection.call(
                 destination: Self.resolvedBusName, path: "/org/freedesktop/resolve1", interface: BusDriver.propertiesInterface, member: "Get",
-                arguments: ["org.freedesktop.resolve1.Manager", "DNS"], returning: ResolvedServers.self, timeoutMicroseconds: 5_000_000,
+                arguments: ["org.freedesktop.resolve1.Manager", property], returning: ResolvedServers.self, timeoutMicroseconds: 5_000_000,
                 startsService: false
             ) { [weak self] reply in
-                guard let self, usesResolved else { return }
+                guard let self, usesResolved else { return answer(nil) }
                 switch reply {
                 case .success(let servers):
-                    update(servers.nameServers)
+                    answer(servers.nameServers)
                 case .failure(let error):
-                    Log.debug("systemd-resolved did not give its servers: \(error)")
-                    update([])
+                    Log.debug("systemd-resolved did not give its \(property): \(error)")
+                    answer([])
                 }
             }
         } catch {
             Log.warning("\(error); keeping systemd-resolved's servers as they were.")
+            answer(nil)
         }
     }
 
