@@ -25,11 +25,8 @@ public final class NetlinkEventSource: @unchecked Sendable {
     private let socket: NetlinkSocket
     private let queue: DispatchQueue
     private let handler: (NetlinkBatch) -> Void
-    private let source: DispatchSourceRead
+    private let source: DescriptorReadSource
     private let buffer: UnsafeMutableRawBufferPointer
-    /// Whether ``start()`` resumed the source: a source that never ran must be resumed before it
-    /// is cancelled and released (libdispatch traps on releasing a suspended source).
-    private var started = false
 
     /// Creates a source reading `socket` (which it owns and closes once the source is cancelled)
     /// on `queue`.
@@ -39,39 +36,22 @@ public final class NetlinkEventSource: @unchecked Sendable {
         self.handler = handler
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         self.buffer = buffer
-        source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
-        // The descriptor is closed only after libdispatch has stopped watching it.
-        source.setCancelHandler {
+        nonisolated(unsafe) let unownedBuffer = buffer
+        source = DescriptorReadSource(descriptor: socket.fileDescriptor, queue: queue) {
             socket.close()
-            buffer.deallocate()
+            unownedBuffer.deallocate()
         }
     }
 
     /// Starts reading.
     public func start() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
-        started = true
-        source.setEventHandler { [weak self] in self?.drain() }
-        source.activate()
+        source.start { [weak self] in self?.drain() }
     }
 
     /// Stops reading: no handler runs after this returns (it is called on the serial queue the
-    /// handler runs on). The socket is closed by the source's cancel handler.
+    /// handler runs on). The socket is closed by the source's cancel handler; an owner that never
+    /// cancelled has it closed when this object goes.
     public func cancel() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        if !started {
-            started = true
-            source.activate()
-        }
-        source.cancel()
-    }
-
-    /// An owner that never cancelled: the source is cancelled (and so the socket closed) here,
-    /// from whatever thread lets go last; a never-started source is resumed first.
-    deinit {
-        guard !source.isCancelled else { return }
-        if !started { source.activate() }
         source.cancel()
     }
 

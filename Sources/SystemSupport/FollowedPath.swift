@@ -21,11 +21,10 @@ public final class FollowedPath: @unchecked Sendable {
     private let queue: DispatchQueue
     private let onChange: () -> Void
     private let descriptor: Int32
-    private let source: DispatchSourceRead
+    private let source: DescriptorReadSource
     /// The names that matter in each watched directory, by watch descriptor; the file at the
     /// end of the chain is watched under the empty name.
     private var names: [Int32: Set<String>] = [:]
-    private var started = false
 
     /// The events of a watched directory that may change what a name in it leads to.
     private static let directoryEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ONLYDIR)
@@ -44,33 +43,18 @@ public final class FollowedPath: @unchecked Sendable {
         self.onChange = onChange
         let descriptor = try valueOrErrno("create an inotify instance for \(path)") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
         self.descriptor = descriptor
-        source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-        // Closed only after libdispatch has stopped watching it.
-        source.setCancelHandler { close(descriptor) }
-    }
-
-    deinit {
-        if !started { source.activate() }
-        source.cancel()
+        source = DescriptorReadSource(descriptor: descriptor, queue: queue) { close(descriptor) }
     }
 
     /// Watches the chain as it is now and starts calling back.
     public func start() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
-        started = true
         watchChain()
-        source.setEventHandler { [weak self] in self?.drain() }
-        source.activate()
+        source.start { [weak self] in self?.drain() }
     }
 
     /// Stops: no call back runs after this returns (called on the queue the call backs run on).
     public func cancel() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        if !started {
-            started = true
-            source.activate()
-        }
         source.cancel()
     }
 
