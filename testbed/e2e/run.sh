@@ -32,10 +32,12 @@ bus_implementation=${E2E_BUS:-dbus-daemon}
 # manager whose DHCPv4 option 114 the daemon reads (disabled until its section).
 # NetworkManager's DHCP client that keeps option 114: dhclient in Debian 12 (NetworkManager 1.42
 # has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support). Debian 12's polkitd
-# needs a logind, which debootstrap does not choose by itself: libpam-systemd.
+# needs a logind, which debootstrap does not choose by itself: libpam-systemd. Debian 13's user
+# manager (the lingering user's, for the user wait-online unit) needs pam_systemd too: without
+# it `systemd --user` has no $XDG_RUNTIME_DIR and exits.
 case $suite in
     bookworm) curl_package=libcurl4 dhcp_client=dhclient network_manager_packages=network-manager,isc-dhcp-client,libpam-systemd ;;
-    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd network_manager_packages=network-manager,dhcpcd-base ;;
+    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd network_manager_packages=network-manager,dhcpcd-base,libpam-systemd ;;
     *) echo "E2E_SUITE must be bookworm or trixie, not $suite" >&2; exit 2 ;;
 esac
 case $bus_implementation in
