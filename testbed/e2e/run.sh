@@ -719,16 +719,16 @@ check "$wait_online: over its boots and starts, no line it wrote has errno= or F
 # with the daemon masked (neither running nor activatable) the user unit fails at once, saying so.
 user_wait_online=/usr/lib/systemd/user/$wait_online
 user=e2euser
-# As the lingering user, with its manager's runtime directory (systemctl --user, journal-free).
+# As the lingering user, with its manager's runtime directory (systemctl --user reaches it there).
 as_user() { in_container setpriv --reuid="$user" --regid="$user" --init-groups env XDG_RUNTIME_DIR="/run/user/$user_uid" "$@"; }
 user_unit_state() { as_user systemctl --user show -P ActiveState "$1"; }
 user_unit_state_is() { [ "$(user_unit_state "$1")" = "$2" ]; }
 # The user unit's journal lines of this boot from reachabilityctl.
 user_wait_online_said() { in_container journalctl -b --no-pager -o cat _SYSTEMD_USER_UNIT=$wait_online SYSLOG_IDENTIFIER=reachabilityctl; }
 user_said_matches() { user_wait_online_said | grep -q "$1"; }
+# The section above left no e2e unit enabled (wait_online_section's cleanup).
 user_files() {
-    enable_wait_online && systemctl --root="$rootfs" --quiet disable $wait_online &&
-        mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants" &&
+    mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants" &&
         : > "$rootfs/var/lib/systemd/linger/$user" &&
         printf '%s\n' "[Unit]" "Wants=$wait_online" "After=$wait_online" "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
             "ExecStart=/bin/sh -c 'read -r up _ < /proc/uptime; echo \"\$\$up \$\$(busctl get-property $bus_name $object $bus_name Status)\" > %t/e2e-user-probe'" \
