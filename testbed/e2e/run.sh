@@ -2,8 +2,8 @@
 # End-to-end test of the Debian package in a booted systemd: builds the .deb, boots a minimal
 # Debian 12 in systemd-nspawn (private network), installs the package with apt as the README
 # says, and checks the unit, the bus policy, live updates, restarts, the watchdog, D-Bus
-# activation, reinstall/upgrade and purge. Prints "N passed, M failed" last; exits non-zero on
-# any failure. Needs root. Two and a half to four and a half minutes with a cached root
+# activation, reinstall/upgrade, the wait-online units (system, and a lingering user's manager)
+# and purge. Prints "N passed, M failed" last; exits non-zero on any failure. Needs root. Two and a half to four and a half minutes with a cached root
 # filesystem (the wait-online boots and the idle minute take most), about four more without.
 #
 #   testbed/e2e/run.sh            (or: make e2e; make e2e-matrix runs the three variants)
@@ -32,10 +32,12 @@ bus_implementation=${E2E_BUS:-dbus-daemon}
 # manager whose DHCPv4 option 114 the daemon reads (disabled until its section).
 # NetworkManager's DHCP client that keeps option 114: dhclient in Debian 12 (NetworkManager 1.42
 # has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support). Debian 12's polkitd
-# needs a logind, which debootstrap does not choose by itself: libpam-systemd.
+# needs a logind, which debootstrap does not choose by itself: libpam-systemd. Debian 13's user
+# manager (the lingering user's, for the user wait-online unit) needs pam_systemd too: without
+# it `systemd --user` has no $XDG_RUNTIME_DIR and exits.
 case $suite in
     bookworm) curl_package=libcurl4 dhcp_client=dhclient network_manager_packages=network-manager,isc-dhcp-client,libpam-systemd ;;
-    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd network_manager_packages=network-manager,dhcpcd-base ;;
+    trixie) curl_package=libcurl4t64 dhcp_client=dhcpcd network_manager_packages=network-manager,dhcpcd-base,libpam-systemd ;;
     *) echo "E2E_SUITE must be bookworm or trixie, not $suite" >&2; exit 2 ;;
 esac
 case $bus_implementation in
@@ -708,6 +710,77 @@ wait_online_section
 find_library_noise "$(in_container journalctl --no-pager -o cat _SYSTEMD_UNIT=$wait_online)"
 check "$wait_online: over its boots and starts, no line it wrote has errno= or Failed to" journal_has_no_library_noise
 
+# --- Waiting for the network in a user manager: reachabilityd-wait-online.service (user) ---------
+# A lingering user (its manager started at boot by logind, no login) whose unit in default.target
+# Wants= and After= the user unit; a system unit adds the address and the default route 3 s
+# after that user's reachabilityctl started waiting (3.2 s after its process appeared:
+# reachabilityctl's own clock starts a little later). The user's unit must start after the route
+# appeared and see the daemon say reachable; the user manager itself must not wait for it. Then
+# with the daemon masked (neither running nor activatable) the user unit fails at once, saying so.
+user_wait_online=/usr/lib/systemd/user/$wait_online
+user=e2euser
+# As the lingering user, with its manager's runtime directory (systemctl --user reaches it there).
+as_user() { in_container setpriv --reuid="$user" --regid="$user" --init-groups env XDG_RUNTIME_DIR="/run/user/$user_uid" "$@"; }
+user_unit_state() { as_user systemctl --user show -P ActiveState "$1"; }
+user_unit_state_is() { [ "$(user_unit_state "$1")" = "$2" ]; }
+# The user unit's journal lines of this boot from reachabilityctl.
+user_wait_online_said() { in_container journalctl -b --no-pager -o cat _SYSTEMD_USER_UNIT=$wait_online SYSLOG_IDENTIFIER=reachabilityctl; }
+user_said_matches() { user_wait_online_said | grep -q "$1"; }
+# The section above left no e2e unit enabled (wait_online_section's cleanup).
+user_files() {
+    mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants" &&
+        : > "$rootfs/var/lib/systemd/linger/$user" &&
+        printf '%s\n' "[Unit]" "Wants=$wait_online" "After=$wait_online" "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
+            "ExecStart=/bin/sh -c 'read -r up _ < /proc/uptime; echo \"\$\$up \$\$(busctl get-property $bus_name $object $bus_name Status)\" > %t/e2e-user-probe'" \
+            "[Install]" "WantedBy=default.target" > "$rootfs/etc/systemd/user/e2e-user-probe.service" &&
+        ln -sf ../e2e-user-probe.service "$rootfs/etc/systemd/user/default.target.wants/e2e-user-probe.service" &&
+        put_unit e2e-late-network.service "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
+            "ExecStart=/bin/sh -c 'for i in \$\$(seq 600); do pgrep -u $user -x reachabilityctl >/dev/null && break; sleep 0.05; done; sleep 3.2; read -r up _ < /proc/uptime; echo \$\$up > /run/e2e-route-added; ip link add e2ew0 type veth peer name e2ew1 && ip link set e2ew1 up && ip link set e2ew0 up && ip addr add 192.0.2.2/24 dev e2ew0 && ip route add default via 192.0.2.1'" \
+            "[Install]" "WantedBy=multi-user.target"
+}
+user_wait_online_section() {
+    check "the package installs the user unit $user_wait_online" test -f "$rootfs$user_wait_online"
+    in_container useradd --create-home "$user" && user_uid=$(in_container id -u "$user") || { fail "useradd $user"; return; }
+    require "boot with a lingering user whose unit orders after $wait_online, the network 3 s late" reboot_with user_files
+    check "the lingering user's manager runs (user@$user_uid.service)" eventually 30 unit_state_is "user@$user_uid.service" active
+    check "user manager: systemd-analyze --user verify $wait_online: no output" \
+        expect_eq "$(as_user systemd-analyze --user verify "$user_wait_online" 2>&1)" ""
+    log "user manager: $(as_user systemd-analyze --user security --offline=true "$user_wait_online" 2>/dev/null | grep 'Overall exposure') (no User=, namespaces or BPF firewall in a user manager)"
+    check "user manager: the user's unit after $wait_online is done" eventually 30 user_unit_state_is e2e-user-probe.service active
+    local probe route_added probe_started probe_status waited
+    probe=$(as_user cat "/run/user/$user_uid/e2e-user-probe" 2>&1)
+    route_added=$(in_container cat /run/e2e-route-added 2>&1)
+    probe_started=${probe%% *}
+    probe_status=${probe#* }
+    log "user manager: default route added at ${route_added:-?} s (uptime), the user's unit started at ${probe_started:-?} s and read $probe_status"
+    check "user manager: the user's unit found the daemon reachable" expect_eq "$probe_status" 's "reachable-via-ethernet"'
+    check "user manager: the user's unit started after the default route was added" \
+        awk -v p="${probe_started:-0}" -v r="${route_added:-x}" 'BEGIN { exit !(r + 0 > 0 && p + 0 >= r + 0) }'
+    waited=$(user_wait_online_said | sed -n 's/^Online after \([0-9.]*\) s via e2ew0 .*/\1/p')
+    log "user manager: $(user_wait_online_said | grep '^Online after')"
+    check "user manager: the wait took >= 3 s (${waited:-?} s) and says through e2ew0" awk -v w="${waited:-0}" 'BEGIN { exit !(w >= 3) }'
+    local ready done_at
+    ready=$(in_container systemctl show -P ActiveEnterTimestampMonotonic "user@$user_uid.service")
+    done_at=$(as_user systemctl --user show -P ActiveEnterTimestampMonotonic $wait_online)
+    check "user manager: user@$user_uid.service was ready before the wait ended (the wait does not delay it)" \
+        awk -v r="${ready:-0}" -v d="${done_at:-0}" 'BEGIN { exit !(r > 0 && d > 0 && r < d) }'
+    # Neither running nor activatable: the user unit fails at once and says so.
+    in_container sh -c "systemctl mask --runtime --quiet reachabilityd.service && systemctl stop reachabilityd.service"
+    as_user systemctl --user restart $wait_online 2>/dev/null
+    check "no daemon (masked): the user unit fails" eventually 10 user_unit_state_is $wait_online failed
+    check "no daemon (masked): with exit status 69" expect_eq "$(as_user systemctl --user show -P ExecMainStatus $wait_online)" 69
+    check "no daemon (masked): one journal line says reachabilityd is not running" \
+        eventually 5 user_said_matches '^reachabilityctl: reachabilityd is not running'
+    log "no daemon (masked): $(user_wait_online_said | grep 'not running')"
+    find_library_noise "$(in_container journalctl --no-pager -o cat _SYSTEMD_USER_UNIT=$wait_online)"
+    check "user manager: no line the user unit wrote has errno= or Failed to" journal_has_no_library_noise
+    in_container sh -c "systemctl unmask --runtime --quiet reachabilityd.service && systemctl start reachabilityd.service;
+        rm -f /var/lib/systemd/linger/$user && systemctl stop user@$user_uid.service;
+        rm -rf /etc/systemd/user/e2e-* /etc/systemd/user/default.target.wants/e2e-* /etc/systemd/system/e2e-*.service \
+            /etc/systemd/system/multi-user.target.wants/e2e-*.service; systemctl daemon-reload"
+}
+user_wait_online_section
+
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
 not_running() { ! is_active && ! in_container busctl status "$bus_name" >/dev/null 2>&1; }
@@ -715,7 +788,7 @@ check "purge: service stopped, name gone from the bus" not_running
 leftovers() {
     local path found=0
     for path in /etc/reachabilityd /lib/systemd/system/reachabilityd.service /usr/lib/sysusers.d/reachabilityd.conf \
-        /etc/systemd/system/multi-user.target.wants/reachabilityd.service \
+        /etc/systemd/system/multi-user.target.wants/reachabilityd.service $user_wait_online \
         /etc/systemd/system/dbus-org.reachabilityd.Reachability1.service \
         /usr/share/dbus-1/system.d/org.reachabilityd.Reachability1.conf \
         /usr/share/dbus-1/system-services/org.reachabilityd.Reachability1.service /usr/sbin/reachabilityd \
