@@ -32,7 +32,8 @@ bus_implementation=${E2E_BUS:-dbus-daemon}
 # manager whose DHCPv4 option 114 the daemon reads (disabled until its section).
 # NetworkManager's DHCP client that keeps option 114: dhclient in Debian 12 (NetworkManager 1.42
 # has no dhcpcd support), dhcpcd in Debian 13 (1.52 has no dhclient support). Debian 12's polkitd
-# needs a logind, which debootstrap does not choose by itself: libpam-systemd. Debian 13's user
+# needs a logind, which debootstrap does not choose by itself: libpam-systemd. systemd-resolved:
+# the DNS section's resolver (/etc/resolv.conf its stub, as on a default desktop or cloud image). Debian 13's user
 # manager (the lingering user's, for the user wait-online unit) needs pam_systemd too: without
 # it `systemd --user` has no $XDG_RUNTIME_DIR and exits.
 case $suite in
@@ -44,7 +45,7 @@ case $bus_implementation in
     dbus-daemon | dbus-broker) ;;
     *) echo "E2E_BUS must be dbus-daemon or dbus-broker, not $bus_implementation" >&2; exit 2 ;;
 esac
-include=systemd,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package,$network_manager_packages
+include=systemd,systemd-resolved,dbus,dbus-broker,iproute2,libstdc++6,libgcc-s1,man-db,procps,$curl_package,$network_manager_packages
 tarball=$cache/$suite-minbase-$(echo "$include" | sha1sum | cut -c1-8).tar.zst
 bus_name=org.reachabilityd.Reachability1
 object=/org/reachabilityd/Reachability1
@@ -452,9 +453,11 @@ fi
 
 # --- The connectivity check behind a DHCP router ---------------------------------------------------
 # A router namespace on the host ($router) whose veth peer goes into the container: dnsmasq leases
-# 10.99.0.0/24 with DHCP option 114 (the captive-portal API, RFC 8910), and the connectivity tests'
-# servers answer the check (HTTP 204) and the API (HTTPS with a test CA: "captive": true). In the
-# container systemd-networkd takes the lease. Nothing else on any network is contacted.
+# 10.99.0.0/24 with DHCP option 114 (the captive-portal API, RFC 8910) and itself as the DNS server
+# (answering e2e-served.test only; it follows its link when a reboot makes a new one), and the
+# connectivity tests' servers answer the check (HTTP 204) and the API (HTTPS with a test CA:
+# "captive": true). In the container systemd-networkd takes the lease. Nothing else on any network
+# is contacted.
 router_state=$work/router
 start_router() {
     ip netns add "$router" && mkdir -p "$router_state" &&
@@ -463,8 +466,8 @@ start_router() {
         ip -n "$router" addr add 10.99.0.1/24 dev e2ecp1 && ip -n "$router" link set e2ecp1 up && ip -n "$router" link set lo up ||
         return 1
     ip netns exec "$router" python3 "$repo/testbed/servers/connectivity-server.py" "$router_state" > "$work/router.log" 2>&1 &
-    ip netns exec "$router" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 --user=root --group=root \
-        --interface=e2ecp1 --bind-interfaces --dhcp-range=10.99.0.50,10.99.0.99,1h \
+    ip netns exec "$router" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --user=root --group=root \
+        --address=/e2e-served.test/10.99.0.1 --interface=e2ecp1 --bind-dynamic --dhcp-range=10.99.0.50,10.99.0.99,1h \
         --dhcp-option=114,"https://10.99.0.1:8443/captive" --dhcp-leasefile="$router_state/leases" --pid-file= \
         > "$work/dnsmasq.log" 2>&1 &
     eventually 30 test -e "$router_state/ready" || { cat "$work/router.log"; return 1; }
@@ -485,6 +488,32 @@ explain_has() {
 }
 check "systemd-networkd takes a DHCP lease" take_lease
 check "the route goes over the lease's link (Interface e2ecp0)" eventually 30 property_is Interface e2ecp0
+
+# DNS: systemd-resolved (/etc/resolv.conf its stub) has the lease's server (dnsmasq) as its
+# upstream server on e2ecp0. Then resolv.conf is re-pointed and replaced by rename, as the tools
+# do, and the route toward its server taken away.
+reason_has() { property Reason | grep -qF "$1"; }
+replace_resolv_conf() { in_container sh -c "$1 /etc/resolv.conf.e2e && mv -T /etc/resolv.conf.e2e /etc/resolv.conf"; }
+dns_section() {
+    check "systemd-resolved runs, /etc/resolv.conf names its stub" in_container sh -c \
+        'systemctl is-active --quiet systemd-resolved.service && grep -q "^nameserver 127.0.0.53" /etc/resolv.conf'
+    check "DNS reachable: the lease's server, resolved's on e2ecp0, is routed" eventually 20 property_is DNS reachable
+    check "Explain names it and where it came from" explain_has "nameserver 10.99.0.1 from systemd-resolved (link "
+    check "a lookup through resolved gets dnsmasq's answer" in_container getent hosts e2e-served.test
+    replace_resolv_conf 'ln -s /run/systemd/resolve/resolv.conf'
+    check "resolv.conf re-pointed at resolved's upstream file: the server read from it" \
+        eventually 10 explain_has "nameserver 10.99.0.1 from /etc/resolv.conf"
+    in_container ip route add unreachable 198.51.100.53
+    replace_resolv_conf 'printf "nameserver 198.51.100.53\\n" >'
+    check "resolv.conf replaced by rename, its server not routed: DNS unreachable" eventually 10 property_is DNS unreachable
+    check "Reason says no nameserver is routed" reason_has "but no nameserver is routed (198.51.100.53: "
+    replace_resolv_conf 'printf "search example.org\\n" >'
+    check "resolv.conf naming no server: DNS none" eventually 10 property_is DNS none
+    replace_resolv_conf 'ln -s ../run/systemd/resolve/stub-resolv.conf'
+    check "back to resolved's stub: DNS reachable" eventually 10 property_is DNS reachable
+    in_container ip route del unreachable 198.51.100.53
+}
+dns_section
 in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d && printf "[Connectivity]\nCheckURL=http://10.99.0.1:8080/check\nCheckIntervalSec=2\nCaptivePortalAPICAFile=/srv/e2e/ca.pem\n" > /etc/reachabilityd/reachabilityd.conf.d/check.conf && systemctl reload reachabilityd.service'
 if in_container journalctl -b --no-pager | grep -q "BPF firewalling not supported"; then
     log "SKIP IPAddressDeny=any blocking the check: this container's systemd has no BPF firewall (its journal says so)"
@@ -780,6 +809,46 @@ user_wait_online_section() {
             /etc/systemd/system/multi-user.target.wants/e2e-*.service; systemctl daemon-reload"
 }
 user_wait_online_section
+
+# --- Waiting for names at boot: the wait-online unit with --dns ----------------------------------
+# The route comes first (a unit configures the router's link as soon as it appears: the host moves
+# a new veth end into the container after boot), the nameserver 3 s later (resolvectl dns, by that
+# unit; resolved has no fallback servers). With the --dns drop-in, a unit ordered after
+# network-online.target starts after the nameserver came, and its first lookup, of a name only the
+# router's dnsmasq serves, succeeds.
+dns_boot_files() {
+    enable_wait_online && mkdir -p "$rootfs/etc/systemd/system/$wait_online.d" "$rootfs/etc/systemd/resolved.conf.d" &&
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --dns\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf" &&
+        printf '[Resolve]\nFallbackDNS=\n' > "$rootfs/etc/systemd/resolved.conf.d/e2e.conf" &&
+        put_unit e2e-dns-probe.service "[Unit]" "Wants=network-online.target" "After=network-online.target" "[Service]" \
+            "Type=oneshot" "RemainAfterExit=yes" \
+            "ExecStart=/bin/sh -c 'read -r up _ < /proc/uptime; getent hosts e2e-served.test > /run/e2e-dns-probe.out; echo \"\$\$up \$\$?\" > /run/e2e-dns-probe'" \
+            "[Install]" "WantedBy=multi-user.target" &&
+        put_unit e2e-late-dns.service "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
+            "ExecStart=/bin/sh -c 'until ip link show e2ecp0 >/dev/null 2>&1; do sleep 0.05; done; ip link set e2ecp0 up && ip addr add 10.99.0.2/24 dev e2ecp0 && ip route add default via 10.99.0.1 && read -r up _ < /proc/uptime && echo \$\$up > /run/e2e-route-added && sleep 3 && read -r up _ < /proc/uptime && echo \$\$up > /run/e2e-dns-added && resolvectl dns e2ecp0 10.99.0.1'" \
+            "[Install]" "WantedBy=multi-user.target"
+}
+attach_router_link() {
+    ip -n "$router" link add e2ecp0 type veth peer name e2ecp1 && ip -n "$router" link set e2ecp0 netns "$leader" &&
+        ip -n "$router" addr add 10.99.0.1/24 dev e2ecp1 && ip -n "$router" link set e2ecp1 up
+}
+dns_boot_section() {
+    require "boot with $wait_online --dns, the route first, the nameserver 3 s later" reboot_with dns_boot_files
+    check "dns boot: the router's link moved into the container" attach_router_link
+    check "dns boot: the unit after network-online.target is done" eventually 60 unit_state_is e2e-dns-probe.service active
+    local probe route_added dns_added
+    probe=$(in_container cat /run/e2e-dns-probe 2>&1)
+    route_added=$(in_container cat /run/e2e-route-added 2>&1)
+    dns_added=$(in_container cat /run/e2e-dns-added 2>&1)
+    log "dns boot: route at ${route_added:-?} s, nameserver at ${dns_added:-?} s, the unit started at ${probe%% *} s (getent exit ${probe#* }); $(wait_online_said | grep '^Online after')"
+    check "dns boot: the unit started after the nameserver was configured" \
+        awk -v p="${probe%% *}" -v d="${dns_added:-x}" -v r="${route_added:-x}" 'BEGIN { exit !(r + 0 > 0 && d + 0 >= r + 2.5 && p + 0 >= d + 0) }'
+    check "dns boot: its first lookup got dnsmasq's answer" expect_eq "${probe#* } $(in_container cat /run/e2e-dns-probe.out 2>&1 | awk '{print $1}')" "0 10.99.0.1"
+    in_container sh -c "systemctl disable --quiet $wait_online 2>/dev/null; rm -rf /etc/systemd/system/e2e-*.service \
+        /etc/systemd/system/multi-user.target.wants/e2e-*.service /etc/systemd/system/$wait_online.d /etc/systemd/resolved.conf.d/e2e.conf;
+        systemctl daemon-reload"
+}
+dns_boot_section
 
 # --- Purge ---------------------------------------------------------------------------------------
 purge_log=$(in_container apt-get purge -y reachabilityd 2>&1) || fail "apt-get purge" "$purge_log"
