@@ -44,6 +44,7 @@ enum LinuxNetlink {
     static let dump = UInt16(NLM_F_DUMP)
     static let multipart = UInt16(NLM_F_MULTI)
     static let dumpInterrupted = UInt16(NLM_F_DUMP_INTR)
+    static let replace = UInt16(NLM_F_REPLACE)
 
     // Fixed payload sizes.
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size

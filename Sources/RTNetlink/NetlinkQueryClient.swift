@@ -40,22 +40,26 @@ public final class NetlinkQueryClient {
         public var isInterrupted = false
     }
 
-    /// Runs a dump request built by `request` (given the sequence number) and collects the answer.
+    /// Runs a dump request built by `request` (given the sequence number) and collects the
+    /// messages `keeping` accepts (all by default: a route dump's every route is read, but only
+    /// those wanted are kept).
     ///
     /// A dump the kernel flags as interrupted (`NLM_F_DUMP_INTR`: the table changed while it was
     /// being read) is run again, up to `attempts` times in all; the last one is returned with
     /// ``DumpResult/isInterrupted`` set when it was interrupted too.
-    public func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+    public func dump(
+        attempts: Int = 5, keeping: (NetlinkMessage) -> Bool = { _ in true }, _ request: (UInt32) -> [UInt8]
+    ) throws(SystemError) -> DumpResult {
         for _ in 1..<max(attempts, 1) {
-            let result = try dumpOnce(request)
+            let result = try dumpOnce(request, keeping: keeping)
             if !result.interrupted { return result.dump }
         }
-        var (dump, interrupted) = try dumpOnce(request)
+        var (dump, interrupted) = try dumpOnce(request, keeping: keeping)
         dump.isInterrupted = interrupted
         return dump
     }
 
-    private func dumpOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
+    private func dumpOnce(_ request: (UInt32) -> [UInt8], keeping: (NetlinkMessage) -> Bool) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
         let expected = nextSequence()
         try socket.send(request(expected))
         var result = DumpResult(messages: [], parseErrors: [])
@@ -70,7 +74,7 @@ public final class NetlinkQueryClient {
                     switch message.payload {
                     case .done: return (result, interrupted)
                     case .error(let code) where code != 0: throw SystemError(action: "dump rtnetlink objects", errno: code)
-                    default: result.messages.append(message)
+                    default: if keeping(message) { result.messages.append(message) }
                     }
                 }
             }

@@ -43,6 +43,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv4Transport = "IPv4Transport"
     /// `IPv6Transport` (s): the transport of `IPv6Interface`, or "".
     case ipv6Transport = "IPv6Transport"
+    /// `Interfaces` (aa{sv}): every link but loopback, in index order, each a ``NetworkInterface``.
+    case interfaces = "Interfaces"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -66,6 +68,11 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .ipv6Interface: .string(json: "ipv6Interface", { $0.ipv6Interface }, write: { $0.ipv6Interface = $1 })
         case .ipv4Transport: .string(json: "ipv4Transport", { $0.ipv4Transport?.rawValue ?? "" }, write: { $0.ipv4Transport = Transport(rawValue: $1) })
         case .ipv6Transport: .string(json: "ipv6Transport", { $0.ipv6Transport?.rawValue ?? "" }, write: { $0.ipv6Transport = Transport(rawValue: $1) })
+        case .interfaces:
+            PropertyDefinition(
+                signature: "aa{sv}", jsonKey: "interfaces", read: { snapshot, _ in .dictionaries(snapshot.interfaces.map(\.busDictionary)) },
+                write: { snapshot, value in snapshot.interfaces = (value.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:)) }
+            )
         }
     }
 }
@@ -73,7 +80,7 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
 /// One entry of the property table: what the bus, the client and the CLI need to know of a
 /// published value.
 public struct PropertyDefinition {
-    /// The D-Bus type signature (`s`, `b`, `t`, `as`, `a{sv}`, `aa{sv}`).
+    /// The D-Bus type signature (`s`, `b`, `u`, `t`, `as`, `a{sv}`, `aa{sv}`).
     public let signature: String
     /// The member's name in `reachabilityctl status --json` and the other `--json` records; nil
     /// for a property the records leave out (`Generation`).
@@ -120,12 +127,14 @@ public struct PropertyDefinition {
     }
 }
 
-/// A D-Bus value of the types the interface uses: three basic ones and three containers.
+/// A D-Bus value of the types the interface uses: four basic ones and three containers.
 public indirect enum PropertyValue: Sendable, Hashable {
     /// Signature `s`.
     case string(String)
     /// Signature `b`.
     case boolean(Bool)
+    /// Signature `u`.
+    case unsigned32(UInt32)
     /// Signature `t`.
     case unsignedInteger(UInt64)
     /// Signature `as`.
@@ -140,6 +149,7 @@ public indirect enum PropertyValue: Sendable, Hashable {
         switch self {
         case .string: "s"
         case .boolean: "b"
+        case .unsigned32: "u"
         case .unsignedInteger: "t"
         case .strings: "as"
         case .dictionary: "a{sv}"
@@ -173,6 +183,7 @@ public indirect enum PropertyValue: Sendable, Hashable {
         switch self {
         case .string(let string): .string(string)
         case .boolean(let flag): .boolean(flag)
+        case .unsigned32(let number): .number(Double(number))
         case .unsignedInteger(let number): .number(Double(number))
         case .strings(let strings): .array(strings.map(JSONValue.string))
         case .dictionary(let dictionary): .object(dictionary.mapValues(\.json))

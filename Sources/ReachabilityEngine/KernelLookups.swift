@@ -8,7 +8,7 @@ import SystemSupport
 /// The kernel's answers for one destination, asked the way an application's connection would
 /// (a TCP connection to port 443, ``StatusReducer/applicationFlow``): the source address the
 /// kernel selects, then the route lookup for that source with the flow's keys. Also the dumps
-/// of links and addresses that refill the mirror, and the neighbour entry of a gateway. Only
+/// of links, addresses and default routes that refill the mirror, and the neighbour entry of a gateway. Only
 /// questions: what the answers mean is ``StatusReducer``'s and the rule's. Confined to the
 /// engine's queue; the engine, its mirror and its gateway following share one.
 final class KernelLookups {
@@ -86,9 +86,13 @@ final class KernelLookups {
         try query?.neighbourState(of: gateway.address, on: gateway.link)
     }
 
-    /// Dumps of every link and address; nil when the socket is closed.
-    func dumpLinksAndAddresses() throws(SystemError) -> (links: NetlinkQueryClient.DumpResult, addresses: NetlinkQueryClient.DumpResult)? {
+    /// What the mirror holds, dumped: every link and address, and the default routes of every
+    /// table (the route dump reads every route and keeps those); nil when the socket is closed.
+    func dumpMirror() throws(SystemError) -> [NetlinkQueryClient.DumpResult]? {
         guard let query else { return nil }
-        return (try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses))
+        let isDefaultRoute = { (message: NetlinkMessage) -> Bool in
+            if case .newRoute(let route) = message.payload { route.destinationLength == 0 } else { false }
+        }
+        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses), try query.dump(keeping: isDefaultRoute, NetlinkRequest.dumpRoutes)]
     }
 }

@@ -3,7 +3,7 @@ import RTNetlink
 import ReachabilityCore
 import SystemSupport
 
-/// The engine's mirror of the kernel's links and addresses: a ``LinkTable`` kept by events,
+/// The engine's mirror of the kernel's links, addresses and default routes: a ``LinkTable`` kept by events,
 /// refilled from dumps when a message was lost, when a dump was interrupted, or when the
 /// kernel's answer names a source address the mirror does not hold yet. Confined to the
 /// engine's queue.
@@ -32,6 +32,12 @@ final class LinkMirror: @unchecked Sendable {
         table.apply(payload)
     }
 
+    /// Applies an event's route message to the default routes (see
+    /// ``LinkTable/applyDefaultRoute(_:replacing:)``).
+    func applyRoute(_ message: NetlinkMessage) {
+        table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement)
+    }
+
     /// Logs what could not be parsed of a batch (rate-limited, see ``ParseErrorLog``).
     func report(_ parseErrors: [NetlinkParseError]) {
         parseErrorLog.report(parseErrors, parsing: "rtnetlink message")
@@ -42,10 +48,10 @@ final class LinkMirror: @unchecked Sendable {
     /// follows shortly (objects that changed during it may be missing, and no event would
     /// bring them back).
     func resynchronise() throws(SystemError) {
-        guard let (links, addresses) = try lookups.dumpLinksAndAddresses() else { return }
-        table.replace(withDump: links.messages + addresses.messages)
-        parseErrorLog.report(links.parseErrors + addresses.parseErrors, parsing: "rtnetlink dump message")
-        if links.isInterrupted || addresses.isInterrupted { scheduleResynchronisation() }
+        guard let dumps = try lookups.dumpMirror() else { return }
+        table.replace(withDump: dumps.flatMap(\.messages))
+        parseErrorLog.report(dumps.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
+        if dumps.contains(where: \.isInterrupted) { scheduleResynchronisation() }
     }
 
     /// Brings the mirror up to the kernel's `answers` for a destination: a source

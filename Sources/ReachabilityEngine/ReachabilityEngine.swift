@@ -11,7 +11,8 @@ import SystemSupport
 /// One event's walk goes one way, each step in a room of its own:
 /// 1. events: `handle(_:)` reads a batch from a ``NetlinkEventSource`` (the route socket,
 ///    filtered by ``RouteFilterControl``, or the neighbour socket of ``GatewayFollowing``);
-/// 2. mirror: links and addresses go into ``LinkMirror`` (dumped again after a lost message);
+/// 2. mirror: links, addresses and default routes go into ``LinkMirror`` (dumped again after a
+///    lost message);
 /// 3. lookups: `refresh(_:)` asks ``KernelLookups`` about the probes of the families the batch
 ///    concerned (the mirror catches up first when the answer names an address it lacks), then
 ///    ``GatewayFollowing`` follows the probe routes' gateways;
@@ -204,6 +205,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
             switch message.payload {
             case .newRoute(let route), .deleteRoute(let route):
+                mirror.applyRoute(message)
                 if RouteFilterControl.concernsProbes(route) {
                     changed.formUnion(route.addressFamily.map { [$0] } ?? AddressFamily.allCases)
                 } else if routeFilter.concernsWatched(route) {

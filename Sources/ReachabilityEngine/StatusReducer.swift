@@ -28,12 +28,15 @@ enum StatusReducer {
         var lookup: RouteLookup
     }
 
-    /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe destinations.
+    /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe
+    /// destinations: ``ReachabilityRule``'s, with the table's links listed (``LinkTable/interfaces(configuration:)``).
     static func snapshot(of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration) -> ReachabilitySnapshot {
-        ReachabilityRule.decide(
+        var snapshot = ReachabilityRule.decide(
             ipv4: destinationFacts(in: table, family: .ipv4, answers: ipv4, configuration: configuration),
             ipv6: destinationFacts(in: table, family: .ipv6, answers: ipv6, configuration: configuration)
         )
+        snapshot.interfaces = table.interfaces(configuration: configuration)
+        return snapshot
     }
 
     /// The walk's rule step: the snapshot, and the path each reachable family's probe route
