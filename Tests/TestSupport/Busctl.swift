@@ -64,6 +64,11 @@ package struct PublishedProperties: CustomStringConvertible {
     /// `Status`.
     package var status: String? { string(.status) }
 
+    /// `Interfaces`, as the client reads its entries; empty when not published.
+    package var interfaces: [NetworkInterface] {
+        (self[.interfaces]?.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:))
+    }
+
     /// `Generation`.
     package var generation: UInt64? {
         if case .unsignedInteger(let number) = self[.generation] { return number }
