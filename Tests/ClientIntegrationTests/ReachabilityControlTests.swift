@@ -134,6 +134,35 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertTrue(text.contains("ra0"), text)
     }
 
+    func testStatusListsTheInterfacesInTextAndJSON() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForProperties("ra0's gateway in Interfaces") { $0.interfaces.first { $0.name == "ra0" }?.gateways.isEmpty == false }
+
+        // When
+        let json = try jsonObject(try reachabilityctl(["status", "--json"]).check().standardOutput)
+        let text = try reachabilityctl(["status"]).check().standardOutput
+
+        // Then --json has one object per link, with the property's keys
+        let interfaces = try XCTUnwrap(json["interfaces"] as? [[String: Any]], "\(json)")
+        XCTAssertEqual(interfaces.compactMap { $0["name"] as? String }.sorted(), ["ra0", "ra1"])
+        let ra0 = try XCTUnwrap(interfaces.first { $0["name"] as? String == "ra0" })
+        XCTAssertEqual(ra0["transport"] as? String, "ethernet")
+        XCTAssertEqual(ra0["operational"] as? String, "up")
+        XCTAssertEqual(ra0["ipv4"] as? Bool, true)
+        XCTAssertEqual(ra0["gateways"] as? [String], ["10.77.0.1"])
+        XCTAssertEqual(ra0["ignored"] as? String, "")
+        XCTAssertNotNil(ra0["index"] as? Int)
+
+        // And the text lists them as networkctl list does: a header, then a row per link
+        let lines = text.split(separator: "\n").map(String.init)
+        let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("IDX LINK") }, text)
+        let row = try XCTUnwrap(lines[header...].first { $0.contains(" ra0 ") }, text)
+        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "10.77.0.1", "-"], text)
+    }
+
     func testCheckJSONParsesAndExitCodeFollowsReachability() throws {
         // Given an on-link network and no default route
         try startDaemon()
