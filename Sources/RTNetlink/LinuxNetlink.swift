@@ -50,6 +50,8 @@ enum LinuxNetlink {
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size
     static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
     static let routeInfoLength = MemoryLayout<rtmsg>.size
+    /// Where `rtm_dst_len` is in `struct rtmsg` (after the one-byte `rtm_family`).
+    static let routeDestinationLengthOffset = MemoryLayout<rtmsg>.offset(of: \rtmsg.rtm_dst_len)!
     static let neighbourInfoLength = MemoryLayout<ndmsg>.size
     static let routerOptionInfoLength = MemoryLayout<nduseroptmsg>.size
     /// The router advertisement option of RFC 8910 (the network's captive-portal API URI); the

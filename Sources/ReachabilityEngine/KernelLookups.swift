@@ -87,12 +87,9 @@ final class KernelLookups {
     }
 
     /// What the mirror holds, dumped: every link and address, and the default routes of every
-    /// table (the route dump reads every route and keeps those); nil when the socket is closed.
+    /// table (``NetlinkQueryClient/dumpDefaultRoutes(attempts:)``); nil when the socket is closed.
     func dumpMirror() throws(SystemError) -> [NetlinkQueryClient.DumpResult]? {
         guard let query else { return nil }
-        let isDefaultRoute = { (message: NetlinkMessage) -> Bool in
-            if case .newRoute(let route) = message.payload { route.destinationLength == 0 } else { false }
-        }
-        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses), try query.dump(keeping: isDefaultRoute, NetlinkRequest.dumpRoutes)]
+        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses), try query.dumpDefaultRoutes()]
     }
 }
