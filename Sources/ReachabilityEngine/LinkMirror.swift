@@ -3,10 +3,10 @@ import RTNetlink
 import ReachabilityCore
 import SystemSupport
 
-/// The engine's mirror of the kernel's links, addresses and default routes: a ``LinkTable`` kept by events,
-/// refilled from dumps when a message was lost, when a dump was interrupted, or when the
-/// kernel's answer names a source address the mirror does not hold yet. Confined to the
-/// engine's queue.
+/// The engine's mirror of the kernel's links, addresses and default routes: a ``LinkTable``
+/// kept by events, refilled from dumps when a message was lost, when a dump was interrupted, or
+/// when the kernel's answer names a source address the mirror does not hold yet. Confined to
+/// the engine's queue.
 final class LinkMirror: @unchecked Sendable {
     private let queue: DispatchQueue
     /// Where the dumps are asked.

@@ -41,24 +41,21 @@ struct LinkTable: Equatable {
 
     /// Applies a route message to ``defaultRoutes``: a new default route is added (in place of
     /// the one it replaces when `replacing`, `NLM_F_REPLACE`: the same family, table and
-    /// metric), a deleted one removed; returns whether they changed. Other prefixes, other
-    /// types and routes without one output link (multipath) are not kept.
-    @discardableResult
-    mutating func applyDefaultRoute(_ payload: RouteNetlinkPayload, replacing: Bool) -> Bool {
+    /// metric), a deleted one removed. Other prefixes, other types and routes without one
+    /// output link (multipath) are not kept.
+    mutating func applyDefaultRoute(_ payload: RouteNetlinkPayload, replacing: Bool) {
         switch payload {
         case .newRoute(let message):
-            guard let route = Self.defaultRoute(message) else { return false }
-            let before = defaultRoutes
+            guard let route = Self.defaultRoute(message) else { return }
             if replacing {
                 defaultRoutes = defaultRoutes.filter { ($0.family, $0.table, $0.metric) != (route.family, route.table, route.metric) }
             }
             defaultRoutes.insert(route)
-            return defaultRoutes != before
         case .deleteRoute(let message):
-            guard let route = Self.defaultRoute(message) else { return false }
-            return defaultRoutes.remove(route) != nil
+            guard let route = Self.defaultRoute(message) else { return }
+            defaultRoutes.remove(route)
         default:
-            return false
+            break
         }
     }
 
