@@ -294,7 +294,9 @@ extension BusMessage {
             }
         case .dictionary(let dictionary):
             try inContainer("a", "{sv}") { () throws(SystemError) in
-                for (key, element) in dictionary.sorted(by: { $0.key < $1.key }) {
+                // (The keys sorted alone: sorting the entries would copy each value at every move.)
+                for key in dictionary.keys.sorted() {
+                    let element = dictionary[key]!
                     try inContainer("e", "sv") { () throws(SystemError) in
                         try append(.string(key))
                         try inContainer("v", element.signature) { () throws(SystemError) in try append(element) }

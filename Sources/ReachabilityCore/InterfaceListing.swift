@@ -88,7 +88,7 @@ public struct NetworkInterface: Sendable, Hashable {
             Key.operational.rawValue: .string(operational.rawValue),
             Key.ipv4.rawValue: .boolean(hasIPv4),
             Key.ipv6.rawValue: .boolean(hasIPv6),
-            Key.gateways.rawValue: .strings(gateways.map(\.description)),
+            Key.gateways.rawValue: .strings(gateways.map { $0.description }),
             Key.metered.rawValue: .boolean(isMetered),
             Key.ignored.rawValue: .string(ignoreReason),
         ]
@@ -164,7 +164,10 @@ public enum InterfaceListing {
     ///   - defaultRoutes: the kernel's default routes, in any order.
     public static func entries(links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>], defaultRoutes: [DefaultRoute]) -> [NetworkInterface] {
         let routesByLink = Dictionary(grouping: defaultRoutes.filter { $0.gateway != nil }, by: \.outputInterfaceIndex)
-        return links.filter { !$0.isLoopback }.sorted { $0.index < $1.index }.map { link in
+        // (Index and position sorted, not the facts: a host with thousands of links would copy them at every move.)
+        let order = links.enumerated().compactMap { $0.element.isLoopback ? nil : ($0.element.index, $0.offset) }.sorted { $0.0 < $1.0 }
+        return order.map { _, position in
+            let link = links[position]
             let operational: OperationalState = !link.isUp ? .down : (link.hasCarrier ? .up : .noCarrier)
             let families = usableFamilies[link.index] ?? []
             return NetworkInterface(

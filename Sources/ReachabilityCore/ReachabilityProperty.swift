@@ -70,8 +70,10 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .ipv6Transport: .string(json: "ipv6Transport", { $0.ipv6Transport?.rawValue ?? "" }, write: { $0.ipv6Transport = Transport(rawValue: $1) })
         case .interfaces:
             PropertyDefinition(
-                signature: "aa{sv}", jsonKey: "interfaces", read: { snapshot, _ in .dictionaries(snapshot.interfaces.map(\.busDictionary)) },
-                write: { snapshot, value in snapshot.interfaces = (value.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:)) }
+                signature: "aa{sv}", jsonKey: "interfaces", read: { snapshot, _ in .dictionaries(snapshot.interfaces.map { $0.busDictionary }) },
+                write: { snapshot, value in snapshot.interfaces = (value.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:)) },
+                // (Compared as entries: a host with thousands of links would build every dictionary twice.)
+                differs: { $0.interfaces != $1.interfaces }
             )
         }
     }
@@ -95,17 +97,21 @@ public struct PropertyDefinition {
     /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
     /// A value of another type than ``signature`` writes the type's empty value.
     public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+    /// Whether the property's value differs between two snapshots (what `PropertiesChanged`
+    /// announces); by default, whether ``read`` gives two values.
+    public let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
 
     /// Creates an entry.
     public init(
         signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
-        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil
+        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
     ) {
         self.signature = signature
         self.jsonKey = jsonKey
         self.textLabel = textLabel
         self.read = read
         self.write = write
+        self.differs = differs ?? { read($0, 0) != read($1, 0) }
     }
 
     /// A string property (`s`); a mistyped value writes "".

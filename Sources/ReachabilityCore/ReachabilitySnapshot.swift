@@ -93,7 +93,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     /// declaration order.
     public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
         ReachabilityProperty.allCases.filter { property in
-            property != .generation && value(of: property, generation: 0) != previous.value(of: property, generation: 0)
+            property != .generation && property.definition.differs(self, previous)
         }
     }
 }

@@ -16,6 +16,9 @@ final class LinkMirror: @unchecked Sendable {
     private var parseErrorLog = ParseErrorLog()
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
+    /// The links classified under a configuration, with their usable families, until a link or
+    /// an address changes: what ``interfaces(configuration:)`` reuses while only routes change.
+    private var classified: (configuration: DaemonConfiguration, links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>])?
     /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
     /// followed by it): the engine evaluates again.
     var onLateResynchronisation: () -> Void = {}
@@ -29,7 +32,19 @@ final class LinkMirror: @unchecked Sendable {
 
     /// Applies an event's message; returns whether a link or address changed.
     func apply(_ payload: RouteNetlinkPayload) -> Bool {
-        table.apply(payload)
+        guard table.apply(payload) else { return false }
+        classified = nil
+        return true
+    }
+
+    /// The `Interfaces` entries under `configuration` (``LinkTable/interfaces(configuration:)``),
+    /// the links classified again only when a link or an address changed, or the configuration:
+    /// a walk for a route costs the listing and the gateways, not a classification per link.
+    func interfaces(configuration: DaemonConfiguration) -> [NetworkInterface] {
+        if classified?.configuration != configuration {
+            classified = (configuration, table.classifiedLinks(configuration: configuration), table.usableFamilies)
+        }
+        return InterfaceListing.entries(links: classified!.links, usableFamilies: classified!.usableFamilies, defaultRoutes: Array(table.defaultRoutes))
     }
 
     /// Applies an event's route message to the default routes (see
@@ -50,6 +65,7 @@ final class LinkMirror: @unchecked Sendable {
     func resynchronise() throws(SystemError) {
         guard let dumps = try lookups.dumpMirror() else { return }
         table.replace(withDump: dumps.flatMap(\.messages))
+        classified = nil
         parseErrorLog.report(dumps.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
         if dumps.contains(where: \.isInterrupted) { scheduleResynchronisation() }
     }

@@ -147,14 +147,23 @@ struct LinkTable: Equatable {
         Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })
     }
 
-    /// The `Interfaces` entries under `configuration`: ``InterfaceListing`` on every link's
-    /// facts, the families of their usable global addresses and ``defaultRoutes``.
+    /// The `Interfaces` entries under `configuration`: ``InterfaceListing`` on
+    /// ``classifiedLinks(configuration:)``, ``usableFamilies`` and ``defaultRoutes``.
     func interfaces(configuration: DaemonConfiguration) -> [NetworkInterface] {
+        InterfaceListing.entries(links: classifiedLinks(configuration: configuration), usableFamilies: usableFamilies, defaultRoutes: Array(defaultRoutes))
+    }
+
+    /// Every link's classified facts under `configuration` (in no order): the costly part of
+    /// the `Interfaces` entries, each link's name matched against the configuration's globs.
+    func classifiedLinks(configuration: DaemonConfiguration) -> [LinkFacts] {
+        links.keys.compactMap { facts(forLink: $0, configuration: configuration) }
+    }
+
+    /// Per link, the families of its usable global addresses.
+    var usableFamilies: [InterfaceIndex: Set<AddressFamily>] {
         var families: [InterfaceIndex: Set<AddressFamily>] = [:]
         for (address, facts) in addresses where facts.isUsableGlobal { families[address.index, default: []].insert(address.family) }
-        return InterfaceListing.entries(
-            links: links.keys.compactMap { facts(forLink: $0, configuration: configuration) }, usableFamilies: families, defaultRoutes: Array(defaultRoutes)
-        )
+        return families
     }
 
     /// The classified facts of link `index` under `configuration`.

@@ -21,7 +21,8 @@ import SystemSupport
 ///    ``ReachabilityRule``, then ``EvidenceRule`` with the gateways' evidence and the active
 ///    check's verdicts on the paths in use);
 /// 5. follow: ``ActiveConnectivityChecks`` follows the paths the rule found (a new path's check
-///    starts at a later turn of the queue);
+///    starts at a later turn of the queue), and the snapshot gets the mirror's links
+///    (``LinkMirror/interfaces(configuration:)``, the `Interfaces` property);
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
 ///
 /// A check's verdict enters like an event: it schedules a walk from the rule on at the queue's
@@ -262,12 +263,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// Lookups, the rule, then following: `refresh(_:)`, `evaluate(ipv4:ipv6:)`, then the
-    /// active check follows the paths the rule found; returns the evaluated snapshot.
+    /// active check follows the paths the rule found; returns the evaluated snapshot with the
+    /// mirror's links listed (`Interfaces`).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         let (ipv4, ipv6) = refresh(families)
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6)
         checks.follow(evaluation.checkPaths)
-        return evaluation.snapshot
+        var snapshot = evaluation.snapshot
+        snapshot.interfaces = mirror.interfaces(configuration: settings)
+        return snapshot
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from

@@ -29,14 +29,12 @@ enum StatusReducer {
     }
 
     /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe
-    /// destinations: ``ReachabilityRule``'s, with the table's links listed (``LinkTable/interfaces(configuration:)``).
+    /// destinations (its `Interfaces` are the engine's next step, from the mirror).
     static func snapshot(of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration) -> ReachabilitySnapshot {
-        var snapshot = ReachabilityRule.decide(
+        ReachabilityRule.decide(
             ipv4: destinationFacts(in: table, family: .ipv4, answers: ipv4, configuration: configuration),
             ipv6: destinationFacts(in: table, family: .ipv6, answers: ipv6, configuration: configuration)
         )
-        snapshot.interfaces = table.interfaces(configuration: configuration)
-        return snapshot
     }
 
     /// The walk's rule step: the snapshot, and the path each reachable family's probe route

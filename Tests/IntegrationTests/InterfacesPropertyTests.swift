@@ -67,6 +67,25 @@ final class InterfacesPropertyTests: DaemonTestCase {
         XCTAssertEqual(down.interfaces.first { $0.name == "ra0" }?.ignoreReason, "link is down")
     }
 
+    func testAReloadedConfigurationIsSeenInTheEntries() throws {
+        // Given a daemon started with an empty configuration, ra0 and ra1 up
+        try writeConfiguration("[Reachability]\n")
+        try startDaemon(arguments: ["--config", try configurationPath])
+        try configureIPv4Link()
+        try waitForProperties("ra0 and ra1 up") { $0.interfaces.filter { $0.operational == .up }.count == 2 }
+
+        // When the configuration ignores ra1 and meters ra0, and the daemon reloads it
+        try writeConfiguration("[Reachability]\nIgnoreInterfaces=ra1\nMetered=ra0:yes\n")
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then the entries say so (the links are classified again under the new configuration)
+        let reloaded = try waitForProperties("ra1 ignored, ra0 metered") { properties in
+            properties.interfaces.first { $0.name == "ra1" }?.ignoreReason == "IgnoreInterfaces=ra1"
+                && properties.interfaces.first { $0.name == "ra0" }?.isMetered == true
+        }
+        XCTAssertEqual(reloaded.interfaces.first { $0.name == "ra0" }?.ignoreReason, "")
+    }
+
     func testAGatewayAddedAndALinkDownAreAnnouncedAndRouteChurnIsNot() throws {
         // Given a reachable daemon whose Interfaces show ra0's gateway
         try startDaemon()

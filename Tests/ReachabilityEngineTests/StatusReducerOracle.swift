@@ -126,8 +126,9 @@ enum StatusReducerOracle {
             check(reachable == (published.transport != nil), "\(step): status \(published.status.rawValue) with transport \(published.transport?.rawValue ?? "none")")
             check(!reachable || table.links.values.contains { $0.name == published.interface },
                   "\(step): reachable via '\(published.interface)', which is no link of the table")
-            check(published.interfaces.map(\.index) == table.links.values.filter { !$0.isLoopback }.map(\.index).sorted(),
-                  "\(step): Interfaces lists \(published.interfaces.map(\.name)), not the table's links but loopback in index order")
+            let interfaces = table.interfaces(configuration: configuration)
+            check(interfaces.map(\.index) == table.links.values.filter { !$0.isLoopback }.map(\.index).sorted(),
+                  "\(step): Interfaces lists \(interfaces.map(\.name)), not the table's links but loopback in index order")
         }
         func applyDump(at position: Int) {
             let step = "dump ending at record \(position)"
