@@ -195,9 +195,8 @@ public enum InterfaceListing {
 
     /// The distinct gateways of `routes`, in the listing's order.
     private static func gateways(of routes: [DefaultRoute]) -> [IPAddress] {
+        let order = { (route: DefaultRoute) in (route.family == .ipv4 ? 0 : 1, route.metric, route.table.rawValue, route.gateway?.description ?? "") }
         var seen: Set<IPAddress> = []
-        return routes
-            .sorted { ($0.family == .ipv4 ? 0 : 1, $0.metric, $0.table.rawValue, $0.gateway!.description) < ($1.family == .ipv4 ? 0 : 1, $1.metric, $1.table.rawValue, $1.gateway!.description) }
-            .compactMap { route in route.gateway.flatMap { seen.insert($0).inserted ? $0 : nil } }
+        return routes.sorted { order($0) < order($1) }.compactMap { route in route.gateway.flatMap { seen.insert($0).inserted ? $0 : nil } }
     }
 }
