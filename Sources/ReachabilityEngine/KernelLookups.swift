@@ -86,10 +86,15 @@ final class KernelLookups {
         try query?.neighbourState(of: gateway.address, on: gateway.link)
     }
 
-    /// What the mirror holds, dumped: every link and address, and the default routes of every
-    /// table (``NetlinkQueryClient/dumpDefaultRoutes(attempts:)``); nil when the socket is closed.
-    func dumpMirror() throws(SystemError) -> [NetlinkQueryClient.DumpResult]? {
+    /// Dumps of every link and address; nil when the socket is closed.
+    func dumpLinksAndAddresses() throws(SystemError) -> [NetlinkQueryClient.DumpResult]? {
         guard let query else { return nil }
-        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses), try query.dumpDefaultRoutes()]
+        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses)]
+    }
+
+    /// The default routes of every table (``NetlinkQueryClient/dumpDefaultRoutes(attempts:)``:
+    /// every route is read); nil when the socket is closed.
+    func dumpDefaultRoutes() throws(SystemError) -> NetlinkQueryClient.DumpResult? {
+        try query?.dumpDefaultRoutes()
     }
 }

@@ -34,9 +34,19 @@ struct LinkTable: Equatable {
 
     /// Replaces the contents with what a link, address and route dump says (a
     /// resynchronisation): everything is forgotten, then each message is applied in order.
-    mutating func replace(withDump messages: [NetlinkMessage]) {
+    /// `keepingDefaultRoutes`: a dump without routes; the default routes of the links that are
+    /// still there and up are kept (the kernel flushes the others' routes).
+    mutating func replace(withDump messages: [NetlinkMessage], keepingDefaultRoutes: Bool = false) {
+        let kept = defaultRoutes
         removeAll()
         for message in messages where !apply(message.payload) { applyDefaultRoute(message.payload, replacing: false) }
+        if keepingDefaultRoutes { defaultRoutes = kept.filter { links[$0.outputInterfaceIndex]?.isUp == true } }
+    }
+
+    /// Replaces the default routes with those of a route dump.
+    mutating func replaceDefaultRoutes(withDump messages: [NetlinkMessage]) {
+        defaultRoutes.removeAll()
+        for message in messages { applyDefaultRoute(message.payload, replacing: false) }
     }
 
     /// Applies a route message to ``defaultRoutes``: a new default route is added (in place of

@@ -180,7 +180,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             // The gateways' entries are read again too.
             gateways.reset()
             do {
-                try mirror.resynchronise()
+                try mirror.resynchronise(defaultRoutes: .shortlyAfter)
             } catch {
                 Log.error("\(error); keeping the previous link state.")
             }
