@@ -6,3 +6,5 @@
 @_exported import struct ReachabilityCore.IPAddress
 @_exported import enum ReachabilityCore.AddressFamily
 @_exported import enum ReachabilityCore.Connectivity
+@_exported import struct ReachabilityCore.NetworkInterface
+@_exported import enum ReachabilityCore.OperationalState

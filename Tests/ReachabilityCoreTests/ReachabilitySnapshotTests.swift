@@ -139,6 +139,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Interface: .string("wwan0"),
             .ipv4Transport: .string("wwan"),
             .ipv6Transport: .string("wwan"),
+            .interfaces: .dictionaries([]),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -172,6 +173,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Interface: .string(""),
             .ipv4Transport: .string(""),
             .ipv6Transport: .string(""),
+            .interfaces: .dictionaries([]),
         ]
 
         for property in ReachabilityProperty.allCases {
