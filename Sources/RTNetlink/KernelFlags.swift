@@ -48,3 +48,9 @@ extension RouteMessage {
     /// `RTNH_F_LINKDOWN`: the next hop's link has no carrier.
     public var isLinkDown: Bool { flags & RouteFlag.linkDown != 0 }
 }
+
+extension NetlinkHeader {
+    /// `NLM_F_REPLACE` on a new object's notification: it replaced an existing one (`ip route
+    /// replace`), whose deletion is not announced.
+    public var isReplacement: Bool { flags & LinuxNetlink.replace != 0 }
+}

@@ -44,11 +44,14 @@ enum LinuxNetlink {
     static let dump = UInt16(NLM_F_DUMP)
     static let multipart = UInt16(NLM_F_MULTI)
     static let dumpInterrupted = UInt16(NLM_F_DUMP_INTR)
+    static let replace = UInt16(NLM_F_REPLACE)
 
     // Fixed payload sizes.
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size
     static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
     static let routeInfoLength = MemoryLayout<rtmsg>.size
+    /// Where `rtm_dst_len` is in `struct rtmsg` (after the one-byte `rtm_family`).
+    static let routeDestinationLengthOffset = MemoryLayout<rtmsg>.offset(of: \rtmsg.rtm_dst_len)!
     static let neighbourInfoLength = MemoryLayout<ndmsg>.size
     static let routerOptionInfoLength = MemoryLayout<nduseroptmsg>.size
     /// The router advertisement option of RFC 8910 (the network's captive-portal API URI); the

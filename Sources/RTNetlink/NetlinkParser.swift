@@ -12,6 +12,15 @@ public enum NetlinkParser {
     /// A message whose payload is malformed yields a failure and parsing goes on with the next
     /// message; a framing error (bad header length) ends the datagram with a failure.
     public static func parse(datagram bytes: UnsafeRawBufferPointer) -> [Result<NetlinkMessage, NetlinkParseError>] {
+        parse(datagram: bytes, skipping: { _, _ in false })
+    }
+
+    /// Parses the messages of one datagram that `skip` (given each one's header and body) does
+    /// not pass over: a dump reader's way to read a large table without the cost of parsing
+    /// what it does not keep.
+    static func parse(
+        datagram bytes: UnsafeRawBufferPointer, skipping skip: (NetlinkHeader, UnsafeRawBufferPointer) -> Bool
+    ) -> [Result<NetlinkMessage, NetlinkParseError>] {
         var results: [Result<NetlinkMessage, NetlinkParseError>] = []
         var offset = 0
         while offset < bytes.count {
@@ -32,6 +41,10 @@ public enum NetlinkParser {
                 break
             }
             let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + LinuxNetlink.headerLength)..<(offset + Int(header.length))])
+            if skip(header, body) {
+                offset += LinuxNetlink.align(Int(header.length))
+                continue
+            }
             do {
                 results.append(.success(NetlinkMessage(header: header, payload: try parsePayload(type: header.type, body: body))))
             } catch {
@@ -40,6 +53,12 @@ public enum NetlinkParser {
             offset += LinuxNetlink.align(Int(header.length))
         }
         return results
+    }
+
+    /// Whether a message is a route with a prefix (not a default route), read from its
+    /// `rtm_dst_len` alone: what a reader of default routes passes over unparsed.
+    static func isRouteWithPrefix(_ header: NetlinkHeader, _ body: UnsafeRawBufferPointer) -> Bool {
+        header.type == LinuxNetlink.newRoute && body.count >= LinuxNetlink.routeInfoLength && body[LinuxNetlink.routeDestinationLengthOffset] != 0
     }
 
     /// Parses every message of one datagram given as an array (tests, fuzzing).

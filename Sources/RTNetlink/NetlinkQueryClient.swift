@@ -46,22 +46,37 @@ public final class NetlinkQueryClient {
     /// being read) is run again, up to `attempts` times in all; the last one is returned with
     /// ``DumpResult/isInterrupted`` set when it was interrupted too.
     public func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+        try dump(attempts: attempts, skipping: { _, _ in false }, request)
+    }
+
+    /// The default routes (prefix length 0) of every table and family, from a dump of every
+    /// route: the others are passed over unparsed (their `rtm_dst_len` read), so that a large
+    /// table costs the kernel's dump and little more.
+    public func dumpDefaultRoutes(attempts: Int = 5) throws(SystemError) -> DumpResult {
+        try dump(attempts: attempts, skipping: NetlinkParser.isRouteWithPrefix, NetlinkRequest.dumpRoutes)
+    }
+
+    private func dump(
+        attempts: Int, skipping skip: (NetlinkHeader, UnsafeRawBufferPointer) -> Bool, _ request: (UInt32) -> [UInt8]
+    ) throws(SystemError) -> DumpResult {
         for _ in 1..<max(attempts, 1) {
-            let result = try dumpOnce(request)
+            let result = try dumpOnce(request, skipping: skip)
             if !result.interrupted { return result.dump }
         }
-        var (dump, interrupted) = try dumpOnce(request)
+        var (dump, interrupted) = try dumpOnce(request, skipping: skip)
         dump.isInterrupted = interrupted
         return dump
     }
 
-    private func dumpOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
+    private func dumpOnce(
+        _ request: (UInt32) -> [UInt8], skipping skip: (NetlinkHeader, UnsafeRawBufferPointer) -> Bool
+    ) throws(SystemError) -> (dump: DumpResult, interrupted: Bool) {
         let expected = nextSequence()
         try socket.send(request(expected))
         var result = DumpResult(messages: [], parseErrors: [])
         var interrupted = false
         while true {
-            for parsed in try receiveReply(sequence: expected) {
+            for parsed in try receiveReply(sequence: expected, skipping: skip) {
                 switch parsed {
                 case .failure(let error):
                     result.parseErrors.append(error)
@@ -159,7 +174,9 @@ public final class NetlinkQueryClient {
 
     /// Receives datagrams until one from the kernel answers `sequence`; stale answers to
     /// earlier (timed-out) requests are dropped.
-    private func receiveReply(sequence expected: UInt32) throws(SystemError) -> [Result<NetlinkMessage, NetlinkParseError>] {
+    private func receiveReply(
+        sequence expected: UInt32, skipping skip: (NetlinkHeader, UnsafeRawBufferPointer) -> Bool = { _, _ in false }
+    ) throws(SystemError) -> [Result<NetlinkMessage, NetlinkParseError>] {
         while true {
             switch try socket.receive(into: buffer) {
             case .empty:
@@ -169,7 +186,7 @@ public final class NetlinkQueryClient {
             case .foreign:
                 continue
             case .datagram(let count):
-                let parsed = NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                let parsed = NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), skipping: skip)
                 let answers = parsed.filter { if case .success(let message) = $0 { message.header.sequence == expected } else { true } }
                 if answers.contains(where: { if case .success = $0 { true } else { false } }) { return answers }
             }

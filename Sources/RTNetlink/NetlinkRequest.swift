@@ -12,6 +12,12 @@ public enum NetlinkRequest {
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.addressInfoLength))
     }
 
+    /// `RTM_GETROUTE` dump of every route of every family and table.
+    public static func dumpRoutes(sequence: UInt32) -> [UInt8] {
+        message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
+                payload: [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength))
+    }
+
     /// `RTM_GETNEIGH` for one neighbour entry: `destination` on link `index`.
     static func getNeighbour(_ destination: [UInt8], family: UInt8, index: Int32, sequence: UInt32) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.neighbourInfoLength)

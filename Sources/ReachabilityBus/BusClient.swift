@@ -125,7 +125,7 @@ public struct BusMessage {
     }
 
     /// Reads a dictionary of properties (`a{sv}`) whose values are strings (`s`, or object paths
-    /// `o` as their text), booleans, unsigned 64-bit integers, arrays of strings, dictionaries
+    /// `o` as their text), booleans, unsigned 32- and 64-bit integers, arrays of strings, dictionaries
     /// of properties or arrays of them (`as`, `a{sv}`, `aa{sv}`); values of other types are skipped.
     public func readPropertyDictionary() throws(SystemError) -> [String: PropertyValue] {
         guard let dictionary = try readPropertyDictionaryElement() else {
@@ -171,6 +171,10 @@ public struct BusMessage {
             var flag: Int32 = 0
             try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
             return .boolean(flag != 0)
+        case "u":
+            var number: UInt32 = 0
+            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("u"), &number) }
+            return .unsigned32(number)
         case "t":
             var number: UInt64 = 0
             try sdCall(action) { sd_bus_message_read_basic(message, Self.character("t"), &number) }

@@ -270,7 +270,7 @@ public final class BusObject: @unchecked Sendable {
 }
 
 extension BusMessage {
-    /// Appends one value: a basic one (`s`, `b`, `t`; a D-Bus boolean is a C `int`) or a
+    /// Appends one value: a basic one (`s`, `b`, `u`, `t`; a D-Bus boolean is a C `int`) or a
     /// container (`as`, `a{sv}` with its entries sorted by name, `aa{sv}`).
     /// The corresponding C functions are `sd_bus_message_append_basic`,
     /// `sd_bus_message_open_container` and `sd_bus_message_close_container`.
@@ -282,6 +282,9 @@ extension BusMessage {
         case .boolean(let boolean):
             var integer: Int32 = boolean ? 1 : 0
             try sdCall(action) { sd_bus_message_append_basic(message, Self.character("b"), &integer) }
+        case .unsigned32(let number):
+            var integer = number
+            try sdCall(action) { sd_bus_message_append_basic(message, Self.character("u"), &integer) }
         case .unsignedInteger(let number):
             var integer = number
             try sdCall(action) { sd_bus_message_append_basic(message, Self.character("t"), &integer) }
@@ -291,7 +294,9 @@ extension BusMessage {
             }
         case .dictionary(let dictionary):
             try inContainer("a", "{sv}") { () throws(SystemError) in
-                for (key, element) in dictionary.sorted(by: { $0.key < $1.key }) {
+                // (The keys sorted alone: sorting the entries would copy each value at every move.)
+                for key in dictionary.keys.sorted() {
+                    let element = dictionary[key]!
                     try inContainer("e", "sv") { () throws(SystemError) in
                         try append(.string(key))
                         try inContainer("v", element.signature) { () throws(SystemError) in try append(element) }

@@ -6,4 +6,6 @@
 @_exported import struct ReachabilityCore.IPAddress
 @_exported import enum ReachabilityCore.AddressFamily
 @_exported import enum ReachabilityCore.Connectivity
+@_exported import struct ReachabilityCore.NetworkInterface
+@_exported import enum ReachabilityCore.OperationalState
 @_exported import enum ReachabilityCore.DNSReadiness

@@ -216,6 +216,14 @@ public final class ReachabilityManager: Sendable {
     /// Whether the traffic is metered (a cellular link).
     public var isMetered: Bool { snapshot.isMetered }
 
+    /// Every network link the daemon knows, loopback left out, in index order (the daemon's
+    /// `Interfaces` property, NWPath's `availableInterfaces`): each one's name, transport,
+    /// state, usable address families, default gateways, metering, and why it does not count.
+    /// It comes with the other properties, in the same snapshot as the status it explains; a
+    /// change of it alone is delivered to ``snapshotUpdates``. Empty before the first answer,
+    /// while not monitoring, and for an address's or a host name's manager.
+    public var interfaces: [NetworkInterface] { snapshot.interfaces }
+
     /// Whether traffic gets out beyond the route (the better family's): `.none` without a
     /// route, `.unknown` with one and no evidence either way, `.limited` when the evidence says
     /// packets do not get out (the gateway failed address resolution, or the daemon's opt-in

@@ -60,6 +60,15 @@ public struct NameServer: Sendable, Hashable {
     /// Where the server was configured.
     public var origin: NameServerOrigin
 
+    /// The link the server is configured for, where known: systemd-resolved's link, or the zone
+    /// of a link-local server (an index, or a name that `index(ofZone:)` resolves); nil for a
+    /// server of the whole host.
+    public func link(indexOfZone: (String) -> InterfaceIndex?) -> InterfaceIndex? {
+        if case .resolvedLink(let index) = origin { return index }
+        guard address.scope == .link, let zone = address.zone else { return nil }
+        return indexOfZone(zone)
+    }
+
     /// A server configured at `address`, found in `origin`.
     public init(address: IPAddress, origin: NameServerOrigin) {
         self.address = address

@@ -43,6 +43,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv4Transport = "IPv4Transport"
     /// `IPv6Transport` (s): the transport of `IPv6Interface`, or "".
     case ipv6Transport = "IPv6Transport"
+    /// `Interfaces` (aa{sv}): every link but loopback, in index order, each a ``NetworkInterface``.
+    case interfaces = "Interfaces"
     /// `DNS` (s): whether names will resolve, a ``DNSReadiness``.
     case dns = "DNS"
 
@@ -68,6 +70,13 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .ipv6Interface: .string(json: "ipv6Interface", { $0.ipv6Interface }, write: { $0.ipv6Interface = $1 })
         case .ipv4Transport: .string(json: "ipv4Transport", { $0.ipv4Transport?.rawValue ?? "" }, write: { $0.ipv4Transport = Transport(rawValue: $1) })
         case .ipv6Transport: .string(json: "ipv6Transport", { $0.ipv6Transport?.rawValue ?? "" }, write: { $0.ipv6Transport = Transport(rawValue: $1) })
+        case .interfaces:
+            PropertyDefinition(
+                signature: "aa{sv}", jsonKey: "interfaces", read: { snapshot, _ in .dictionaries(snapshot.interfaces.map { $0.busDictionary }) },
+                write: { snapshot, value in snapshot.interfaces = (value.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:)) },
+                // (Compared as entries: a host with thousands of links would build every dictionary twice.)
+                differs: { $0.interfaces != $1.interfaces }
+            )
         case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
         }
     }
@@ -76,7 +85,7 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
 /// One entry of the property table: what the bus, the client and the CLI need to know of a
 /// published value.
 public struct PropertyDefinition {
-    /// The D-Bus type signature (`s`, `b`, `t`, `as`, `a{sv}`, `aa{sv}`).
+    /// The D-Bus type signature (`s`, `b`, `u`, `t`, `as`, `a{sv}`, `aa{sv}`).
     public let signature: String
     /// The member's name in `reachabilityctl status --json` and the other `--json` records; nil
     /// for a property the records leave out (`Generation`).
@@ -91,17 +100,21 @@ public struct PropertyDefinition {
     /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
     /// A value of another type than ``signature`` writes the type's empty value.
     public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+    /// Whether the property's value differs between two snapshots (what `PropertiesChanged`
+    /// announces); by default, whether ``read`` gives two values.
+    public let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
 
     /// Creates an entry.
     public init(
         signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
-        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil
+        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
     ) {
         self.signature = signature
         self.jsonKey = jsonKey
         self.textLabel = textLabel
         self.read = read
         self.write = write
+        self.differs = differs ?? { read($0, 0) != read($1, 0) }
     }
 
     /// A string property (`s`); a mistyped value writes "".
@@ -123,12 +136,14 @@ public struct PropertyDefinition {
     }
 }
 
-/// A D-Bus value of the types the interface uses: three basic ones and three containers.
+/// A D-Bus value of the types the interface uses: four basic ones and three containers.
 public indirect enum PropertyValue: Sendable, Hashable {
     /// Signature `s`.
     case string(String)
     /// Signature `b`.
     case boolean(Bool)
+    /// Signature `u`.
+    case unsigned32(UInt32)
     /// Signature `t`.
     case unsignedInteger(UInt64)
     /// Signature `as`.
@@ -143,6 +158,7 @@ public indirect enum PropertyValue: Sendable, Hashable {
         switch self {
         case .string: "s"
         case .boolean: "b"
+        case .unsigned32: "u"
         case .unsignedInteger: "t"
         case .strings: "as"
         case .dictionary: "a{sv}"
@@ -176,6 +192,7 @@ public indirect enum PropertyValue: Sendable, Hashable {
         switch self {
         case .string(let string): .string(string)
         case .boolean(let flag): .boolean(flag)
+        case .unsigned32(let number): .number(Double(number))
         case .unsignedInteger(let number): .number(Double(number))
         case .strings(let strings): .array(strings.map(JSONValue.string))
         case .dictionary(let dictionary): .object(dictionary.mapValues(\.json))

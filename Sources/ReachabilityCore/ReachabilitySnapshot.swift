@@ -30,13 +30,17 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var ipv4Transport: Transport?
     /// The transport of ``ipv6Interface``, nil when none.
     public var ipv6Transport: Transport?
+    /// Every link but loopback, in index order (the `Interfaces` property); empty before the
+    /// first evaluation and for one destination's snapshot.
+    public var interfaces: [NetworkInterface]
     /// Whether names will resolve (``DNSRule``); `unknown` until the nameservers are known.
     public var dns: DNSReadiness = .unknown
 
     /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,
                 ipv4Evidence: Connectivity? = nil, ipv6Evidence: Connectivity? = nil, captivePortal: String = "",
-                ipv4Link: (interface: String, transport: Transport?)? = nil, ipv6Link: (interface: String, transport: Transport?)? = nil) {
+                ipv4Link: (interface: String, transport: Transport?)? = nil, ipv6Link: (interface: String, transport: Transport?)? = nil,
+                interfaces: [NetworkInterface] = []) {
         self.status = status
         self.isIPv4Reachable = isIPv4Reachable
         self.isIPv6Reachable = isIPv6Reachable
@@ -53,6 +57,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         ipv4Transport = ipv4.transport
         ipv6Interface = ipv6.interface
         ipv6Transport = ipv6.transport
+        self.interfaces = interfaces
     }
 
     /// Whether IPv4 traffic gets out: `none` without a route, else the evidence, else `unknown`.
@@ -90,7 +95,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     /// declaration order.
     public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
         ReachabilityProperty.allCases.filter { property in
-            property != .generation && value(of: property, generation: 0) != previous.value(of: property, generation: 0)
+            property != .generation && property.definition.differs(self, previous)
         }
     }
 }

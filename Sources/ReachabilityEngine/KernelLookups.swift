@@ -8,9 +8,9 @@ import SystemSupport
 /// The kernel's answers for one destination, asked the way an application's connection would
 /// (a TCP connection to port 443, ``StatusReducer/applicationFlow``): the source address the
 /// kernel selects, then the route lookup for that source with the flow's keys. Also the dumps
-/// of links and addresses that refill the mirror, and the neighbour entry of a gateway. Only
-/// questions: what the answers mean is ``StatusReducer``'s and the rule's. Confined to the
-/// engine's queue; the engine, its mirror and its gateway following share one.
+/// of links, addresses and default routes that refill the mirror, and the neighbour entry of a
+/// gateway. Only questions: what the answers mean is ``StatusReducer``'s and the rule's.
+/// Confined to the engine's queue; the engine, its mirror and its gateway following share one.
 final class KernelLookups {
     /// The query socket; nil before ``open()`` and after ``close()``.
     private var query: NetlinkQueryClient?
@@ -88,8 +88,14 @@ final class KernelLookups {
     }
 
     /// Dumps of every link and address; nil when the socket is closed.
-    func dumpLinksAndAddresses() throws(SystemError) -> (links: NetlinkQueryClient.DumpResult, addresses: NetlinkQueryClient.DumpResult)? {
+    func dumpLinksAndAddresses() throws(SystemError) -> [NetlinkQueryClient.DumpResult]? {
         guard let query else { return nil }
-        return (try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses))
+        return [try query.dump(NetlinkRequest.dumpLinks), try query.dump(NetlinkRequest.dumpAddresses)]
+    }
+
+    /// The default routes of every table (``NetlinkQueryClient/dumpDefaultRoutes(attempts:)``:
+    /// every route is read); nil when the socket is closed.
+    func dumpDefaultRoutes() throws(SystemError) -> NetlinkQueryClient.DumpResult? {
+        try query?.dumpDefaultRoutes()
     }
 }

@@ -3,10 +3,10 @@ import RTNetlink
 import ReachabilityCore
 import SystemSupport
 
-/// The engine's mirror of the kernel's links and addresses: a ``LinkTable`` kept by events,
-/// refilled from dumps when a message was lost, when a dump was interrupted, or when the
-/// kernel's answer names a source address the mirror does not hold yet. Confined to the
-/// engine's queue.
+/// The engine's mirror of the kernel's links, addresses and default routes: a ``LinkTable``
+/// kept by events, refilled from dumps when a message was lost, when a dump was interrupted, or
+/// when the kernel's answer names a source address the mirror does not hold yet. Confined to
+/// the engine's queue.
 final class LinkMirror: @unchecked Sendable {
     private let queue: DispatchQueue
     /// Where the dumps are asked.
@@ -16,6 +16,11 @@ final class LinkMirror: @unchecked Sendable {
     private var parseErrorLog = ParseErrorLog()
     /// Whether a resynchronisation is scheduled after an interrupted dump.
     private var resynchronisationScheduled = false
+    /// Whether a reading of the default routes is scheduled after an overrun.
+    private var defaultRouteReadingScheduled = false
+    /// The links classified under a configuration, with their usable families, until a link or
+    /// an address changes: what ``interfaces(configuration:)`` reuses while only routes change.
+    private var classified: (configuration: DaemonConfiguration, links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>])?
     /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
     /// followed by it): the engine evaluates again.
     var onLateResynchronisation: () -> Void = {}
@@ -29,7 +34,25 @@ final class LinkMirror: @unchecked Sendable {
 
     /// Applies an event's message; returns whether a link or address changed.
     func apply(_ payload: RouteNetlinkPayload) -> Bool {
-        table.apply(payload)
+        guard table.apply(payload) else { return false }
+        classified = nil
+        return true
+    }
+
+    /// The `Interfaces` entries under `configuration` (``LinkTable/interfaces(configuration:)``),
+    /// the links classified again only when a link or an address changed, or the configuration:
+    /// a walk for a route costs the listing and the gateways, not a classification per link.
+    func interfaces(configuration: DaemonConfiguration) -> [NetworkInterface] {
+        if classified?.configuration != configuration {
+            classified = (configuration, table.classifiedLinks(configuration: configuration), table.usableFamilies)
+        }
+        return InterfaceListing.entries(links: classified!.links, usableFamilies: classified!.usableFamilies, defaultRoutes: Array(table.defaultRoutes))
+    }
+
+    /// Applies an event's route message to the default routes (see
+    /// ``LinkTable/applyDefaultRoute(_:replacing:)``).
+    func applyRoute(_ message: NetlinkMessage) {
+        table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement)
     }
 
     /// Logs what could not be parsed of a batch (rate-limited, see ``ParseErrorLog``).
@@ -37,15 +60,31 @@ final class LinkMirror: @unchecked Sendable {
         parseErrorLog.report(parseErrors, parsing: "rtnetlink message")
     }
 
-    /// Replaces the mirror with fresh dumps; on failure the old mirror stays. A dump the kernel
-    /// still flagged as interrupted after its retries is used, and another resynchronisation
-    /// follows shortly (objects that changed during it may be missing, and no event would
-    /// bring them back).
-    func resynchronise() throws(SystemError) {
-        guard let (links, addresses) = try lookups.dumpLinksAndAddresses() else { return }
-        table.replace(withDump: links.messages + addresses.messages)
-        parseErrorLog.report(links.parseErrors + addresses.parseErrors, parsing: "rtnetlink dump message")
-        if links.isInterrupted || addresses.isInterrupted { scheduleResynchronisation() }
+    /// When a resynchronisation reads the default routes (their dump reads every route: a large
+    /// table takes the kernel a while).
+    enum DefaultRouteReading {
+        /// With the links and addresses: the first `Interfaces` are whole (start-up).
+        case now
+        /// 100 ms later, then ``onLateResynchronisation``: after an overrun the status, which
+        /// needs no route dump, is published first, and what is still queued is read first.
+        case shortlyAfter
+        /// Not at all: the mirror's are kept (the addresses read again for a source).
+        case kept
+    }
+
+    /// Replaces the mirror with fresh dumps, the default routes when `reading` says; on failure
+    /// the old mirror stays. A dump the kernel still flagged as interrupted after its retries
+    /// is used, and another resynchronisation follows shortly (objects that changed during it
+    /// may be missing, and no event would bring them back).
+    func resynchronise(defaultRoutes reading: DefaultRouteReading = .now) throws(SystemError) {
+        guard let dumps = try lookups.dumpLinksAndAddresses() else { return }
+        let routes = reading == .now ? try lookups.dumpDefaultRoutes() : nil
+        let all = dumps + (routes.map { [$0] } ?? [])
+        table.replace(withDump: all.flatMap(\.messages), keepingDefaultRoutes: routes == nil)
+        classified = nil
+        parseErrorLog.report(all.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
+        if all.contains(where: \.isInterrupted) { scheduleResynchronisation() }
+        if reading == .shortlyAfter { scheduleDefaultRouteReading() }
     }
 
     /// Brings the mirror up to the kernel's `answers` for a destination: a source
@@ -56,9 +95,29 @@ final class LinkMirror: @unchecked Sendable {
         guard case .success(let source) = answers.source, source.scope != .unspecified, table.address(source) == nil else { return }
         Log.debug("The selected source \(source) is not in the mirror; reading the addresses again.")
         do {
-            try resynchronise()
+            try resynchronise(defaultRoutes: .kept)
         } catch {
             Log.warning("\(error); judging the source with the mirror as it is.")
+        }
+    }
+
+    /// Reads the default routes again in 100 ms, then calls ``onLateResynchronisation`` (once,
+    /// however often it is asked for meanwhile).
+    private func scheduleDefaultRouteReading() {
+        guard !defaultRouteReadingScheduled else { return }
+        defaultRouteReadingScheduled = true
+        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, lookups.isOpen else { return }
+            defaultRouteReadingScheduled = false
+            do {
+                guard let routes = try lookups.dumpDefaultRoutes() else { return }
+                table.replaceDefaultRoutes(withDump: routes.messages)
+                parseErrorLog.report(routes.parseErrors, parsing: "rtnetlink dump message")
+                if routes.isInterrupted { scheduleResynchronisation() }
+            } catch {
+                Log.error("\(error); keeping the previous default routes.")
+            }
+            onLateResynchronisation()
         }
     }
 
@@ -67,7 +126,7 @@ final class LinkMirror: @unchecked Sendable {
     private func scheduleResynchronisation() {
         guard !resynchronisationScheduled else { return }
         resynchronisationScheduled = true
-        Log.warning("The kernel's link and address dumps kept changing while they were read; reading them again in 100 ms.")
+        Log.warning("The kernel's link, address or route dumps kept changing while they were read; reading them again in 100 ms.")
         queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self, lookups.isOpen else { return }
             resynchronisationScheduled = false

@@ -1,8 +1,9 @@
 import RTNetlink
 import ReachabilityCore
 
-/// The daemon's mirror of the kernel's links and addresses, kept from dumps and events.
-/// Routes are not mirrored: the kernel is asked for the route it would use.
+/// The daemon's mirror of the kernel's links and addresses, kept from dumps and events, with
+/// the default routes through them (for the `Interfaces` property's gateways). No other route
+/// is mirrored: the kernel is asked for the route it would use.
 struct LinkTable: Equatable {
     /// One configured address.
     struct Address: Hashable {
@@ -16,6 +17,8 @@ struct LinkTable: Equatable {
 
     private(set) var links: [InterfaceIndex: LinkDescription] = [:]
     private(set) var addresses: [Address: AddressFacts] = [:]
+    /// The default routes (prefix length 0, unicast, one output link) of every table.
+    private(set) var defaultRoutes: Set<DefaultRoute> = []
     private let inspector: SysfsLinkInspector
 
     init(inspector: SysfsLinkInspector) {
@@ -26,13 +29,50 @@ struct LinkTable: Equatable {
     mutating func removeAll() {
         links.removeAll()
         addresses.removeAll()
+        defaultRoutes.removeAll()
     }
 
-    /// Replaces the contents with what a link and address dump says (a resynchronisation):
-    /// everything is forgotten, then each message is applied in order.
-    mutating func replace(withDump messages: [NetlinkMessage]) {
+    /// Replaces the contents with what a link, address and route dump says (a
+    /// resynchronisation): everything is forgotten, then each message is applied in order.
+    /// `keepingDefaultRoutes`: a dump without routes; the default routes of the links that are
+    /// still there and up are kept (the kernel flushes the others' routes).
+    mutating func replace(withDump messages: [NetlinkMessage], keepingDefaultRoutes: Bool = false) {
+        let kept = defaultRoutes
         removeAll()
-        for message in messages { apply(message.payload) }
+        for message in messages where !apply(message.payload) { applyDefaultRoute(message.payload, replacing: false) }
+        if keepingDefaultRoutes { defaultRoutes = kept.filter { links[$0.outputInterfaceIndex]?.isUp == true } }
+    }
+
+    /// Replaces the default routes with those of a route dump.
+    mutating func replaceDefaultRoutes(withDump messages: [NetlinkMessage]) {
+        defaultRoutes.removeAll()
+        for message in messages { applyDefaultRoute(message.payload, replacing: false) }
+    }
+
+    /// Applies a route message to ``defaultRoutes``: a new default route is added (in place of
+    /// the one it replaces when `replacing`, `NLM_F_REPLACE`: the same family, table and
+    /// metric), a deleted one removed. Other prefixes, other types and routes without one
+    /// output link (multipath) are not kept.
+    mutating func applyDefaultRoute(_ payload: RouteNetlinkPayload, replacing: Bool) {
+        switch payload {
+        case .newRoute(let message):
+            guard let route = Self.defaultRoute(message) else { return }
+            if replacing {
+                defaultRoutes = defaultRoutes.filter { ($0.family, $0.table, $0.metric) != (route.family, route.table, route.metric) }
+            }
+            defaultRoutes.insert(route)
+        case .deleteRoute(let message):
+            guard let route = Self.defaultRoute(message) else { return }
+            defaultRoutes.remove(route)
+        default:
+            break
+        }
+    }
+
+    /// The default route a route message describes; nil for any other route.
+    private static func defaultRoute(_ message: RouteMessage) -> DefaultRoute? {
+        guard message.destinationLength == 0, message.type == .unicast, let family = message.addressFamily, let link = message.outputInterface else { return nil }
+        return DefaultRoute(family: family, outputInterfaceIndex: link, gateway: message.gatewayAddress, table: message.table, metric: message.priority ?? 0)
     }
 
     /// Applies one link or address message; returns whether it was one.
@@ -65,10 +105,13 @@ struct LinkTable: Equatable {
                 hasCarrier: link.hasCarrier,
                 isLoopback: link.isLoopback
             )
+            // Taken down, the link loses its routes (the kernel flushes them without a word for IPv4).
+            if !link.isUp { defaultRoutes = defaultRoutes.filter { $0.outputInterfaceIndex != index } }
         case .deleteLink(let link):
             let index = link.index
             links[index] = nil
             addresses = addresses.filter { $0.key.index != index }
+            defaultRoutes = defaultRoutes.filter { $0.outputInterfaceIndex != index }
         case .newAddress(let message):
             guard let address = Self.address(message) else { return true }
             addresses[address] = AddressFacts(
@@ -112,6 +155,25 @@ struct LinkTable: Equatable {
     /// Indices of links with at least one usable global address.
     var linksWithUsableGlobalAddress: Set<InterfaceIndex> {
         Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })
+    }
+
+    /// The `Interfaces` entries under `configuration`: ``InterfaceListing`` on
+    /// ``classifiedLinks(configuration:)``, ``usableFamilies`` and ``defaultRoutes``.
+    func interfaces(configuration: DaemonConfiguration) -> [NetworkInterface] {
+        InterfaceListing.entries(links: classifiedLinks(configuration: configuration), usableFamilies: usableFamilies, defaultRoutes: Array(defaultRoutes))
+    }
+
+    /// Every link's classified facts under `configuration` (in no order): the costly part of
+    /// the `Interfaces` entries, each link's name matched against the configuration's globs.
+    func classifiedLinks(configuration: DaemonConfiguration) -> [LinkFacts] {
+        links.keys.compactMap { facts(forLink: $0, configuration: configuration) }
+    }
+
+    /// Per link, the families of its usable global addresses.
+    var usableFamilies: [InterfaceIndex: Set<AddressFamily>] {
+        var families: [InterfaceIndex: Set<AddressFamily>] = [:]
+        for (address, facts) in addresses where facts.isUsableGlobal { families[address.index, default: []].insert(address.family) }
+        return families
     }
 
     /// The classified facts of link `index` under `configuration`.

@@ -11,7 +11,8 @@ import SystemSupport
 /// One event's walk goes one way, each step in a room of its own:
 /// 1. events: `handle(_:)` reads a batch from a ``NetlinkEventSource`` (the route socket,
 ///    filtered by ``RouteFilterControl``, or the neighbour socket of ``GatewayFollowing``);
-/// 2. mirror: links and addresses go into ``LinkMirror`` (dumped again after a lost message);
+/// 2. mirror: links, addresses and default routes go into ``LinkMirror`` (dumped again after a
+///    lost message);
 /// 3. lookups: `refresh(_:)` asks ``KernelLookups`` about the probes of the families the batch
 ///    concerned (the mirror catches up first when the answer names an address it lacks), then
 ///    ``GatewayFollowing`` follows the probe routes' gateways;
@@ -20,7 +21,8 @@ import SystemSupport
 ///    ``ReachabilityRule``, then ``EvidenceRule`` with the gateways' evidence and the active
 ///    check's verdicts on the paths in use);
 /// 5. follow: ``ActiveConnectivityChecks`` follows the paths the rule found (a new path's check
-///    starts at a later turn of the queue);
+///    starts at a later turn of the queue), and the snapshot gets the mirror's links
+///    (``LinkMirror/interfaces(configuration:)``, the `Interfaces` property);
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
 ///
 /// A check's verdict enters like an event: it schedules a walk from the rule on at the queue's
@@ -185,7 +187,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             // The gateways' entries are read again too.
             gateways.reset()
             do {
-                try mirror.resynchronise()
+                try mirror.resynchronise(defaultRoutes: .shortlyAfter)
             } catch {
                 Log.error("\(error); keeping the previous link state.")
             }
@@ -211,6 +213,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
             switch message.payload {
             case .newRoute(let route), .deleteRoute(let route):
+                mirror.applyRoute(message)
                 if RouteFilterControl.concernsProbes(route) {
                     changed.formUnion(route.addressFamily.map { [$0] } ?? AddressFamily.allCases)
                 } else if routeFilter.concernsWatched(route) {
@@ -269,13 +272,21 @@ public final class ReachabilityEngine: @unchecked Sendable {
 
     /// Lookups, the rule, then following: `refresh(_:)` and the nameservers' facts,
     /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
-    /// found; returns the evaluated snapshot.
+    /// found; returns the evaluated snapshot with the mirror's links listed (`Interfaces`).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         let (ipv4, ipv6) = refresh(families)
         let servers = nameServers.map { $0.map(nameServerFacts) }
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)
-        return evaluation.snapshot
+        var snapshot = evaluation.snapshot
+        snapshot.interfaces = mirror.interfaces(configuration: settings)
+        if let nameServers, !nameServers.isEmpty {
+            let table = mirror.table
+            for (position, entry) in snapshot.interfaces.enumerated() {
+                snapshot.interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
+            }
+        }
+        return snapshot
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from

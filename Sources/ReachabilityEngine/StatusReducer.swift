@@ -28,7 +28,8 @@ enum StatusReducer {
         var lookup: RouteLookup
     }
 
-    /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe destinations.
+    /// The snapshot the engine publishes for `table` and the kernel's answers for the two probe
+    /// destinations (its `Interfaces` are the engine's next step, from the mirror).
     static func snapshot(of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration) -> ReachabilitySnapshot {
         ReachabilityRule.decide(
             ipv4: destinationFacts(in: table, family: .ipv4, answers: ipv4, configuration: configuration),

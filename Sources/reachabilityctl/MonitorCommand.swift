@@ -12,10 +12,11 @@ struct MonitorCommand: Subcommand {
         name: "monitor",
         abstract: "Print the current state, then one line per change, until interrupted.",
         discussion: """
-            A line is printed whenever any published value changes (status, interface, transport, \
-            per-family reachability, metered, reason, connectivity, captive portal), and when the \
-            daemon stops or starts (status unknown): time, status, interface, connectivity (with \
-            the portal's URL when known) and reason. \(ExitStatus.help(conditionNotMet: nil))
+            A line is printed whenever what it shows changes, and when the daemon stops or starts \
+            (status unknown): time, status, interface, connectivity (with the portal's URL when \
+            known) and reason; with --json, whenever any published value changes (status, \
+            interface, transport, per-family reachability, metered, reason, connectivity, captive \
+            portal, interfaces). \(ExitStatus.help(conditionNotMet: nil))
             """,
         options: [.flag("json", "Print one JSON object per line instead of text."), SourceOption.spec]
     )
@@ -31,6 +32,9 @@ struct MonitorCommand: Subcommand {
     func run() async -> Int32 {
         let manager = ReachabilityManager(source: source.managerSource)
         manager.startMonitoring()
+        // The text line last printed, without its time: a change it does not show (the
+        // interfaces alone) prints no line that would repeat it.
+        var lastText: String?
         for await snapshot in manager.snapshotUpdates {
             let time = Output.now()
             if json {
@@ -40,7 +44,10 @@ struct MonitorCommand: Subcommand {
             } else {
                 let interface = snapshot.interface.isEmpty ? "-" : snapshot.interface
                 let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
-                Output.line("\(time) \(snapshot.status.rawValue) \(interface) connectivity=\(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason))")
+                let text = "\(snapshot.status.rawValue) \(interface) connectivity=\(snapshot.connectivity.rawValue)\(portal) (\(snapshot.reason))"
+                guard text != lastText else { continue }
+                lastText = text
+                Output.line("\(time) \(text)")
             }
         }
         return ExitStatus.success

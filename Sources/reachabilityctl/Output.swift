@@ -103,7 +103,29 @@ enum Output {
         let propertyRows = ReachabilityProperty.allCases.compactMap { property in
             property.definition.textLabel.map { ($0, text(snapshot.value(of: property, generation: 0))) }
         }
-        return (rows + propertyRows).map { "\(String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.0): \($0.1)" }.joined(separator: "\n")
+        let summary = (rows + propertyRows).map { "\(String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.0): \($0.1)" }.joined(separator: "\n")
+        return snapshot.interfaces.isEmpty ? summary : summary + "\n\n" + text(snapshot.interfaces)
+    }
+
+    /// The interfaces as `networkctl list` lays out links: a header, then one row per link in
+    /// index order, each column as wide as its widest cell ("-" for no gateway or no reason).
+    static func text(_ interfaces: [NetworkInterface]) -> String {
+        let header = ["IDX", "LINK", "TYPE", "OPERATIONAL", "IPV4", "IPV6", "METERED", "GATEWAYS", "IGNORED"]
+        let rows = interfaces.map { link in
+            [
+                String(link.index.rawValue), link.name, link.transport.rawValue, link.operational.rawValue,
+                text(.boolean(link.hasIPv4)), text(.boolean(link.hasIPv6)), text(.boolean(link.isMetered)),
+                text(.strings(link.gateways.map(\.description))), text(.string(link.ignoreReason)),
+            ]
+        }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        return ([header] + rows).map { cells in
+            cells.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                // The index is right-aligned, the last column not padded.
+                return column == 0 ? padding + cell : (column == cells.count - 1 ? cell : cell + padding)
+            }.joined(separator: " ")
+        }.joined(separator: "\n")
     }
 
     /// A property's value in a row of its own: text ("-" when empty), yes or no, a number, a
@@ -112,6 +134,7 @@ enum Output {
         switch value {
         case .string(let string): string.isEmpty ? "-" : string
         case .boolean(let flag): flag ? "yes" : "no"
+        case .unsigned32(let number): String(number)
         case .unsignedInteger(let number): String(number)
         case .strings(let strings): strings.isEmpty ? "-" : strings.joined(separator: ", ")
         case .dictionary, .dictionaries: value.json.text

@@ -10,7 +10,7 @@ struct StatusCommand: Subcommand {
     static let spec = CommandSpec(
         program: ReachabilityControl.program,
         name: "status",
-        abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason.",
+        abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason, and every interface.",
         discussion: ExitStatus.help(conditionNotMet: nil),
         options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 5), SourceOption.spec]
     )

@@ -134,6 +134,35 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertTrue(text.contains("ra0"), text)
     }
 
+    func testStatusListsTheInterfacesInTextAndJSON() throws {
+        // Given
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForProperties("ra0's gateway in Interfaces") { $0.interfaces.first { $0.name == "ra0" }?.gateways.isEmpty == false }
+
+        // When
+        let json = try jsonObject(try reachabilityctl(["status", "--json"]).check().standardOutput)
+        let text = try reachabilityctl(["status"]).check().standardOutput
+
+        // Then --json has one object per link, with the property's keys
+        let interfaces = try XCTUnwrap(json["interfaces"] as? [[String: Any]], "\(json)")
+        XCTAssertEqual(interfaces.compactMap { $0["name"] as? String }.sorted(), ["ra0", "ra1"])
+        let ra0 = try XCTUnwrap(interfaces.first { $0["name"] as? String == "ra0" })
+        XCTAssertEqual(ra0["transport"] as? String, "ethernet")
+        XCTAssertEqual(ra0["operational"] as? String, "up")
+        XCTAssertEqual(ra0["ipv4"] as? Bool, true)
+        XCTAssertEqual(ra0["gateways"] as? [String], ["10.77.0.1"])
+        XCTAssertEqual(ra0["ignored"] as? String, "")
+        XCTAssertNotNil(ra0["index"] as? Int)
+
+        // And the text lists them as networkctl list does: a header, then a row per link
+        let lines = text.split(separator: "\n").map(String.init)
+        let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("IDX LINK") }, text)
+        let row = try XCTUnwrap(lines[header...].first { $0.contains(" ra0 ") }, text)
+        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "10.77.0.1", "-"], text)
+    }
+
     func testCheckJSONParsesAndExitCodeFollowsReachability() throws {
         // Given an on-link network and no default route
         try startDaemon()
@@ -375,6 +404,40 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(objects.first?["status"] as? String, "not-reachable")
         XCTAssertEqual(objects.last?["status"] as? String, "reachable-via-ethernet")
         XCTAssertTrue(objects.allSatisfy { $0["time"] is String })
+    }
+
+    func testMonitorPrintsAChangeOfTheInterfacesAloneInJSONButNoRepeatedTextLine() throws {
+        // Given a reachable daemon, followed by a text monitor and a JSON one
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForProperties("ra0's gateway listed") { $0.interfaces.first { $0.name == "ra0" }?.gateways.isEmpty == false }
+        let directory = try XCTUnwrap(directory)
+        var monitors: [ChildProcess] = []
+        defer { for monitor in monitors { _ = monitor.terminate() } }
+        func lines(_ name: String) -> [String] {
+            ((try? String(contentsOfFile: directory.file(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        for (name, arguments) in [("text.out", ["monitor"]), ("json.out", ["monitor", "--json"])] {
+            monitors.append(try ChildProcess(
+                try ClientTestPaths.controlBinary(), arguments, environment: try controlEnvironment(),
+                standardOutput: directory.file(name), standardError: directory.file("\(name).err")
+            ))
+            try Poll.until("\(name): the first line", observe: { lines(name) }) { $0.count == 1 }
+        }
+
+        // When only a gateway is added (in another table), then the status changes
+        try netns.ip("route", "add", "default", "via", "10.77.0.254", "dev", "ra0", "table", "100")
+        try Poll.until("json.out: the gateway's line", observe: { lines("json.out") }) { $0.count == 2 }
+        try netns.ip("route", "del", "default", "table", "main")
+        try Poll.until("json.out: the status's line", observe: { lines("json.out") }) { $0.count == 3 }
+
+        // Then the text monitor printed the status's change alone (the second line would repeat the first)
+        let text = try Poll.until("text.out: the status's line", observe: { lines("text.out") }) { $0.count >= 2 }
+        XCTAssertEqual(text.count, 2, "\(text)")
+        XCTAssertTrue(text.last?.contains("not-reachable") == true, "\(text)")
+        XCTAssertEqual(try (jsonObject(lines("json.out")[1])["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "ra0" }?["gateways"] as? [String],
+                       ["10.77.0.254", "10.77.0.1"])
     }
 
     func testTheCLIAndTheClientLibraryLinkNoFoundation() throws {

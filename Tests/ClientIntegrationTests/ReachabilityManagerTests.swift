@@ -154,6 +154,41 @@ final class ReachabilityManagerTests: DaemonTestCase {
         try runScenario(delivered)
     }
 
+    func testInterfacesComeInTheSameSnapshotAsTheStatusTheyExplainAndAGatewayAloneIsDelivered() throws {
+        // Given a manager following a daemon with no route
+        try startDaemon()
+        let manager = try makeManager()
+        let delivered = Collected<ReachabilitySnapshot>()
+        let updates = manager.snapshotUpdates
+        let consumer = Task {
+            for await snapshot in updates { delivered.append(snapshot) }
+        }
+        defer { consumer.cancel() }
+        manager.startMonitoring()
+        try waitForManager(manager, status: .notReachable)
+
+        // When a default route through ra0 appears
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+
+        // Then the snapshot that brings the status lists ra0 with that gateway
+        let gateway = IPAddress("10.77.0.1")!
+        XCTAssertTrue(delivered.wait(timeout: .seconds(5)) { $0.contains { $0.status == .reachableViaEthernet } }, "\(delivered.all.map(\.status))")
+        let reachable = try XCTUnwrap(delivered.all.first { $0.status == .reachableViaEthernet })
+        XCTAssertEqual(reachable.interfaces.first { $0.name == "ra0" }?.gateways, [gateway])
+        XCTAssertEqual(reachable.interfaces.first { $0.name == "ra0" }?.operational, .up)
+        XCTAssertFalse(reachable.interfaces.contains { $0.name == "lo" })
+
+        // When only a gateway is added (in another table: the status and the reason stay)
+        try netns.ip("route", "add", "default", "via", "10.77.0.254", "dev", "ra0", "table", "100")
+
+        // Then a snapshot carrying it alone is delivered, and the manager's interfaces are the daemon's
+        let second = IPAddress("10.77.0.254")!
+        XCTAssertTrue(delivered.wait(timeout: .seconds(5)) { $0.last?.interfaces.first { $0.name == "ra0" }?.gateways == [second, gateway] })
+        XCTAssertEqual(delivered.all.last?.status, .reachableViaEthernet)
+        XCTAssertEqual(manager.interfaces, try busctl.properties().interfaces)
+    }
+
     func testNotificationIsPostedOnEveryChange() throws {
         // Given
         try startDaemon()

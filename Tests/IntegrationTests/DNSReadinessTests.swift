@@ -85,7 +85,10 @@ final class DNSReadinessTests: DaemonTestCase {
         // When ra0 gets IPv6 and its link-local address: the server is reachable on its link
         try netns.setIPv6(enabled: true, on: "ra0")
         try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try waitForDNS(.reachable)
+        let reachable = try waitForDNS(.reachable)
+        // and ra0's entry in Interfaces names the server configured for it (its zone)
+        let ra0 = reachable.values["Interfaces"]?.value?.dictionaries?.first { $0["name"]?.string == "ra0" }
+        XCTAssertEqual(ra0?["dns"]?.strings, ["fe80::1%ra0"], "\(reachable)")
     }
 
     func testAResolverOnThisHostCountsWhileTheHostIsReachable() throws {

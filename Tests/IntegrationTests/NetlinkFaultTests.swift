@@ -55,6 +55,11 @@ final class NetlinkFaultTests: DaemonTestCase {
         let overruns = FaultInjection.occurrences(of: "overrun, resynchronising", in: daemon.log)
         XCTAssertGreaterThan(monitor.drops, 0, "the burst did not overflow a \(effective)-byte buffer: the test proves nothing")
         XCTAssertGreaterThanOrEqual(overruns, 1, "the kernel dropped \(monitor.drops) messages, the daemon logged no overrun")
+        // and Interfaces lists the kernel's default gateways (read again 100 ms after the overrun)
+        let kernelGateways = try defaultGateways(in: netns)
+        try Poll.until("Interfaces' gateways as the kernel's \(kernelGateways)", observe: { try busctl.properties().interfaces }) { entries in
+            Dictionary(uniqueKeysWithValues: entries.map { ($0.name, Set($0.gateways.map(\.description))) }).filter { !$0.value.isEmpty } == kernelGateways
+        }
 
         // and no StatusChanged repeats a status or invents a change (a real one as the fence)
         try netns.ip("route", "del", "default")
@@ -224,5 +229,18 @@ final class NetlinkFaultTests: DaemonTestCase {
         XCTAssertEqual(ended, .exited(0), "reachabilityd must exit 0 within 1 s of SIGTERM during a burst; log tail: \(daemon.log.suffix(400))")
         XCTAssertNil(churn.poll(), "the burst ended before the daemon did: the test proves nothing")
         print("FIGURE: SIGTERM during a burst of netlink churn: \(ended.map { "\($0)" } ?? "killed after 1 s") after \(String(format: "%.3f", exitSeconds)) s")
+    }
+
+    /// The gateways of the default routes in every table, by link, as `ip route` shows them.
+    private func defaultGateways(in netns: TestNamespace) throws -> [String: Set<String>] {
+        var gateways: [String: Set<String>] = [:]
+        for family in ["-4", "-6"] {
+            for line in try netns.ip(family, "-o", "route", "show", "default", "table", "all").split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                guard let via = words.firstIndex(of: "via"), let dev = words.firstIndex(of: "dev"), via + 1 < words.count, dev + 1 < words.count else { continue }
+                gateways[words[dev + 1], default: []].insert(words[via + 1])
+            }
+        }
+        return gateways
     }
 }

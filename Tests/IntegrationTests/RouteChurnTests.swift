@@ -197,14 +197,4 @@ final class RouteChurnTests: DaemonTestCase {
         try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
         try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
     }
-
-    /// The route messages the daemon has read so far, from its debug log lines
-    /// "Read N rtnetlink message(s), M of them route(s)."
-    private func routeMessagesRead() -> Int {
-        (daemon?.log ?? "").split(separator: "\n").reduce(0) { total, line in
-            guard let range = line.range(of: #", (\d+) of them route"#, options: .regularExpression) else { return total }
-            let digits = line[range].filter(\.isNumber)
-            return total + (Int(digits) ?? 0)
-        }
-    }
 }

@@ -217,7 +217,8 @@ final class StatusTests: DaemonTestCase {
         // When IPv6's default moves to rb0, IPv4's staying on ra0
         try netns.ip("-6", "route", "replace", "default", "via", "2001:db8:78::1", "dev", "rb0")
 
-        // Then IPv6Interface says so, and nothing else changed: one PropertiesChanged, Generation +1
+        // Then IPv6Interface says so, and nothing else changed but the gateway moving from ra0's
+        // entry of Interfaces to rb0's: one PropertiesChanged, Generation +1
         let after = try waitForProperties("IPv6Interface rb0") { $0.string(.ipv6Interface) == "rb0" }
         XCTAssertEqual(after.string(.interface), "ra0")
         XCTAssertEqual(after.string(.ipv4Interface), "ra0")
@@ -228,8 +229,10 @@ final class StatusTests: DaemonTestCase {
         let announced = try signals.waitForPropertiesChanged("the fence's PropertiesChanged") { received in
             received.dropFirst(announcedBefore).contains { $0.propertyNames.contains(ReachabilityProperty.ipv6Reachable.rawValue) }
         }.dropFirst(announcedBefore)
-        XCTAssertEqual(announced.first?.propertyNames, ["IPv6Interface", "Generation"], "\(Array(announced))")
-        XCTAssertEqual(announced.count, 2, "\(Array(announced))")
+        XCTAssertEqual(announced.first?.propertyNames, ["IPv6Interface", "Interfaces", "Generation"], "\(Array(announced))")
+        // (the kernel may announce rb1 down before rb0's carrier loss: an Interfaces change alone)
+        XCTAssertEqual(announced.filter { !$0.propertyNames.isSubset(of: ["Interfaces", "Generation"]) }.count, 2, "\(Array(announced))")
+        XCTAssertLessThanOrEqual(announced.count, 3, "\(Array(announced))")
     }
 
     func testConnectivityIsNoneWithoutARouteAndUnknownWithOneWhileNothingIsChecked() throws {

@@ -3,6 +3,20 @@ import XCTest
 
 /// `RTM_NEWROUTE` / `RTM_DELROUTE`: `struct rtmsg` and the route attributes.
 final class NetlinkParserRouteTests: XCTestCase {
+    func testThatAReaderOfDefaultRoutesPassesOverTheOthersUnparsed() throws {
+        // Given a datagram of a route with a prefix between two default routes
+        let datagram = Fixture.ipv4DefaultRoute + Fixture.ipv6LookupAnswer + Fixture.ipv4DefaultRoute
+
+        // When
+        let results = datagram.withUnsafeBytes { NetlinkParser.parse(datagram: $0, skipping: NetlinkParser.isRouteWithPrefix) }
+
+        // Then
+        let lengths = try results.map { result -> UInt8? in
+            if case .newRoute(let route) = try result.get().payload { route.destinationLength } else { nil }
+        }
+        XCTAssertEqual(lengths, [0, 0])
+    }
+
     func testThatAnIPv4DefaultRouteIsRead() throws {
         // Given: rtm_table says main (254), RTA_TABLE says 100
         let datagram = Fixture.ipv4DefaultRoute

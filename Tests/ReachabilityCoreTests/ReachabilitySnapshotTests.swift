@@ -139,6 +139,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Interface: .string("wwan0"),
             .ipv4Transport: .string("wwan"),
             .ipv6Transport: .string("wwan"),
+            .interfaces: .dictionaries([]),
             .dns: .string("unknown"),
         ]
 
@@ -173,6 +174,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Interface: .string(""),
             .ipv4Transport: .string(""),
             .ipv6Transport: .string(""),
+            .interfaces: .dictionaries([]),
             .dns: .string("unknown"),
         ]
 

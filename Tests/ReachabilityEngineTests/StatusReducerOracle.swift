@@ -56,7 +56,8 @@ struct ReducerFuzzInput {
 ///
 /// - the status is one of the six wire values, never `unknown` once evaluated, and the
 ///   snapshot agrees with itself (reachable ⇔ a family reachable ⇔ an interface and a transport,
-///   and that interface is a link of the table);
+///   and that interface is a link of the table; `Interfaces` lists the table's links but
+///   loopback, in index order);
 /// - applying the same dump twice gives the same table and the same snapshot, and so does
 ///   applying its messages once more on top, or a batch of events twice;
 /// - `removeAll` followed by a dump gives the same table as a fresh table built from that dump.
@@ -125,6 +126,9 @@ enum StatusReducerOracle {
             check(reachable == (published.transport != nil), "\(step): status \(published.status.rawValue) with transport \(published.transport?.rawValue ?? "none")")
             check(!reachable || table.links.values.contains { $0.name == published.interface },
                   "\(step): reachable via '\(published.interface)', which is no link of the table")
+            let interfaces = table.interfaces(configuration: configuration)
+            check(interfaces.map(\.index) == table.links.values.filter { !$0.isLoopback }.map(\.index).sorted(),
+                  "\(step): Interfaces lists \(interfaces.map(\.name)), not the table's links but loopback in index order")
         }
         func applyDump(at position: Int) {
             let step = "dump ending at record \(position)"
@@ -150,9 +154,15 @@ enum StatusReducerOracle {
                 dump += messages
             case .events:
                 let step = "events at record \(position)"
-                for message in messages { table.apply(message.payload) }
+                // As the engine applies them: links and addresses, then default routes.
+                func apply(_ messages: [NetlinkMessage], to table: inout LinkTable) {
+                    for message in messages where !table.apply(message.payload) {
+                        table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement)
+                    }
+                }
+                apply(messages, to: &table)
                 var twice = table
-                for message in messages { twice.apply(message.payload) }
+                apply(messages, to: &twice)
                 check(twice == table && snapshot(of: twice) == snapshot(of: table), "\(step): the same events twice changed the table or the snapshot")
                 evaluate(after: step)
             case .ipv4Answer:

@@ -18,6 +18,7 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
         switch signature {
         case "s": value = .string(try container.decode(String.self, forKey: .data))
         case "b": value = .boolean(try container.decode(Bool.self, forKey: .data))
+        case "u": value = .unsigned32(try container.decode(UInt32.self, forKey: .data))
         case "t": value = .unsignedInteger(try container.decode(UInt64.self, forKey: .data))
         case "as": value = .strings(try container.decode([String].self, forKey: .data))
         case "a{sv}": value = .dictionary(try container.decode([String: BusValue].self, forKey: .data).compactMapValues(\.value))
@@ -30,6 +31,7 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
         switch value {
         case .string(let text): "s \"\(text)\""
         case .boolean(let flag): "b \(flag)"
+        case .unsigned32(let number): "u \(number)"
         case .unsignedInteger(let number): "t \(number)"
         case let container?: "\(signature) \(container.json.text)"
         case nil: "\(signature) …"
@@ -61,6 +63,11 @@ package struct PublishedProperties: CustomStringConvertible {
 
     /// `Status`.
     package var status: String? { string(.status) }
+
+    /// `Interfaces`, as the client reads its entries; empty when not published.
+    package var interfaces: [NetworkInterface] {
+        (self[.interfaces]?.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:))
+    }
 
     /// `Generation`.
     package var generation: UInt64? {

@@ -345,6 +345,16 @@ open class DaemonTestCase: XCTestCase {
         try netns.ip("-6", "route", "add", "default", "via", "2001:db8:77::1", "dev", "ra0")
     }
 
+    /// The route messages the daemon has read so far, from its debug log lines
+    /// "Read N rtnetlink message(s), M of them route(s)."
+    package func routeMessagesRead() -> Int {
+        (daemon?.log ?? "").split(separator: "\n").reduce(0) { total, line in
+            guard let range = line.range(of: #", (\d+) of them route"#, options: .regularExpression) else { return total }
+            let digits = line[range].filter(\.isNumber)
+            return total + (Int(digits) ?? 0)
+        }
+    }
+
     /// Returns a value the set-up made, or throws `HarnessError`.
     private func unwrap<T>(_ value: T?, _ hint: String = "set-up did not finish") throws -> T {
         guard let value else { throw HarnessError("\(T.self) missing: \(hint)") }
