@@ -45,6 +45,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv6Transport = "IPv6Transport"
     /// `Interfaces` (aa{sv}): every link but loopback, in index order, each a ``NetworkInterface``.
     case interfaces = "Interfaces"
+    /// `NAT64Prefix` (s): the NAT64 prefix in use, or "".
+    case nat64Prefix = "NAT64Prefix"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -75,6 +77,7 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
                 // (Compared as entries: a host with thousands of links would build every dictionary twice.)
                 differs: { $0.interfaces != $1.interfaces }
             )
+        case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
         }
     }
 }

@@ -33,6 +33,8 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     /// Every link but loopback, in index order (the `Interfaces` property); empty before the
     /// first evaluation and for one destination's snapshot.
     public var interfaces: [NetworkInterface]
+    /// The NAT64 prefix in use (RFC 6052 form, "64:ff9b::/96"), "" when none is known.
+    public var nat64Prefix = ""
 
     /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,

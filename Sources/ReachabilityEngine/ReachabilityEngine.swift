@@ -52,6 +52,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
     /// `Explain()`.
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
+    /// The NAT64 prefixes routers advertise (RFC 8781), for `NAT64Prefix` and `Explain()`.
+    var nat64Prefixes = AdvertisedNAT64Prefixes()
+    /// Fires when the next NAT64 prefix's lifetime runs out; nil when none is known.
+    private var nat64ExpiryTimer: DispatchSourceTimer?
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -140,6 +144,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func stop() {
         publishing.stop()
         checks.stop()
+        nat64ExpiryTimer?.cancel()
+        nat64ExpiryTimer = nil
         events?.cancel()
         events = nil
         gateways.stop()
@@ -177,6 +183,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var changed: Set<AddressFamily> = []
         var routing = false
         var gatewayEvidence = false
+        var nat64PrefixesChanged = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too.
@@ -190,16 +197,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         for message in batch.messages {
             switch message.payload {
-            case .deleteLink(let link): captivePortalAPIs.forget(link.index)
+            case .deleteLink(let link):
+                captivePortalAPIs.forget(link.index)
+                if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
                 // The network that comes back may not be the one that advertised it: a router
-                // advertisement names the API again. (DHCP's goes with its lease: networkd and
-                // NetworkManager publish that themselves.)
+                // advertisement names the API and the NAT64 prefix again. (DHCP's goes with its
+                // lease: networkd and NetworkManager publish that themselves.)
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
+                if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
                 // A router's default route goes when it stops being one: what it advertised goes too.
                 guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
+                if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
             if mirror.apply(message.payload) {
@@ -222,19 +233,60 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 // during the outage is checked again now, not at the back-off's next turn.
                 if change.cleared { checks.passiveEvidenceCleared(change.family) }
             case .routerAdvertisementOption(let option):
-                guard let uri = option.captivePortalAPI else { break }
-                if captivePortalAPIs.set(uri, for: option.index, from: .routerAdvertisement, router: option.router) {
+                if let uri = option.captivePortalAPI, captivePortalAPIs.set(uri, for: option.index, from: .routerAdvertisement, router: option.router) {
                     checks.captivePortalAPIChanged(on: option.index)
+                }
+                if let prefix = option.nat64Prefix {
+                    if nat64Prefixes.set(prefix, on: option.index, router: option.router, now: clockSeconds(CLOCK_BOOTTIME)) { nat64PrefixesChanged = true }
+                    // A refreshed lifetime moves the expiry too.
+                    scheduleNAT64Expiry()
                 }
             default: break
             }
         }
+        if nat64PrefixesChanged { scheduleNAT64Expiry() }
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
-            if gatewayEvidence { reevaluate([], announcingRoutes: false) }
+            if gatewayEvidence || nat64PrefixesChanged { reevaluate([], announcingRoutes: false) }
             if routing { publishing.routingEventsOccurred() }
         }
+    }
+
+    /// Events: (re)arms the timer for the next NAT64 prefix's lifetime to run out (the kernel
+    /// sends no withdrawal), or cancels it when none is known. The lifetimes count on
+    /// `CLOCK_BOOTTIME` and the timer on the wall clock, so that time spent suspended counts.
+    private func scheduleNAT64Expiry() {
+        guard let expiry = nat64Prefixes.nextExpiry else {
+            nat64ExpiryTimer?.cancel()
+            nat64ExpiryTimer = nil
+            return
+        }
+        let timer = nat64ExpiryTimer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.expireNAT64Prefixes() }
+            timer.resume()
+            nat64ExpiryTimer = timer
+            return timer
+        }()
+        let delay = max(0, expiry - clockSeconds(CLOCK_BOOTTIME))
+        timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
+    }
+
+    /// Events: the lifetime of a NAT64 prefix ran out.
+    private func expireNAT64Prefixes() {
+        guard lookups.isOpen else { return }
+        if nat64Prefixes.expire(now: clockSeconds(CLOCK_BOOTTIME)) {
+            Log.info("A NAT64 prefix's lifetime ran out.")
+            reevaluate([], announcingRoutes: false)
+        }
+        scheduleNAT64Expiry()
+    }
+
+    /// The link IPv6's probe route goes out of, from the last answers; nil when none.
+    var ipv6RouteLink: InterfaceIndex? {
+        guard case .route(let route)? = answers[.ipv6]?.lookup else { return nil }
+        return route.outputInterfaceIndex
     }
 
     /// Events: the active check's evidence changed. The walk from the rule on follows at the
@@ -273,6 +325,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = mirror.interfaces(configuration: settings)
+        snapshot.nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix.description ?? ""
         return snapshot
     }
 

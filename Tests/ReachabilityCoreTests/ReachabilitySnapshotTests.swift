@@ -140,6 +140,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv4Transport: .string("wwan"),
             .ipv6Transport: .string("wwan"),
             .interfaces: .dictionaries([]),
+            .nat64Prefix: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -174,6 +175,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv4Transport: .string(""),
             .ipv6Transport: .string(""),
             .interfaces: .dictionaries([]),
+            .nat64Prefix: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
