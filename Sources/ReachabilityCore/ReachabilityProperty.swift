@@ -47,6 +47,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case interfaces = "Interfaces"
     /// `NAT64Prefix` (s): the NAT64 prefix in use, or "".
     case nat64Prefix = "NAT64Prefix"
+    /// `IPv4Access` (s): none, native, clat or nat64.
+    case ipv4Access = "IPv4Access"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -78,6 +80,7 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
                 differs: { $0.interfaces != $1.interfaces }
             )
         case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
+        case .ipv4Access: .string(json: "ipv4Access", text: "IPv4 path", { $0.ipv4Access.rawValue }, write: { $0.ipv4Access = IPv4Access(rawValue: $1) ?? .none })
         }
     }
 }

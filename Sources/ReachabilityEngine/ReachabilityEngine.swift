@@ -325,8 +325,33 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = mirror.interfaces(configuration: settings)
-        snapshot.nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix.description ?? ""
+        let nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        snapshot.nat64Prefix = nat64Prefix?.description ?? ""
+        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
         return snapshot
+    }
+
+    /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the
+    /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
+    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go.
+    private func ipv4AccessFacts(isIPv4Reachable: Bool, nat64Prefix: IPPrefix?) -> IPv4AccessFacts {
+        let table = mirror.table
+        var routeLink: InterfaceIndex?
+        if case .route(let route)? = answers[.ipv4]?.lookup { routeLink = route.outputInterfaceIndex }
+        var isSynthesizedProbeReachable = false
+        if !isIPv4Reachable, let nat64Prefix,
+           let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
+            let facts = StatusReducer.destinationFacts(in: table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
+            isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
+        }
+        return IPv4AccessFacts(
+            isIPv4Reachable: isIPv4Reachable, ipv4Source: try? answers[.ipv4]?.source.get(),
+            isIPv4RouteOverTun: routeLink.flatMap { table.links[$0]?.kind } == "tun",
+            hasGlobalIPv4ElsewhereThanTheRoute: table.addresses.contains { address, facts in
+                address.family == .ipv4 && address.index != routeLink && facts.isUsableGlobal && table.links[address.index]?.isLoopback == false
+            },
+            isNAT64PrefixKnown: nat64Prefix != nil, isSynthesizedProbeReachable: isSynthesizedProbeReachable
+        )
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from

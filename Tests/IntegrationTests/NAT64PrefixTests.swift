@@ -58,4 +58,39 @@ final class NAT64PrefixTests: DaemonTestCase {
         try netns.ip("link", "set", "ra0", "down")
         try waitForProperties("NAT64Prefix forgotten with its link") { $0.string(.nat64Prefix) == "" }
     }
+
+    func testIPv4AccessIsNAT64OnAnIPv6OnlyHostWithARoutedPrefixNativeWithAnIPv4RouteAndCLATFromRFC7335sRange() throws {
+        // Given an IPv6-only host: a global address on ra0, its default router on ra1
+        try startDaemon()
+        try bringUpLinkLocalOnBothLinks()
+        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
+        try netns.advertiseCaptivePortalAPI(nil, routerLifetime: 1800, source: Self.router)
+        try waitForProperties("IPv6 only, no NAT64") {
+            $0.bool(.ipv6Reachable) == true && $0.bool(.ipv4Reachable) == false && $0.string(.ipv4Access) == "none"
+        }
+
+        // When the router advertises the well-known NAT64 prefix (routed: by the default route)
+        try netns.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: Self.router)
+        // Then IPv4 is reached through NAT64
+        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" && $0.bool(.ipv4Reachable) == false }
+
+        // When the host gains an IPv4 route
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        try addIPv4DefaultRoute()
+        // Then it is native
+        try waitForProperties("IPv4Access native") { $0.string(.ipv4Access) == "native" }
+
+        // When IPv4's route leaves from RFC 7335's CLAT range instead, as NetworkManager's CLAT
+        // sets it up on the uplink itself (192.0.0.5/32, the default route through the link)
+        try netns.ip("addr", "del", "10.77.0.2/24", "dev", "ra0")
+        try netns.ip("addr", "add", "192.0.0.5/32", "dev", "ra0")
+        try netns.ip("route", "add", "default", "dev", "ra0", "src", "192.0.0.5")
+        // Then it is a CLAT's
+        try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
+
+        // When IPv4's route goes and the prefix is withdrawn, nothing is left
+        try netns.ip("route", "del", "default", "dev", "ra0")
+        try netns.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 0, routerLifetime: 1800, source: Self.router)
+        try waitForProperties("IPv4Access none") { $0.string(.ipv4Access) == "none" }
+    }
 }

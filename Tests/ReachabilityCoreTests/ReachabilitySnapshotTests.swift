@@ -141,6 +141,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Transport: .string("wwan"),
             .interfaces: .dictionaries([]),
             .nat64Prefix: .string(""),
+            .ipv4Access: .string("none"),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -176,6 +177,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Transport: .string(""),
             .interfaces: .dictionaries([]),
             .nat64Prefix: .string(""),
+            .ipv4Access: .string("none"),
         ]
 
         for property in ReachabilityProperty.allCases {
