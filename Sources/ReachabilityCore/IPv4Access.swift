@@ -97,3 +97,29 @@ public enum NAT64Synthesis {
         return IPAddress(family: .ipv6, bytes: bytes)
     }
 }
+
+extension ReachabilitySnapshot {
+    /// The snapshot as an application sees it through a CLAT: with ``ipv4Access`` `clat` and
+    /// IPv4 reachable, IPv4's traffic leaves translated on `uplink` (the link of IPv6's route),
+    /// so `Status`, `Interface`, `Transport` and `Metered` (the status's family is IPv4's) and
+    /// IPv4's interface and transport describe the uplink, not the CLAT's tun; `Reason` ends in
+    /// "via CLAT" (and the link it translates onto). Otherwise the snapshot unchanged.
+    ///
+    /// - Parameter uplink: the link of IPv6's route, nil when IPv6 has none.
+    public func describingCLAT(uplink: LinkFacts?) -> ReachabilitySnapshot {
+        guard ipv4Access == .clat, isIPv4Reachable else { return self }
+        var described = self
+        guard let uplink, uplink.name != ipv4Interface else {
+            described.reason += "; via CLAT"
+            return described
+        }
+        described.reason += "; via CLAT on \(ipv4Interface) onto \(uplink.name) (\(uplink.effectiveTransport.rawValue))"
+        described.status = ReachabilityStatus(reachableVia: uplink.effectiveTransport)
+        described.interface = uplink.name
+        described.transport = uplink.transport
+        described.isMetered = uplink.isMetered
+        described.ipv4Interface = uplink.name
+        described.ipv4Transport = uplink.transport
+        return described
+    }
+}

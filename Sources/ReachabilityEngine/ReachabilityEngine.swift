@@ -328,7 +328,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
-        return snapshot
+        return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
     }
 
     /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the

@@ -85,8 +85,10 @@ final class NAT64PrefixTests: DaemonTestCase {
         try netns.ip("addr", "del", "10.77.0.2/24", "dev", "ra0")
         try netns.ip("addr", "add", "192.0.0.5/32", "dev", "ra0")
         try netns.ip("route", "add", "default", "dev", "ra0", "src", "192.0.0.5")
-        // Then it is a CLAT's
-        try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
+        // Then it is a CLAT's, on the uplink itself
+        let published = try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
+        XCTAssertTrue(published.string(.reason)?.hasSuffix("; via CLAT") == true, "\(published)")
+        XCTAssertEqual(published.string(.interface), "ra0")
 
         // When IPv4's route goes and the prefix is withdrawn, nothing is left
         try netns.ip("route", "del", "default", "dev", "ra0")

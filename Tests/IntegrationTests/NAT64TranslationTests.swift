@@ -15,19 +15,9 @@ final class NAT64TranslationTests: DaemonTestCase {
     private static let server = IPAddress("10.99.0.1")!
 
     func testAnIPv6OnlyHostReachesAnIPv4OnlyServerAtTheSynthesizedAddressAndNotAtTheLiteral() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.tayga) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(Self.tayga) is missing (make deps unpacks it)") }
-            throw XCTSkip("\(Self.tayga) is missing: make deps unpacks it")
-        }
-        // Given a router with tayga in front of an IPv4-only HTTP server
-        let router = try RouterNamespace(linkedTo: try netns)
-        let nat64 = try startNAT64(in: router)
+        // Given an IPv6-only host behind a router with tayga in front of an IPv4-only HTTP server
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
         defer { nat64.forEach { _ = $0.terminate() } }
-        // and an IPv6-only host: link-local and fd00::2 on ra0, no IPv4 address
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try netns.ip("addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
-        try startDaemon()
 
         // When the router advertises itself and tayga's prefix
         try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
@@ -44,6 +34,68 @@ final class NAT64TranslationTests: DaemonTestCase {
         XCTAssertEqual(page.standardOutput, "served over IPv4\n")
         let literal = try curl("http://\(Self.server):8081/index.html")
         XCTAssertEqual(literal.termination, .exited(7), "curl: couldn't connect: \(literal.standardError)")
+    }
+
+    func testWithACLATTheLiteralWorksAndTheStatusDescribesTheUplinkNotTheTun() throws {
+        // Given an IPv6-only host behind the NAT64, which it knows of
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+
+        // When a CLAT runs on the host: tayga on tun clat, 192.0.0.1 (RFC 7335) mapped to
+        // fd00::c1a7, IPv4's default route through it
+        let clat = try startCLAT()
+        defer { _ = clat.terminate() }
+
+        // Then IPv4 is reachable via CLAT, and Status, Interface and Transport are ra0's
+        let published = try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
+        XCTAssertEqual(published.status, "reachable-via-ethernet", "\(published)")
+        XCTAssertEqual(published.string(.interface), "ra0")
+        XCTAssertEqual(published.string(.transport), "ethernet")
+        XCTAssertEqual(published.string(.ipv4Interface), "ra0")
+        XCTAssertTrue(published.string(.reason)?.hasSuffix("; via CLAT on clat onto ra0 (ethernet)") == true, "\(published)")
+        // and an application's IPv4 literal connects
+        let page = try curl("http://\(Self.server):8081/index.html")
+        XCTAssertEqual(page.termination, .exited(0), page.standardError)
+        XCTAssertEqual(page.standardOutput, "served over IPv4\n")
+    }
+
+    /// A router namespace running tayga in front of the IPv4-only server (``startNAT64(in:)``),
+    /// and this test's namespace an IPv6-only host: link-local and fd00::2 on ra0, no IPv4
+    /// address, router advertisements accepted while forwarding (for a CLAT); the daemon started.
+    private func startIPv6OnlyHostBehindNAT64() throws -> (RouterNamespace, [ChildProcess]) {
+        guard FileManager.default.isExecutableFile(atPath: Self.tayga) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(Self.tayga) is missing (make deps unpacks it)") }
+            throw XCTSkip("\(Self.tayga) is missing: make deps unpacks it")
+        }
+        let router = try RouterNamespace(linkedTo: try netns)
+        let nat64 = try startNAT64(in: router)
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.sysctl("net.ipv6.conf.ra0.accept_ra", "2")
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try netns.ip("addr", "add", "fd00::2/64", "dev", "ra0", "nodad")
+        try startDaemon()
+        return (router, nat64)
+    }
+
+    /// Starts tayga as this host's CLAT (tun `clat`, 192.0.0.1 mapped to fd00::c1a7, answered
+    /// for on ra0 by proxy NDP) with IPv4's default route through it.
+    private func startCLAT() throws -> ChildProcess {
+        let configuration = try XCTUnwrap(directory).file("clat.conf")
+        try "tun-device clat\nipv4-addr 192.0.0.2\nprefix \(Self.prefix)\nmap 192.0.0.1 fd00::c1a7\ndata-dir \(try XCTUnwrap(directory).path)\n"
+            .write(toFile: configuration, atomically: true, encoding: .utf8)
+        try Command.run("ip", ["netns", "exec", try netns.name, Self.tayga, "--config", configuration, "--mktun"]).check()
+        try netns.sysctl("net.ipv6.conf.all.forwarding", "1")
+        try netns.sysctl("net.ipv6.conf.ra0.proxy_ndp", "1")
+        try netns.ip("-6", "neigh", "add", "proxy", "fd00::c1a7", "dev", "ra0")
+        let clat = try ChildProcess("ip", ["netns", "exec", try netns.name, Self.tayga, "--config", configuration, "--nodetach"],
+                                    standardOutput: try XCTUnwrap(directory).file("clat.log"), standardError: try XCTUnwrap(directory).file("clat.log"))
+        try netns.ip("link", "set", "clat", "up")
+        try netns.ip("addr", "add", "192.0.0.1/32", "dev", "clat")
+        try netns.ip("-6", "route", "add", "fd00::c1a7/128", "dev", "clat")
+        try netns.ip("route", "add", "default", "dev", "clat")
+        return clat
     }
 
     /// Starts tayga (prefix ``prefix``, pool 10.64.0.0/24 on tun `nat64`) and a python HTTP server

@@ -47,3 +47,36 @@ final class IPv4AccessRuleTests: XCTestCase {
         }
     }
 }
+
+/// A snapshot through a CLAT describes the uplink the CLAT translates onto.
+final class CLATSnapshotTests: XCTestCase {
+    func testThatACLATsTunGivesWayToTheUplinkAndTheReasonSaysViaCLAT() {
+        // Given IPv4 reachable over the tun clat (vpn), IPv6 over wlan0
+        var snapshot = ReachabilitySnapshot(
+            status: .reachableViaOther, isIPv4Reachable: true, isIPv6Reachable: true, interface: "clat", transport: .vpn, isMetered: false,
+            reason: "default route on clat (vpn), table main", ipv6Link: ("wlan0", .wifi)
+        )
+        let wlan = LinkFacts(index: 3, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi)
+        let wwan = LinkFacts(index: 4, name: "wwan0", isUp: true, hasCarrier: true, transport: .wwan)
+        let rows: [(access: IPv4Access, uplink: LinkFacts?, status: ReachabilityStatus, interface: String, transport: Transport, metered: Bool,
+                    reason: String, line: UInt)] = [
+            (.native, wlan, .reachableViaOther, "clat", .vpn, false, "default route on clat (vpn), table main", #line),
+            (.clat, wlan, .reachableViaWiFi, "wlan0", .wifi, false, "default route on clat (vpn), table main; via CLAT on clat onto wlan0 (wifi)", #line),
+            (.clat, wwan, .reachableViaWWAN, "wwan0", .wwan, true, "default route on clat (vpn), table main; via CLAT on clat onto wwan0 (wwan)", #line),
+            (.clat, nil, .reachableViaOther, "clat", .vpn, false, "default route on clat (vpn), table main; via CLAT", #line),
+        ]
+        for row in rows {
+            // When
+            snapshot.ipv4Access = row.access
+            let described = snapshot.describingCLAT(uplink: row.uplink)
+            // Then
+            XCTAssertEqual(described.status, row.status, line: row.line)
+            XCTAssertEqual(described.interface, row.interface, line: row.line)
+            XCTAssertEqual(described.ipv4Interface, row.interface, line: row.line)
+            XCTAssertEqual(described.transport, row.transport, line: row.line)
+            XCTAssertEqual(described.ipv4Transport, row.transport, line: row.line)
+            XCTAssertEqual(described.isMetered, row.metered, line: row.line)
+            XCTAssertEqual(described.reason, row.reason, line: row.line)
+        }
+    }
+}
