@@ -34,11 +34,14 @@ test_packages=(
 # directory, not installed: installing prometheus-node-exporter enables and starts a service
 # listening on port 9100 (its postinst), and pulls in IPMI tools through its recommendations.
 node_exporter_package=prometheus-node-exporter
-node_exporter_root=$repo/.build/test-tools/$node_exporter_package
+# The NAT64 tests run Debian's real tayga the same way: its postinst starts the service, which
+# would configure a nat64 tun, routes and NAT44 on the host.
+tayga_package=tayga
+unpacked_tools=("$node_exporter_package:usr/bin/prometheus-node-exporter" "$tayga_package:usr/sbin/tayga")
 
 tests=yes
 case ${1:-} in
-  --list-test-tools) printf '%s\n' "${test_packages[@]}" "$node_exporter_package"; exit 0 ;;
+  --list-test-tools) printf '%s\n' "${test_packages[@]}" "$node_exporter_package" "$tayga_package"; exit 0 ;;
   --run) packages=("${run_packages[@]}"); tests=no ;;
   "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
   -*) echo "install-deps: unknown option $1" >&2; exit 64 ;;
@@ -78,18 +81,22 @@ if [ ${#missing[@]} -gt 0 ]; then
     { echo "install-deps: could not install ${missing[*]}" >&2; exit 1; }
 fi
 
-if [ $tests = yes ] && [ ! -x "$node_exporter_root/usr/bin/prometheus-node-exporter" ]; then
-  echo "install-deps: unpacking $node_exporter_package into $node_exporter_root (not installed)" >&2
+for tool in "${unpacked_tools[@]}"; do
+  package=${tool%%:*}
+  root=$repo/.build/test-tools/$package
+  [ $tests = yes ] && [ ! -x "$root/${tool#*:}" ] || continue
+  echo "install-deps: unpacking $package into $root (not installed)" >&2
   download=$(mktemp -d /tmp/reachabilityd-deps.XXXXXX)
   trap 'rm -rf "$download"' EXIT
   # As root, apt downloads as its sandbox user _apt, which must be able to write there.
   [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1 && chown _apt "$download"
-  (cd "$download" && apt_get_with_retries apt-get download -qq "$node_exporter_package") ||
-    { echo "install-deps: could not download $node_exporter_package" >&2; exit 1; }
-  rm -rf "$node_exporter_root"
-  mkdir -p "$node_exporter_root"
-  dpkg-deb -x "$download"/"$node_exporter_package"_*.deb "$node_exporter_root"
-fi
+  (cd "$download" && apt_get_with_retries apt-get download -qq "$package") ||
+    { echo "install-deps: could not download $package" >&2; exit 1; }
+  rm -rf "$root"
+  mkdir -p "$root"
+  dpkg-deb -x "$download"/"$package"_*.deb "$root"
+  rm -rf "$download"
+done
 
 if [ -n "${INSTALL_DEPS_REPORT:-}" ]; then
   # Simulated against an empty package database: the whole closure, as on a bare machine.

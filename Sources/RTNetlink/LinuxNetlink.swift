@@ -57,6 +57,8 @@ enum LinuxNetlink {
     /// The router advertisement option of RFC 8910 (the network's captive-portal API URI); the
     /// kernel passes it on since Linux 5.10, and its headers do not name it.
     static let captivePortalOption: UInt8 = 37
+    /// RFC 8781's PREF64 option (type 38): a NAT64 prefix and its lifetime.
+    static let nat64PrefixOption: UInt8 = 38
     static let errorLength = MemoryLayout<Int32>.size
 
     // Attribute type mask (drops NLA_F_NESTED / NLA_F_NET_BYTEORDER).

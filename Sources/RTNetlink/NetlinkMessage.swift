@@ -137,14 +137,49 @@ public struct RouterAdvertisementOption: Sendable, Hashable {
     /// For RFC 8910's option, the network's captive-portal API URI (NUL padding removed); nil
     /// for any other option.
     public var captivePortalAPI: String?
+    /// For RFC 8781's PREF64 option, the NAT64 prefix and its lifetime; nil for any other option
+    /// (and for a prefix length code RFC 8781 does not define).
+    public var nat64Prefix: NAT64PrefixOption?
     /// `NDUSEROPT_SRCADDR`: the router that sent the advertisement (its link-local address).
     public var router: IPAddress?
 
     /// Creates a router advertisement option.
-    public init(index: InterfaceIndex, captivePortalAPI: String? = nil, router: IPAddress? = nil) {
+    public init(index: InterfaceIndex, captivePortalAPI: String? = nil, nat64Prefix: NAT64PrefixOption? = nil, router: IPAddress? = nil) {
         self.index = index
         self.captivePortalAPI = captivePortalAPI
+        self.nat64Prefix = nat64Prefix
         self.router = router
+    }
+}
+
+/// RFC 8781's PREF64 option (ND option 38): the prefix a network's NAT64 translates with, and how
+/// long the router vouches for it.
+public struct NAT64PrefixOption: Sendable, Hashable {
+    /// The prefix: 96, 64, 56, 48, 40 or 32 bits (RFC 6052 §2.2).
+    public var prefix: IPPrefix
+    /// Its lifetime in seconds: the scaled lifetime times 8 (0: withdrawn).
+    public var lifetimeSeconds: UInt32
+
+    /// Creates the option's value.
+    public init(prefix: IPPrefix, lifetimeSeconds: UInt32) {
+        self.prefix = prefix
+        self.lifetimeSeconds = lifetimeSeconds
+    }
+
+    /// The prefix lengths of the option's prefix length codes 0 through 5 (RFC 8781 §4); the
+    /// codes 6 and 7 are undefined and the option is then ignored.
+    public static let prefixLengths = [96, 64, 56, 48, 40, 32]
+
+    /// The option's value from its 14 bytes after type and length (scaled lifetime and prefix
+    /// length code, then the prefix's highest 96 bits); nil when too short or the code is undefined.
+    public init?(value: some Collection<UInt8>) {
+        let bytes = Array(value)
+        guard bytes.count >= 14 else { return nil }
+        let field = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+        let code = Int(field & 0x7)
+        guard code < Self.prefixLengths.count else { return nil }
+        let address = IPAddress(family: .ipv6, bytes: Array(bytes[2..<14]) + [0, 0, 0, 0])!
+        self.init(prefix: IPPrefix(address, length: Self.prefixLengths[code]), lifetimeSeconds: UInt32(field >> 3) * 8)
     }
 }
 

@@ -203,10 +203,14 @@ public enum NetlinkParser {
             }
         }
         let bytes = body[header..<(header + optionsLength)]
-        guard bytes.count >= 2, bytes[header] == LinuxNetlink.captivePortalOption else { return option }
+        guard bytes.count >= 2 else { return option }
         let length = min(Int(bytes[header + 1]) * 8, bytes.count)
-        let uri = bytes[(header + 2)..<(header + max(length, 2))].prefix { $0 != 0 }
-        option.captivePortalAPI = String(decoding: uri, as: UTF8.self)
+        let value = bytes[(header + 2)..<(header + max(length, 2))]
+        switch bytes[header] {
+        case LinuxNetlink.captivePortalOption: option.captivePortalAPI = String(decoding: value.prefix { $0 != 0 }, as: UTF8.self)
+        case LinuxNetlink.nat64PrefixOption: option.nat64Prefix = NAT64PrefixOption(value: value)
+        default: break
+        }
         return option
     }
 

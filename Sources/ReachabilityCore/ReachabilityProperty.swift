@@ -47,6 +47,10 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case interfaces = "Interfaces"
     /// `DNS` (s): whether names will resolve, a ``DNSReadiness``.
     case dns = "DNS"
+    /// `NAT64Prefix` (s): the NAT64 prefix in use, or "".
+    case nat64Prefix = "NAT64Prefix"
+    /// `IPv4Access` (s): none, native, clat or nat64.
+    case ipv4Access = "IPv4Access"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -78,6 +82,8 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
                 differs: { $0.interfaces != $1.interfaces }
             )
         case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
+        case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
+        case .ipv4Access: .string(json: "ipv4Access", text: "IPv4 path", { $0.ipv4Access.rawValue }, write: { $0.ipv4Access = IPv4Access(rawValue: $1) ?? .none })
         }
     }
 }

@@ -35,6 +35,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var interfaces: [NetworkInterface]
     /// Whether names will resolve (``DNSRule``); `unknown` until the nameservers are known.
     public var dns: DNSReadiness = .unknown
+    /// The NAT64 prefix in use (RFC 6052 form, "64:ff9b::/96"), "" when none is known.
+    public var nat64Prefix = ""
+    /// How IPv4 destinations are reached (``IPv4AccessRule``).
+    public var ipv4Access = IPv4Access.none
 
     /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,

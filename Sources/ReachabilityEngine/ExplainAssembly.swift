@@ -17,6 +17,8 @@ enum ExplainAssembly {
         var routeFilterRebuildPending: Bool
         /// The configuration in force.
         var configuration: DaemonConfiguration
+        /// What ``AdvertisedNAT64Prefixes/explanation(ipv6Link:now:linkName:)`` says.
+        var nat64Prefixes: [String]
     }
 
     /// The report: `families` (the probes, each with the kernel's answers and verdict), the
@@ -46,7 +48,7 @@ enum ExplainAssembly {
         return ExplainReport(
             evaluation: state.evaluation, heldBack: state.heldBack,
             routesChangedPending: state.routesChangedPending, routeFilterRebuildPending: state.routeFilterRebuildPending,
-            families: families, links: links,
+            families: families, nat64Prefixes: state.nat64Prefixes, links: links,
             omittedLinks: omitted.count == 0 ? nil : omitted,
             configuration: state.configuration
         )

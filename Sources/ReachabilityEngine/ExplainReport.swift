@@ -61,6 +61,8 @@ public struct ExplainReport: Sendable, Hashable {
     public var routeFilterRebuildPending: Bool
     /// IPv4, then IPv6.
     public var families: [Family]
+    /// The NAT64 prefix in use and why, then each one known with where it came from.
+    public var nat64Prefixes: [String]
     /// The probes' output links and the first ``linkLimit`` links, by index.
     public var links: [Link]
     /// The other links, counted; nil when every link is shown.
@@ -110,6 +112,7 @@ public struct ExplainReport: Sendable, Hashable {
                 lines.append("  nameserver \(server.server.address) from \(server.server.origin.description): \(Self.routeText(server.facts)) -> \(verdict)")
             }
         }
+        lines += nat64Prefixes
         lines.append("Links:")
         for link in links {
             let facts = link.facts

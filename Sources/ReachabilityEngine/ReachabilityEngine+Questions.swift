@@ -22,7 +22,10 @@ extension ReachabilityEngine {
         }
         let state = ExplainAssembly.State(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
-            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings
+            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings,
+            nat64Prefixes: nat64Prefixes.explanation(ipv6Link: ipv6RouteLink, now: clockSeconds(CLOCK_BOOTTIME)) { [mirror] index in
+                mirror.table.links[index]?.name ?? "link \(index.rawValue)"
+            }
         )
         var report = ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
         report.nameServers = nameServers.map { $0.map(nameServerFacts) }

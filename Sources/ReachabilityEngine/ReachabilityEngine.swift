@@ -52,6 +52,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
     /// `Explain()`.
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
+    /// The NAT64 prefixes routers advertise (RFC 8781), for `NAT64Prefix` and `Explain()`.
+    var nat64Prefixes = AdvertisedNAT64Prefixes()
+    /// Fires when the next NAT64 prefix's lifetime runs out; nil when none is known.
+    private var nat64ExpiryTimer: DispatchSourceTimer?
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -143,6 +147,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func stop() {
         publishing.stop()
         checks.stop()
+        nat64ExpiryTimer?.cancel()
+        nat64ExpiryTimer = nil
         events?.cancel()
         events = nil
         gateways.stop()
@@ -182,6 +188,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var gatewayEvidence = false
         // A route toward a configured nameserver: `DNS` is judged again (its own walk).
         var nameServerRoutes = false
+        var nat64PrefixesChanged = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too.
@@ -195,16 +202,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
         }
         for message in batch.messages {
             switch message.payload {
-            case .deleteLink(let link): captivePortalAPIs.forget(link.index)
+            case .deleteLink(let link):
+                captivePortalAPIs.forget(link.index)
+                if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
                 // The network that comes back may not be the one that advertised it: a router
-                // advertisement names the API again. (DHCP's goes with its lease: networkd and
-                // NetworkManager publish that themselves.)
+                // advertisement names the API and the NAT64 prefix again. (DHCP's goes with its
+                // lease: networkd and NetworkManager publish that themselves.)
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
+                if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
                 // A router's default route goes when it stops being one: what it advertised goes too.
                 guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
+                if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
             if mirror.apply(message.payload) {
@@ -228,19 +239,60 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 // during the outage is checked again now, not at the back-off's next turn.
                 if change.cleared { checks.passiveEvidenceCleared(change.family) }
             case .routerAdvertisementOption(let option):
-                guard let uri = option.captivePortalAPI else { break }
-                if captivePortalAPIs.set(uri, for: option.index, from: .routerAdvertisement, router: option.router) {
+                if let uri = option.captivePortalAPI, captivePortalAPIs.set(uri, for: option.index, from: .routerAdvertisement, router: option.router) {
                     checks.captivePortalAPIChanged(on: option.index)
+                }
+                if let prefix = option.nat64Prefix {
+                    if nat64Prefixes.set(prefix, on: option.index, router: option.router, now: clockSeconds(CLOCK_BOOTTIME)) { nat64PrefixesChanged = true }
+                    // A refreshed lifetime moves the expiry too.
+                    scheduleNAT64Expiry()
                 }
             default: break
             }
         }
+        if nat64PrefixesChanged { scheduleNAT64Expiry() }
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
-            if gatewayEvidence || nameServerRoutes { reevaluate([], announcingRoutes: false) }
+            if gatewayEvidence || nameServerRoutes || nat64PrefixesChanged { reevaluate([], announcingRoutes: false) }
             if routing { publishing.routingEventsOccurred() }
         }
+    }
+
+    /// Events: (re)arms the timer for the next NAT64 prefix's lifetime to run out (the kernel
+    /// sends no withdrawal), or cancels it when none is known. The lifetimes count on
+    /// `CLOCK_BOOTTIME` and the timer on the wall clock, so that time spent suspended counts.
+    private func scheduleNAT64Expiry() {
+        guard let expiry = nat64Prefixes.nextExpiry else {
+            nat64ExpiryTimer?.cancel()
+            nat64ExpiryTimer = nil
+            return
+        }
+        let timer = nat64ExpiryTimer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.expireNAT64Prefixes() }
+            timer.resume()
+            nat64ExpiryTimer = timer
+            return timer
+        }()
+        let delay = max(0, expiry - clockSeconds(CLOCK_BOOTTIME))
+        timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
+    }
+
+    /// Events: the lifetime of a NAT64 prefix ran out.
+    private func expireNAT64Prefixes() {
+        guard lookups.isOpen else { return }
+        if nat64Prefixes.expire(now: clockSeconds(CLOCK_BOOTTIME)) {
+            Log.info("A NAT64 prefix's lifetime ran out.")
+            reevaluate([], announcingRoutes: false)
+        }
+        scheduleNAT64Expiry()
+    }
+
+    /// The link IPv6's probe route goes out of, from the last answers; nil when none.
+    var ipv6RouteLink: InterfaceIndex? {
+        guard case .route(let route)? = answers[.ipv6]?.lookup else { return nil }
+        return route.outputInterfaceIndex
     }
 
     /// Events: the active check's evidence changed. The walk from the rule on follows at the
@@ -286,7 +338,33 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 snapshot.interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
             }
         }
-        return snapshot
+        let nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        snapshot.nat64Prefix = nat64Prefix?.description ?? ""
+        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
+        return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
+    }
+
+    /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the
+    /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
+    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go.
+    private func ipv4AccessFacts(isIPv4Reachable: Bool, nat64Prefix: IPPrefix?) -> IPv4AccessFacts {
+        let table = mirror.table
+        var routeLink: InterfaceIndex?
+        if case .route(let route)? = answers[.ipv4]?.lookup { routeLink = route.outputInterfaceIndex }
+        var isSynthesizedProbeReachable = false
+        if !isIPv4Reachable, let nat64Prefix,
+           let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
+            let facts = StatusReducer.destinationFacts(in: table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
+            isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
+        }
+        return IPv4AccessFacts(
+            isIPv4Reachable: isIPv4Reachable, ipv4Source: try? answers[.ipv4]?.source.get(),
+            isIPv4RouteOverTun: routeLink.flatMap { table.links[$0]?.kind } == "tun",
+            hasGlobalIPv4ElsewhereThanTheRoute: table.addresses.contains { address, facts in
+                address.family == .ipv4 && address.index != routeLink && facts.isUsableGlobal && table.links[address.index]?.isLoopback == false
+            },
+            isNAT64PrefixKnown: nat64Prefix != nil, isSynthesizedProbeReachable: isSynthesizedProbeReachable
+        )
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from

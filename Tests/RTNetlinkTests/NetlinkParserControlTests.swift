@@ -143,6 +143,32 @@ final class NetlinkParserControlTests: XCTestCase {
         }
     }
 
+    func testThatARouterAdvertisementsPREF64OptionGivesItsPrefixAndLifetimeForEachPrefixLength() throws {
+        // Given / When / Then: RTM_NEWNDUSEROPT as the kernel (6.18) sent it for RAs from fe80::1
+        // on link 2 with RFC 8781's option 38 (captured), one row per prefix length code, then
+        // an undefined code (6) and an option too short to hold a prefix
+        let header = "0a0010000200000086000000000000002602"
+        let router = "14000100fe800000000000000000000000000001"
+        let rows: [(option: String, prefix: String?, length: Int, lifetime: UInt32, line: UInt)] = [
+            ("07080064ff9b0000000000000000", "64:ff9b::", 96, 1800, #line),
+            ("025920010db80100000000000000", "2001:db8:100::", 64, 600, #line),
+            ("fffa20010db80122000000000000", "2001:db8:122::", 56, 65528, #line),
+            ("000b20010db80300000000000000", "2001:db8:300::", 48, 8, #line),
+            ("000420010db80100000000000000", "2001:db8:100::", 40, 0, #line),
+            ("100520010db80000000000000000", "2001:db8::", 32, 4096, #line),
+            ("070e0064ff9b0000000000000000", nil, 0, 0, #line),
+        ]
+        for row in rows {
+            let body = Wire.bytes(hex: header + row.option + router)
+            let payload = try parseSingleMessage(Wire.message(type: ABI.MessageType.newRouterOption, body: body)).payload
+            let expected = row.prefix.map { NAT64PrefixOption(prefix: IPPrefix(IPAddress($0)!, length: row.length), lifetimeSeconds: row.lifetime) }
+            XCTAssertEqual(payload, .routerAdvertisementOption(RouterAdvertisementOption(index: 2, nat64Prefix: expected, router: IPAddress("fe80::1"))), line: row.line)
+        }
+        let short = [ABI.Family.ipv6, 0] + Wire.u16(8) + Wire.i32(2) + [134, 0, 0, 0, 0, 0, 0, 0] + [38, 1, 7, 8, 0, 0x64, 0xff, 0x9b]
+        let payload = try parseSingleMessage(Wire.message(type: ABI.MessageType.newRouterOption, body: short)).payload
+        XCTAssertEqual(payload, .routerAdvertisementOption(RouterAdvertisementOption(index: 2)))
+    }
+
     func testThatARouterAdvertisementsCaptivePortalOptionGivesItsURI() throws {
         // Given RTM_NEWNDUSEROPT as the kernel sent it for an RA from fe80::1 on link 2 (captured), then
         // another option (RDNSS), then a length running past the message

@@ -141,6 +141,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Transport: .string("wwan"),
             .interfaces: .dictionaries([]),
             .dns: .string("unknown"),
+            .nat64Prefix: .string(""),
+            .ipv4Access: .string("none"),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -176,6 +178,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .ipv6Transport: .string(""),
             .interfaces: .dictionaries([]),
             .dns: .string("unknown"),
+            .nat64Prefix: .string(""),
+            .ipv4Access: .string("none"),
         ]
 
         for property in ReachabilityProperty.allCases {

@@ -86,6 +86,33 @@ extension TestNamespace {
     ///     receiver then sees two routers).
     /// - Throws: `HarnessError` when python3 fails.
     package func advertiseCaptivePortalAPI(_ uri: String?, routerLifetime: UInt16 = 0, from link: String = "ra1", source: String? = nil) throws {
+        let uri = Array((uri ?? "").utf8)
+        let units = (2 + uri.count + 7) / 8
+        let option = uri.isEmpty ? [] : [37, UInt8(units)] + uri + [UInt8](repeating: 0, count: units * 8 - 2 - uri.count)
+        try sendRouterAdvertisement(options: option, routerLifetime: routerLifetime, from: link, source: source)
+    }
+
+    /// Sends one router advertisement from `link` to all nodes, with RFC 8781's PREF64 option
+    /// (38) carrying `prefix`. `link` needs IPv6 and a link-local address.
+    ///
+    /// - Parameters:
+    ///   - prefix: the NAT64 prefix, "64:ff9b::/96" form (/96, /64, /56, /48, /40 or /32).
+    ///   - lifetime: its lifetime in seconds, a multiple of 8 (0: withdrawn).
+    ///   - routerLifetime, link, source: as for ``advertiseCaptivePortalAPI(_:routerLifetime:from:source:)``.
+    /// - Throws: `HarnessError` for another prefix length, or when python3 fails.
+    package func advertiseNAT64Prefix(_ prefix: String, lifetime: UInt16, routerLifetime: UInt16 = 0, from link: String = "ra1", source: String? = nil) throws {
+        let parts = prefix.split(separator: "/")
+        guard parts.count == 2, let address = IPAddress(String(parts[0])), let length = Int(parts[1]),
+              let code = [96, 64, 56, 48, 40, 32].firstIndex(of: length) else { throw HarnessError("not a NAT64 prefix: \(prefix)") }
+        let field = (lifetime / 8) << 3 | UInt16(code)
+        let option = [38, 2, UInt8(field >> 8), UInt8(field & 0xff)] + address.bytes.prefix(12)
+        try sendRouterAdvertisement(options: option, routerLifetime: routerLifetime, from: link, source: source)
+    }
+
+    /// Sends one router advertisement from `link` to all nodes with `options` (their wire bytes);
+    /// `link` itself does not hear it (no multicast loop), only the other end of its pair.
+    private func sendRouterAdvertisement(options: [UInt8], routerLifetime: UInt16, from link: String, source: String?) throws {
+        let hex = options.map { String(format: "%02x", $0) }.joined()
         let script = """
             import socket, struct
             index = socket.if_nametoindex(\(link.debugDescription))
@@ -93,12 +120,10 @@ extension TestNamespace {
             s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, \(link.debugDescription).encode())
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 0)
             if \((source ?? "").debugDescription):
                 s.bind((\((source ?? "").debugDescription), 0, 0, index))
-            uri = \((uri ?? "").debugDescription).encode()
-            units = (2 + len(uri) + 7) // 8
-            option = bytes([37, units]) + uri + bytes(units * 8 - 2 - len(uri)) if uri else b""
-            s.sendto(struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, \(routerLifetime), 0, 0) + option, ("ff02::1", 0, 0, index))
+            s.sendto(struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, \(routerLifetime), 0, 0) + bytes.fromhex("\(hex)"), ("ff02::1", 0, 0, index))
             """
         try Command.run("ip", ["netns", "exec", name, "python3", "-c", script]).check()
     }

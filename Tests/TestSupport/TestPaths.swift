@@ -21,6 +21,10 @@ package enum TestPaths {
         "\(repositoryRoot)/.build/test-tools/prometheus-node-exporter/usr/bin/prometheus-node-exporter"
     }
 
+    /// Debian's tayga (a NAT64), unpacked from its package into the build directory by `make
+    /// deps`: installed, the package would start it on the host.
+    package static var tayga: String { "\(repositoryRoot)/.build/test-tools/tayga/usr/sbin/tayga" }
+
     /// The connectivity tests' HTTP/HTTPS server (`testbed/servers/`), run in a router namespace.
     package static var connectivityServer: String { "\(repositoryRoot)/testbed/servers/connectivity-server.py" }
 
