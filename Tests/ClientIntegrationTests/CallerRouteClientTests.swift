@@ -40,18 +40,6 @@ final class CallerRouteClientTests: DaemonTestCase {
         try assertWaitEndsOnlyWhenTable100GetsARoute(nobody)
     }
 
-    /// A daemon with a default route over ra0 in main, ra1 with an address of its own, and user
-    /// nobody's (65534) traffic sent to table 100, whose default is unreachable.
-    private func startWithNobodysTrafficInAnUnreachableTable() throws {
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
-        try netns.ip("rule", "add", "uidrange", "65534-65534", "lookup", "100")
-        try netns.ip("route", "add", "unreachable", "default", "table", "100")
-        try waitForStatus(.reachableViaEthernet)
-    }
-
     /// Starts `command` as `user` (through `setpriv`, run by `wrapper` when given) on the
     /// test's bus; its stderr goes to `<user>.err` in the test directory.
     private func startWaiting(as user: String, _ command: [String], wrappedIn wrapper: [String] = []) throws -> ChildProcess {

@@ -18,13 +18,7 @@ final class CallerRouteTests: DaemonTestCase {
     func testEachCallerGetsTheRouteOfItsOwnUidAndFollowsItsOwnTable() throws {
         // Given a default route over ra0 in main, ra1 with an address of its own, and user
         // nobody's (65534) traffic sent to table 100, whose default is unreachable
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
-        try netns.ip("rule", "add", "uidrange", "65534-65534", "lookup", "100")
-        try netns.ip("route", "add", "unreachable", "default", "table", "100")
-        try waitForStatus(.reachableViaEthernet)
+        try startWithNobodysTrafficInAnUnreachableTable()
 
         // When root and nobody ask about 10.9.1.1 (nobody from a connection that stays: its watch)
         let rootAnswer = try busctl.checkAddress("10.9.1.1")

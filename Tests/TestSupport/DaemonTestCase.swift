@@ -193,6 +193,21 @@ open class DaemonTestCase: XCTestCase {
         return path
     }
 
+    /// Starts the daemon with a default route over ra0 in main, ra1 with an address of its own
+    /// (10.78.0.2), and user nobody's (65534) traffic sent to table 100, whose default is
+    /// unreachable; waits until it publishes reachable-via-ethernet.
+    ///
+    /// - Throws: `HarnessError` when a command fails or the status never comes.
+    package func startWithNobodysTrafficInAnUnreachableTable() throws {
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
+        try netns.ip("rule", "add", "uidrange", "65534-65534", "lookup", "100")
+        try netns.ip("route", "add", "unreachable", "default", "table", "100")
+        try waitForStatus(.reachableViaEthernet)
+    }
+
     /// Starts the daemon with ra0 holding 10.77.0.2 and fd00::2 (this host's own addresses) and
     /// an IPv4 default route over it, and waits until it publishes reachable-via-ethernet.
     ///
