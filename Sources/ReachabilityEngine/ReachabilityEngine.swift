@@ -289,6 +289,20 @@ public final class ReachabilityEngine: @unchecked Sendable {
         scheduleNAT64Expiry()
     }
 
+    /// Takes systemd-networkd's record of the NAT64 prefixes on `link` (where networkd handles
+    /// router advertisements itself, `UsePREF64=yes`, the kernel hands the PREF64 option to
+    /// nobody else) in place of its previous one; an empty record forgets them.
+    public func setNetworkdNAT64Prefixes(_ records: [NetworkdPREF64], link: InterfaceIndex) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard lookups.isOpen else { return }
+        let prefixes = records.map { (prefix: IPPrefix($0.network, length: $0.length), router: $0.router, expires: $0.lifetimeEndSeconds) }
+        let changed = nat64Prefixes.replaceNetworkdRecord(prefixes, of: link, now: clockSeconds(CLOCK_BOOTTIME))
+        scheduleNAT64Expiry()
+        guard changed else { return }
+        Log.info("systemd-networkd on link \(link.rawValue): " + (prefixes.isEmpty ? "no NAT64 prefix." : "the NAT64 prefix(es) \(prefixes.map { "\($0.prefix)" }.joined(separator: ", "))."))
+        reevaluate([], announcingRoutes: false)
+    }
+
     /// The link IPv6's probe route goes out of, from the last answers; nil when none.
     var ipv6RouteLink: InterfaceIndex? {
         guard case .route(let route)? = answers[.ipv6]?.lookup else { return nil }

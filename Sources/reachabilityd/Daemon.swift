@@ -21,7 +21,7 @@ final class Daemon: @unchecked Sendable {
     private var object: ReachabilityObject?
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
-    private var networkd: NetworkdCaptivePortals?
+    private var networkd: NetworkdLinkDescriptions?
     private var networkManager: NetworkManagerCaptivePortals?
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
     private let nameServerSources: NameServerSources
@@ -125,10 +125,12 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// Starts reading the captive-portal APIs (DHCPv4 option 114) that systemd-networkd and
-    /// NetworkManager record, whichever runs; a reader that cannot subscribe is only warned about.
+    /// NetworkManager record, whichever runs, and the NAT64 prefixes networkd records from the
+    /// router advertisements it handles; a reader that cannot subscribe is only warned about.
     private func startDHCPCaptivePortalReaders(connection: BusConnection) {
-        let networkd = NetworkdCaptivePortals(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] uri, link in
-            engine.setCaptivePortalAPI(uri, link: link, from: .networkdDHCPv4)
+        let networkd = NetworkdLinkDescriptions(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] record, link in
+            engine.setCaptivePortalAPI(record.captivePortalAPI, link: link, from: .networkdDHCPv4)
+            engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
         }
         let networkManager = NetworkManagerCaptivePortals(connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) }) {
             [engine] uri, link in

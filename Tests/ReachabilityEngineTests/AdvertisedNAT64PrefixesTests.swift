@@ -62,4 +62,34 @@ final class AdvertisedNAT64PrefixesTests: XCTestCase {
         XCTAssertEqual(prefixes.explanation(ipv6Link: 2, now: 10, linkName: name).first, "NAT64 prefix: 2001:db8:64::/64 (advertised on the link of IPv6's route)")
         XCTAssertEqual(prefixes.explanation(ipv6Link: nil, now: 10, linkName: name).first, "NAT64 prefix: 64:ff9b::/96 (learned first)")
     }
+
+    func testThatNetworkdsRecordReplacesItsOwnAndRanksAfterTheKernelsOnTheSameSideOfTheRoute() {
+        // Given networkd's record of link 2 (IPv6's route) and, later, the kernel's option on link 3
+        var prefixes = AdvertisedNAT64Prefixes()
+        let name: (InterfaceIndex) -> String = { "eth\($0.rawValue)" }
+        let wellKnown = IPPrefix(IPAddress("64:ff9b::")!, length: 96), other = IPPrefix(IPAddress("2001:db8:64::")!, length: 64)
+        XCTAssertTrue(prefixes.replaceNetworkdRecord([(wellKnown, a, 1800)], of: 2, now: 0))
+        XCTAssertFalse(prefixes.replaceNetworkdRecord([(wellKnown, a, 2400)], of: 2, now: 600), "a refreshed lifetime only")
+        XCTAssertEqual(prefixes.nextExpiry, 2400)
+        XCTAssertTrue(prefixes.replaceNetworkdRecord([(wellKnown, a, 100)], of: 2, now: 700), "already over: dropped")
+        XCTAssertTrue(prefixes.replaceNetworkdRecord([(wellKnown, a, nil)], of: 2, now: 700), "no end given: RFC 8781's longest")
+        XCTAssertEqual(prefixes.nextExpiry, 700 + 65528)
+        prefixes.set(option("2001:db8:64::", 64, lifetime: 600), on: 3, router: b, now: 800)
+        // Then: the one on the route's link, whoever told
+        XCTAssertEqual(prefixes.explanation(ipv6Link: 2, now: 800, linkName: name), [
+            "NAT64 prefix: 64:ff9b::/96 (advertised on the link of IPv6's route)",
+            "  64:ff9b::/96 from systemd-networkd (RFC 8781) by fe80::a on eth2, 65428 s left",
+            "  2001:db8:64::/64 from router advertisement (RFC 8781) by fe80::b on eth3, 600 s left",
+        ])
+        // Then: off the route, the kernel's first-hand option before networkd's, learned first or not
+        XCTAssertEqual(prefixes.explanation(ipv6Link: nil, now: 800, linkName: name).first,
+                       "NAT64 prefix: 2001:db8:64::/64 (handed over by the kernel: preferred to systemd-networkd's record)")
+        // When networkd's record of link 2 no longer holds it
+        XCTAssertTrue(prefixes.replaceNetworkdRecord([(other, nil, 1000)], of: 2, now: 900))
+        XCTAssertFalse(prefixes.replaceNetworkdRecord([(other, nil, 1000)], of: 2, now: 901))
+        XCTAssertEqual(prefixes.inUse(ipv6Link: 2)?.source, .networkd)
+        XCTAssertTrue(prefixes.replaceNetworkdRecord([], of: 2, now: 902))
+        XCTAssertEqual(prefixes.inUse(ipv6Link: 2)?.source, .routerAdvertisement)
+        XCTAssertFalse(prefixes.replaceNetworkdRecord([], of: 3, now: 903), "the kernel's are not networkd's to replace")
+    }
 }

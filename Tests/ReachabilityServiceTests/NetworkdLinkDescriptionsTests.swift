@@ -3,7 +3,7 @@ import XCTest
 @testable import ReachabilityService
 
 /// systemd-networkd's link object paths (sd-bus's label escaping of the index).
-final class NetworkdCaptivePortalsTests: XCTestCase {
+final class NetworkdLinkDescriptionsTests: XCTestCase {
     func testThatLinkPathsRoundTrip() {
         let rows: [(index: InterfaceIndex, path: String, line: UInt)] = [
             (1, "/org/freedesktop/network1/link/_31", #line),
@@ -12,12 +12,12 @@ final class NetworkdCaptivePortalsTests: XCTestCase {
             (2003, "/org/freedesktop/network1/link/_32003", #line),
         ]
         for row in rows {
-            XCTAssertEqual(NetworkdCaptivePortals.path(ofLink: row.index), row.path, line: row.line)
-            XCTAssertEqual(NetworkdCaptivePortals.linkIndex(ofPath: row.path), row.index, line: row.line)
+            XCTAssertEqual(NetworkdLinkDescriptions.path(ofLink: row.index), row.path, line: row.line)
+            XCTAssertEqual(NetworkdLinkDescriptions.linkIndex(ofPath: row.path), row.index, line: row.line)
         }
         for path in ["/org/freedesktop/network1/link/_3", "/org/freedesktop/network1/link/_30", "/org/freedesktop/network1/link/_3x",
                      "/org/freedesktop/network1/network/_32", "/org/freedesktop/network1/link/_32/extra"] {
-            XCTAssertNil(NetworkdCaptivePortals.linkIndex(ofPath: path), path)
+            XCTAssertNil(NetworkdLinkDescriptions.linkIndex(ofPath: path), path)
         }
     }
 }

@@ -1,16 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
 
-/// The captive-portal API that DHCPv4 (option 114, RFC 8910) gave each link, as systemd-networkd
-/// records it (`CaptivePortal` in `org.freedesktop.network1.Link.Describe()`'s JSON, systemd ≥
-/// 254). Each link is asked at start-up, when networkd signals a change of that link's
-/// properties (a lease's addresses change its address state), and every link again when
-/// networkd (re)starts. Without networkd, or with one too old to record the option, nothing
-/// happens: the calls never start it (`startsService: false`) and their errors are only
-/// debug-logged. Confined to the daemon's queue.
-public final class NetworkdCaptivePortals {
+/// What systemd-networkd records about each link that the daemon uses, from
+/// `org.freedesktop.network1.Link.Describe()`'s JSON: the captive-portal API that DHCPv4 (option
+/// 114, RFC 8910) gave it (`CaptivePortal`, systemd ≥ 254), and the NAT64 prefixes of the router
+/// advertisements networkd handles itself (`NDisc.PREF64`, `UsePREF64=yes`, systemd ≥ 255; the
+/// kernel then hands them to nobody else). Each link is asked at start-up, when networkd signals a
+/// change of that link's properties (a lease's or an advertisement's addresses change its address
+/// state), every link again when networkd (re)starts, and a link whose record holds a NAT64
+/// prefix again halfway to the end of its lifetime (a router's refresh changes no property
+/// networkd signals). Without networkd, or with one too old to record these, nothing happens: the
+/// calls never start it (`startsService: false`) and their errors are only debug-logged.
+/// Confined to the daemon's queue.
+public final class NetworkdLinkDescriptions {
+    /// What networkd records about one link.
+    public struct Record: Sendable, Equatable {
+        /// The captive-portal API's URI; nil: none.
+        public var captivePortalAPI: String?
+        /// The NAT64 prefixes it recorded from router advertisements.
+        public var nat64Prefixes: [NetworkdPREF64]
+    }
+
     /// networkd's bus name.
     static let busName = "org.freedesktop.network1"
     /// The path under which networkd exports its links.
@@ -19,18 +34,24 @@ public final class NetworkdCaptivePortals {
 
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
-    private let record: (String?, InterfaceIndex) -> Void
+    private let record: (Record, InterfaceIndex) -> Void
     private var linkChanges: BusSlot?
     private var appearance: NameOwnerWatch?
+    /// Per link whose record holds a NAT64 prefix, the timer that asks about it again.
+    private var refreshes: [InterfaceIndex: DispatchSourceTimer] = [:]
 
     /// - Parameters:
     ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndices: the links to ask about when networkd (re)starts.
-    ///   - record: takes a link's URI (nil: none) on the queue.
-    public init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (String?, InterfaceIndex) -> Void) {
+    ///   - record: takes a link's record on the queue.
+    public init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (Record, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndices = linkIndices
         self.record = record
+    }
+
+    deinit {
+        for timer in refreshes.values { timer.cancel() }
     }
 
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
@@ -50,7 +71,7 @@ public final class NetworkdCaptivePortals {
         for index in linkIndices() { ask(about: index) }
     }
 
-    /// Asks networkd to describe link `index` and records its `CaptivePortal`.
+    /// Asks networkd to describe link `index` and records what it says.
     private func ask(about index: InterfaceIndex) {
         do {
             try connection.call(
@@ -68,11 +89,31 @@ public final class NetworkdCaptivePortals {
                 }
                 var uri: String?
                 if case .string(let text)? = link["CaptivePortal"] { uri = text }
-                self?.record(uri, index)
+                let prefixes = NetworkdPREF64.records(inLinkDescription: link)
+                self?.scheduleRefresh(of: index, lifetimeEnds: prefixes.compactMap(\.lifetimeEndSeconds))
+                self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes), index)
             }
         } catch {
             Log.debug("\(error)")
         }
+    }
+
+    /// Asks about link `index` again halfway to the first of `lifetimeEnds` (seconds of
+    /// `CLOCK_BOOTTIME`; at least a second from now), or stops asking when there is none.
+    private func scheduleRefresh(of index: InterfaceIndex, lifetimeEnds: [Double]) {
+        guard let end = lifetimeEnds.min() else {
+            refreshes.removeValue(forKey: index)?.cancel()
+            return
+        }
+        let timer = refreshes[index] ?? {
+            let timer = DispatchSource.makeTimerSource(queue: connection.queue)
+            timer.setEventHandler { [weak self] in self?.ask(about: index) }
+            timer.resume()
+            refreshes[index] = timer
+            return timer
+        }()
+        let delay = max(1, (end - clockSeconds(CLOCK_BOOTTIME)) / 2)
+        timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(500))
     }
 
     /// networkd's object path for link `index`: networkd escapes a path label's leading digit
