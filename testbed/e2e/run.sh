@@ -537,6 +537,21 @@ else
     check "with IPAddressAllow= for the router: Connectivity full (networkd $networkd_version has no option 114)" \
         eventually 20 property_is Connectivity full
 fi
+if [ "${networkd_version:-0}" -ge 255 ]; then
+    # networkd >= 255 handling the link's router advertisements itself (UsePREF64=yes): the kernel
+    # hands the PREF64 option to nobody, and the daemon reads networkd's record (NDisc.PREF64).
+    advertise_pref64() {
+        in_container sh -c 'mkdir -p /etc/systemd/network/50-e2e.network.d &&
+            printf "[Network]\nLinkLocalAddressing=ipv6\nIPv6AcceptRA=yes\n\n[IPv6AcceptRA]\nUsePREF64=yes\n" > /etc/systemd/network/50-e2e.network.d/pref64.conf &&
+            networkctl reload && networkctl reconfigure e2ecp0' || return 1
+        ip netns exec "$router" python3 "$repo/testbed/servers/pref64-advertiser.py" e2ecp1 64:ff9b::/96 1800 > "$work/pref64.log" 2>&1 &
+    }
+    networkd_records_pref64() { in_container networkctl status e2ecp0 --json=short | grep -q '"PREF64"'; }
+    check "systemd-networkd $networkd_version takes router advertisements with PREF64 (UsePREF64=yes)" advertise_pref64
+    check "networkd records the prefix (NDisc.PREF64)" eventually 30 networkd_records_pref64
+    check "NAT64Prefix is networkd's prefix" eventually 20 property_is NAT64Prefix 64:ff9b::/96
+    check "Explain says it came from systemd-networkd" explain_has "64:ff9b::/96 from systemd-networkd (RFC 8781) by fe80::"
+fi
 check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
 connectivity_now=$(property Connectivity | sed 's/^s "\(.*\)"$/\1/')
 journal_has_connectivity_entry() {
