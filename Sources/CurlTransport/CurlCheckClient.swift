@@ -119,6 +119,16 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         }
     }
 
+    public func lookUpAddresses(of host: String, family: AddressFamily, completion: @escaping @Sendable ([IPAddress]) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let token = nextToken
+        nextToken += 1
+        nameLookups.resolve(CheckNameLookups.Key(host: host, family: family), for: token) { answer in
+            guard case .addresses(let literals) = answer else { return completion([]) }
+            completion(literals.compactMap(IPAddress.init))
+        }
+    }
+
     /// The host name of `url` to resolve before its transfer, and the port, as libcurl reads
     /// the URL; nil when there is none to resolve (a literal address), or when libcurl cannot
     /// read the URL (its transfer then fails saying why).

@@ -179,4 +179,8 @@ public protocol HTTPCheckClient: AnyObject {
     var unavailability: String? { get }
     /// Abandons the exchange `token` (finished or unknown ones: nothing happens).
     func cancel(_ token: Int)
+    /// Looks up `host`'s addresses of `family` through the system resolver, as the checks' own
+    /// lookups go (away from the queue, bounded with them); `completion` runs once, with the
+    /// addresses in the resolver's order (none: the lookup failed or found none).
+    func lookUpAddresses(of host: String, family: AddressFamily, completion: @escaping @Sendable ([IPAddress]) -> Void)
 }

@@ -138,14 +138,21 @@ struct AdvertisedNAT64Prefixes: Equatable {
     }
 
     /// `Explain()`'s lines: each prefix known, where it came from and for how long, and which one
-    /// is in use and why.
+    /// is in use and why; with none advertised, the one RFC 7050 discovery found, if any.
     ///
     /// - Parameters:
     ///   - ipv6Link: the link of IPv6's route, nil when none.
     ///   - now: the clock's current time.
+    ///   - discovered: the prefix RFC 7050 discovery found (it looks only while none is advertised).
+    ///   - discovery: its line.
     ///   - linkName: a link's name for its index.
-    func explanation(ipv6Link: InterfaceIndex?, now: Double, linkName: (InterfaceIndex) -> String) -> [String] {
-        guard let used = inUse(ipv6Link: ipv6Link) else { return ["NAT64 prefix: none (no router advertised one)"] }
+    func explanation(
+        ipv6Link: InterfaceIndex?, now: Double, discovered: IPPrefix? = nil, discovery: String? = nil, linkName: (InterfaceIndex) -> String
+    ) -> [String] {
+        guard let used = inUse(ipv6Link: ipv6Link) else {
+            guard let discovered else { return ["NAT64 prefix: none (no router advertised one)"] }
+            return ["NAT64 prefix: \(discovered) (no router advertised one: RFC 7050 discovery)"] + (discovery.map { [$0] } ?? [])
+        }
         var why = "the only one known"
         let others = advertisements.filter { $0 != used }
         if used.link == ipv6Link, others.contains(where: { $0.link != ipv6Link }) {

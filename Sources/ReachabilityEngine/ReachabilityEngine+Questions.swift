@@ -23,7 +23,9 @@ extension ReachabilityEngine {
         let state = ExplainAssembly.State(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
             routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings,
-            nat64Prefixes: nat64Prefixes.explanation(ipv6Link: ipv6RouteLink, now: clockSeconds(CLOCK_BOOTTIME)) { [mirror] index in
+            nat64Prefixes: nat64Prefixes.explanation(
+                ipv6Link: ipv6RouteLink, now: clockSeconds(CLOCK_BOOTTIME), discovered: rfc7050.discovered.map(\.prefix), discovery: rfc7050.explanation
+            ) { [mirror] index in
                 mirror.table.links[index]?.name ?? "link \(index.rawValue)"
             }
         )

@@ -54,6 +54,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
     /// The NAT64 prefixes routers advertise (RFC 8781), for `NAT64Prefix` and `Explain()`.
     var nat64Prefixes = AdvertisedNAT64Prefixes()
+    /// RFC 7050 discovery of the NAT64 prefix, while no router advertises one and checks run.
+    let rfc7050: RFC7050Discovery
     /// Fires when the next NAT64 prefix's lifetime runs out; nil when none is known.
     private var nat64ExpiryTimer: DispatchSourceTimer?
     /// The kernel's last answers per probe family, reused for a family no event of a batch
@@ -73,7 +75,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// whatever the configuration says. Set before ``start(onChange:)``.
     public var checkClient: HTTPCheckClient? {
         get { checks.client }
-        set { checks.client = newValue }
+        set {
+            checks.client = newValue
+            rfc7050.client = newValue
+        }
     }
 
     /// Called on the queue after batches of link, address, route, rule or nexthop events (and
@@ -103,8 +108,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
         routeFilter = RouteFilterControl(queue: queue)
         publishing = PublishingStage(queue: queue)
         checks = ActiveConnectivityChecks(queue: queue)
+        rfc7050 = RFC7050Discovery(queue: queue)
         checks.onEvidence = { [weak self] in self?.checkEvidenceChanged() }
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
+        rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
     }
 
@@ -147,6 +154,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func stop() {
         publishing.stop()
         checks.stop()
+        rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
         nat64ExpiryTimer = nil
         events?.cancel()
@@ -352,7 +360,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 snapshot.interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
             }
         }
-        let nat64Prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        let advertised = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        rfc7050.follow(
+            ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
+        )
+        let nat64Prefix = advertised ?? rfc7050.discovered?.prefix
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
         return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })

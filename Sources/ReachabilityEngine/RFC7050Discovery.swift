@@ -1,0 +1,98 @@
+import Dispatch
+import RTNetlink
+import ReachabilityCore
+import SystemSupport
+
+/// RFC 7050 discovery of the NAT64 prefix, the last resort: only while the connectivity check is
+/// configured (it then contacts the network anyway; the shipped defaults contact nothing), IPv6
+/// has a path, and no router advertised a prefix (to the kernel or to systemd-networkd). The
+/// AAAA records of `ipv4only.arpa` are looked up through the system resolver, as an
+/// application's lookup goes (the check client's lookups: away from the queue, bounded), at once
+/// on IPv6's path and then every `CheckIntervalSec=`; the prefix found is dropped when the path
+/// changes (another network's DNS64 may use another prefix) or is no longer needed. Confined to
+/// the engine's queue.
+final class RFC7050Discovery: @unchecked Sendable {
+    /// The prefix found, and the path it was found on.
+    struct Discovered: Equatable {
+        var prefix: IPPrefix
+        var path: CheckPath
+    }
+
+    private let queue: DispatchQueue
+    /// The resolver's way (the check's client); nil: nothing is looked up.
+    var client: HTTPCheckClient?
+    /// Called on the queue when ``discovered`` changed from a lookup's answer (never from
+    /// ``follow(ipv6Path:intervalSeconds:)``).
+    var onChange: () -> Void = {}
+    /// The prefix in use from discovery; nil: none found, or not looked for.
+    private(set) var discovered: Discovered?
+    /// IPv6's path while discovery is wanted; nil: not wanted.
+    private var path: CheckPath?
+    private var intervalSeconds: Double = 300
+    /// Counts the paths followed: a lookup's answer for an earlier one is ignored.
+    private var generation = 0
+    private var isLookupOut = false
+    private var timer: DispatchSourceTimer?
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    deinit {
+        timer?.cancel()
+    }
+
+    /// Follows IPv6's path while discovery is wanted (nil: not wanted, or IPv6 has none): a new
+    /// path drops what was found and looks up at once.
+    ///
+    /// - Returns: whether ``discovered`` changed.
+    @discardableResult
+    func follow(ipv6Path next: CheckPath?, intervalSeconds: Double) -> Bool {
+        self.intervalSeconds = intervalSeconds
+        guard next != path else { return false }
+        path = next
+        generation += 1
+        isLookupOut = false
+        timer?.schedule(deadline: .distantFuture)
+        let hadOne = discovered != nil
+        discovered = nil
+        if next != nil { lookUp() }
+        return hadOne
+    }
+
+    /// `Explain()`'s line for the prefix found; nil when none.
+    var explanation: String? {
+        guard let discovered else { return nil }
+        return "  \(discovered.prefix) from RFC 7050 discovery (AAAA of \(RFC7050.name) through the system resolver) over \(discovered.path.linkName), "
+            + "checked again every \(Int(intervalSeconds)) s"
+    }
+
+    private func lookUp() {
+        guard let client, let path, !isLookupOut else { return }
+        isLookupOut = true
+        let asked = generation
+        // (The answer comes on the queue.)
+        client.lookUpAddresses(of: RFC7050.name, family: .ipv6) { [weak self] answers in
+            self?.answered(answers, generation: asked, path: path)
+        }
+    }
+
+    private func answered(_ answers: [IPAddress], generation asked: Int, path: CheckPath) {
+        guard asked == generation else { return }
+        isLookupOut = false
+        let next = RFC7050.prefixes(fromAnswers: answers).first.map { Discovered(prefix: IPPrefix($0.network, length: $0.length), path: path) }
+        if next != discovered {
+            Log.info(next.map { "RFC 7050: the NAT64 prefix \($0.prefix) (\(RFC7050.name) through the system resolver)." } ?? "RFC 7050: no NAT64 prefix.")
+            discovered = next
+            onChange()
+        }
+        let timer = timer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.lookUp() }
+            timer.resume()
+            self.timer = timer
+            return timer
+        }()
+        timer.schedule(deadline: .now() + .milliseconds(Int(intervalSeconds * 1000)))
+    }
+}
