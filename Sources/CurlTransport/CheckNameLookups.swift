@@ -36,8 +36,8 @@ final class CheckNameLookups: @unchecked Sendable {
     }
 
     /// The most lookups out at once: the check's name and the network's captive-portal API's,
-    /// per family.
-    static let capacity = 4
+    /// per family, and RFC 7050's `ipv4only.arpa`.
+    static let capacity = 5
 
     private let queue: DispatchQueue
     private var lookups = SharedLookups<Key, Int>(capacity: capacity)

@@ -25,9 +25,6 @@ public struct NetworkdPREF64: Sendable, Hashable {
         self.lifetimeEndSeconds = lifetimeEndSeconds
     }
 
-    /// The prefix lengths RFC 6052 §2.2 (and so RFC 8781) allows.
-    public static let prefixLengths: Set<Int> = [96, 64, 56, 48, 40, 32]
-
     /// The records in a link's description (the top-level object of `Describe()`'s JSON): none
     /// when networkd keeps none (no `NDisc` or no `PREF64`, as systemd < 255 or `UsePREF64=no`
     /// describe a link). An element without a valid IPv6 prefix of an allowed length is skipped.
@@ -36,7 +33,7 @@ public struct NetworkdPREF64: Sendable, Hashable {
         return elements.compactMap { element in
             guard case .object(let fields) = element,
                   let network = address(fields, "Prefix"),
-                  case .number(let lengthNumber)? = fields["PrefixLength"], let length = Int(exactly: lengthNumber), prefixLengths.contains(length)
+                  case .number(let lengthNumber)? = fields["PrefixLength"], let length = Int(exactly: lengthNumber), NAT64Synthesis.prefixLengths.contains(length)
             else { return nil }
             var lifetimeEnd: Double?
             if case .number(let microseconds)? = fields["LifetimeUSec"], microseconds >= 0 { lifetimeEnd = microseconds / 1_000_000 }

@@ -44,20 +44,15 @@ final class RFC7050Discovery: @unchecked Sendable {
 
     /// Follows IPv6's path while discovery is wanted (nil: not wanted, or IPv6 has none): a new
     /// path drops what was found and looks up at once.
-    ///
-    /// - Returns: whether ``discovered`` changed.
-    @discardableResult
-    func follow(ipv6Path next: CheckPath?, intervalSeconds: Double) -> Bool {
+    func follow(ipv6Path next: CheckPath?, intervalSeconds: Double) {
         self.intervalSeconds = intervalSeconds
-        guard next != path else { return false }
+        guard next != path else { return }
         path = next
         generation += 1
         isLookupOut = false
         timer?.schedule(deadline: .distantFuture)
-        let hadOne = discovered != nil
         discovered = nil
         if next != nil { lookUp() }
-        return hadOne
     }
 
     /// `Explain()`'s line for the prefix found; nil when none.
