@@ -36,6 +36,55 @@ final class NAT64TranslationTests: DaemonTestCase {
         XCTAssertEqual(literal.termination, .exited(7), "curl: couldn't connect: \(literal.standardError)")
     }
 
+    func testCheckDestinationOfTheIPv4ServerGivesTheSynthesizedAddressWhichServesThePage() throws {
+        // Given an IPv6-only host behind tayga, which the router advertises
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("IPv4Access nat64") { $0.string(.nat64Prefix) == Self.prefix && $0.string(.ipv4Access) == "nat64" }
+
+        // When an application asks where to connect to the IPv4-only server
+        let destination = try busctl.checkDestination("\(Self.server)")
+
+        // Then through NAT64, at the synthesized address, over ra0
+        let synthesized = try XCTUnwrap(NAT64Synthesis.address(embedding: Self.server, in: IPAddress("2001:db8:64::")!, length: 96))
+        XCTAssertEqual(destination["via"], "nat64", "\(destination)")
+        XCTAssertEqual(destination["address"], "\(synthesized)")
+        XCTAssertEqual(destination["status"], "reachable-via-ethernet")
+        XCTAssertEqual(destination["interface"], "ra0")
+        XCTAssertEqual(destination["transport"], "ethernet")
+        XCTAssertEqual(destination["source"], "fd00::2")
+        XCTAssertEqual(destination["gateway"], RouterNamespace.linkLocalAddress)
+        XCTAssertTrue(destination["reason"]?.hasPrefix("through NAT64 at \(synthesized) (prefix \(Self.prefix)): ") == true, "\(destination)")
+        // and CheckAddress keeps its meaning: the literal as given has no route
+        XCTAssertEqual(try busctl.checkAddress("\(Self.server)"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+        // and the address it gives serves the page
+        let page = try curl("http://[\(try XCTUnwrap(destination["address"]))]:8081/index.html")
+        XCTAssertEqual(page.termination, .exited(0), page.standardError)
+        XCTAssertEqual(page.standardOutput, "served over IPv4\n")
+    }
+
+    func testWithTheWellKnownPrefixAPrivateAddressIsNotSynthesizedAndAGlobalOneIs() throws {
+        // Given an IPv6-only host whose router advertises the well-known prefix 64:ff9b::/96
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("NAT64Prefix 64:ff9b::/96") { $0.string(.nat64Prefix) == "64:ff9b::/96" && $0.string(.ipv4Access) == "nat64" }
+
+        // When / Then: a private address stays not reachable, and the reason says why (RFC 6052 §3.1)
+        let private10 = try busctl.checkDestination("10.1.2.3")
+        XCTAssertEqual(private10["status"], "not-reachable", "\(private10)")
+        XCTAssertEqual(private10["via"], "direct")
+        XCTAssertEqual(private10["address"], "10.1.2.3")
+        XCTAssertTrue(private10["reason"]?.contains("10.1.2.3 is private-use (10.0.0.0/8), which NAT64 with the well-known prefix 64:ff9b::/96 does not translate (RFC 6052 §3.1)") == true,
+                      "\(private10)")
+        // a global one is reached at 64:ff9b::a.b.c.d
+        let global = try busctl.checkDestination("8.8.8.8")
+        XCTAssertEqual(global["via"], "nat64", "\(global)")
+        XCTAssertEqual(global["address"], "64:ff9b::808:808")
+        XCTAssertEqual(global["status"], "reachable-via-ethernet")
+    }
+
     func testWithACLATTheLiteralWorksAndTheStatusDescribesTheUplinkNotTheTun() throws {
         // Given an IPv6-only host behind the NAT64, which it knows of
         let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
@@ -55,6 +104,12 @@ final class NAT64TranslationTests: DaemonTestCase {
         XCTAssertEqual(published.string(.transport), "ethernet")
         XCTAssertEqual(published.string(.ipv4Interface), "ra0")
         XCTAssertTrue(published.string(.reason)?.hasSuffix("; via CLAT on clat onto ra0 (ethernet)") == true, "\(published)")
+        // and CheckDestination says the literal goes via the CLAT, over ra0
+        let destination = try busctl.checkDestination("\(Self.server)")
+        XCTAssertEqual(destination["via"], "clat", "\(destination)")
+        XCTAssertEqual(destination["address"], "\(Self.server)")
+        XCTAssertEqual(destination["interface"], "ra0")
+        XCTAssertEqual(destination["source"], "192.0.0.1")
         // and an application's IPv4 literal connects
         let page = try curl("http://\(Self.server):8081/index.html")
         XCTAssertEqual(page.termination, .exited(0), page.standardError)
