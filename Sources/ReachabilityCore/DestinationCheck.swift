@@ -151,11 +151,14 @@ public struct DestinationAnswer: Sendable, Hashable {
         self.address = address
     }
 
+    /// The key of the reply's status, which the GIO module reads.
+    public static let statusKey = "status"
+
     /// The reply's dictionary, every key always present (strings, "" when none): `status`,
     /// `interface`, `transport`, `source`, `gateway`, `via`, `address`, `reason`.
     public var dictionary: [String: PropertyValue] {
         [
-            "status": .string(verdict.status.rawValue),
+            Self.statusKey: .string(verdict.status.rawValue),
             "interface": .string(verdict.link?.name ?? ""),
             "transport": .string(verdict.link.map(\.effectiveTransport.rawValue) ?? ""),
             "source": .string(source?.description ?? ""),

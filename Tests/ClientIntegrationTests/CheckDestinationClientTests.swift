@@ -25,16 +25,7 @@ final class CheckDestinationClientTests: DaemonTestCase {
 
     func testWithABusPolicyThatPredatesCheckDestinationTheManagerAsksCheckAddress() throws {
         // Given the bus's policy of an older daemon: no CheckDestination allowed
-        let directory = try XCTUnwrap(directory)
-        let shipped = "\(TestPaths.dbusDirectory)/org.reachabilityd.Reachability1.conf"
-        let allowLine = #"send_interface="org.reachabilityd.Reachability1" send_member="CheckDestination"/>"#
-        let older = try String(contentsOfFile: shipped, encoding: .utf8).replacingOccurrences(of: allowLine, with: #"send_interface="none.such"/>"#)
-        XCTAssertFalse(older.contains("CheckDestination\"/>"))
-        try older.write(toFile: directory.file("older.conf"), atomically: true, encoding: .utf8)
-        let configuration = try String(contentsOfFile: directory.file("bus.conf"), encoding: .utf8)
-        try configuration.replacingOccurrences(of: shipped, with: directory.file("older.conf"))
-            .write(toFile: directory.file("bus.conf"), atomically: true, encoding: .utf8)
-        try busctl.run(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig"]).check()
+        try reloadBusPolicyWithoutCheckDestination()
         try startDaemon()
         try configureIPv4Link()
         try addIPv4DefaultRoute()
