@@ -148,7 +148,8 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         var outstanding = addresses.count
         var unanswered = false
         var askedAgain = false
-        func took(_ answer: AddressAnswer?, at index: Int) {
+        let took = { [weak self] (answer: AddressAnswer?, index: Int) in
+            guard let self else { return }
             let address = addresses[index]
             if let answer {
                 answers[index] = answer
@@ -165,30 +166,29 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         }
         let asksDestination = daemonHasCheckDestination
         for (index, address) in addresses.enumerated() {
-            guard asksDestination else {
+            if asksDestination {
+                hub.callDaemon(
+                    member: BusContract.checkDestinationMethod, arguments: [address], returning: [String: PropertyValue].self,
+                    timeoutMicroseconds: Self.checkTimeoutMicroseconds
+                ) { [weak self] reply in
+                    guard let self, !askedAgain else { return }
+                    if case .failure(let error)? = reply, Self.olderDaemonErrors.contains(error.name) {
+                        askedAgain = true
+                        daemonHasCheckDestination = false
+                        return askDaemon(addresses, answered: answered)
+                    }
+                    took(Self.answer(reply, address: address) { Self.answer(destination: $0, address: address) }, index)
+                }
+            } else {
                 hub.callDaemon(
                     member: BusContract.checkAddressMethod, arguments: [address], returning: AddressCheckReply.self,
                     timeoutMicroseconds: Self.checkTimeoutMicroseconds
-                ) { [weak self] reply in
-                    guard self != nil else { return }
+                ) { reply in
                     let answer = Self.answer(reply, address: address) { checked in
                         AddressAnswer(address: address, status: ReachabilityStatus(rawValue: checked.status) ?? .unknown, interface: checked.interface)
                     }
-                    took(answer, at: index)
+                    took(answer, index)
                 }
-                continue
-            }
-            hub.callDaemon(
-                member: BusContract.checkDestinationMethod, arguments: [address], returning: [String: PropertyValue].self,
-                timeoutMicroseconds: Self.checkTimeoutMicroseconds
-            ) { [weak self] reply in
-                guard let self, !askedAgain else { return }
-                if case .failure(let error)? = reply, Self.olderDaemonErrors.contains(error.name) {
-                    askedAgain = true
-                    daemonHasCheckDestination = false
-                    return askDaemon(addresses, answered: answered)
-                }
-                took(Self.answer(reply, address: address) { Self.answer(destination: $0, address: address) }, at: index)
             }
         }
     }
