@@ -23,6 +23,30 @@ final class CheckDestinationTests: DaemonTestCase {
         XCTAssertTrue(destination["reason"]?.contains("via 10.77.0.1 on ra0") == true, "\(destination)")
     }
 
+    func testTheAddressAskedAboutIsWatchedAsCheckAddressWatchesIt() throws {
+        // Given a default route over ra0, ra1 with an address of its own, and a caller that
+        // asked CheckDestination about 10.9.1.1 and stays connected
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("addr", "add", "10.78.0.2/24", "dev", "ra1")
+        try waitForProperties("Interface ra0") { $0.string(.interface) == "ra0" }
+        let (watcher, reply) = try holdCheckAddress(["10.9.1.1"], method: BusContract.checkDestinationMethod)
+        defer { _ = watcher.terminate() }
+        XCTAssertTrue(reply.contains("via") && reply.contains("direct"), reply)
+        try waitUntilRoutingIsSettled()
+        let routesChangedBefore = try signals.routesChangedCount
+
+        // When only a route for the prefix containing it comes (no link, address or probe change)
+        try netns.ip("route", "add", "10.9.0.0/16", "via", "10.78.0.1", "dev", "ra1")
+
+        // Then RoutesChanged comes, and the answer follows the route
+        try signals.waitForRoutesChanged(count: routesChangedBefore + 1)
+        let destination = try busctl.checkDestination("10.9.1.1")
+        XCTAssertEqual(destination["interface"], "ra1", "\(destination)")
+        XCTAssertEqual(destination["gateway"], "10.78.0.1")
+    }
+
     func testMalformedInputIsAnInvalidAddressError() throws {
         // Given
         try startDaemon()
