@@ -47,6 +47,22 @@ final class CheckDestinationTests: DaemonTestCase {
         XCTAssertEqual(destination["gateway"], "10.78.0.1")
     }
 
+    func testEachCallerGetsTheRouteOfItsOwnUidAsWithCheckAddress() throws {
+        // Given a default route over ra0 in main, and user nobody's traffic sent to table 100,
+        // whose default is unreachable
+        try startWithNobodysTrafficInAnUnreachableTable()
+
+        // When root and nobody ask about 10.9.1.1
+        let rootAnswer = try busctl.checkDestination("10.9.1.1")
+        let (watcher, nobodyReply) = try holdCheckAddress(["10.9.1.1"], as: "nobody", method: BusContract.checkDestinationMethod)
+        defer { _ = watcher.terminate() }
+
+        // Then root's route is main's, nobody's is table 100's unreachable default
+        XCTAssertEqual(rootAnswer["status"], "reachable-via-ethernet", "\(rootAnswer)")
+        XCTAssertEqual(rootAnswer["interface"], "ra0")
+        XCTAssertTrue(nobodyReply.contains("'status'): dbus.String('not-reachable'"), nobodyReply)
+    }
+
     func testMalformedInputIsAnInvalidAddressError() throws {
         // Given
         try startDaemon()
