@@ -270,6 +270,10 @@ check "an unprivileged user reads Status" expect_eq "$(status as_nobody)" 's "no
 check "an unprivileged user calls CheckAddress" \
     expect_eq "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckAddress s 192.0.2.7 2>&1)" \
     'ss "not-reachable" ""'
+expect_contains() { [[ $1 == *"$2"* ]] || { echo "expected '$2' in '$1'"; return 1; }; }
+check "an unprivileged user calls CheckDestination" \
+    expect_contains "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckDestination s 192.0.2.7 2>&1)" \
+    '"status" s "not-reachable"'
 check "an unprivileged user calls CheckConnectivity (no CheckURL=: the current Connectivity)" \
     expect_eq "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckConnectivity 2>&1)" 's "none"'
 denied() { local out; out=$("$@" 2>&1) && { echo "allowed: $out"; return 1; }; grep -q 'Access denied' <<<"$out" || { echo "$out"; return 1; }; }
