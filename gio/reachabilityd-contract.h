@@ -18,8 +18,11 @@
 #define REACHABILITYD_PROPERTY_CONNECTIVITY "Connectivity"
 
 #define REACHABILITYD_METHOD_CHECK_ADDRESS "CheckAddress"
+#define REACHABILITYD_METHOD_CHECK_DESTINATION "CheckDestination"
+/* The key of CheckDestination's answer that the module reads. */
+#define REACHABILITYD_DESTINATION_STATUS "status"
 
-/* CheckAddress's errors. */
+/* CheckAddress's and CheckDestination's errors. */
 #define REACHABILITYD_ERROR_INVALID_ADDRESS "org.reachabilityd.Error.InvalidAddress"
 #define REACHABILITYD_ERROR_BUSY "org.reachabilityd.Error.Busy"
 

@@ -16,7 +16,8 @@
  *                      for the same state; emitted in the thread-default main context of the
  *                      thread that created the monitor, as GLib's own monitors do
  *   can_reach()        every address the connectable enumerates (names resolved by GResolver),
- *                      each asked with CheckAddress; reachable when one is
+ *                      each asked with CheckDestination (CheckAddress of an older daemon);
+ *                      reachable when one is, an IPv4 one through NAT64 included
  *
  * GInitable: fails at once, without waiting, when the bus name has no owner and is not
  * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors.
@@ -766,6 +767,7 @@ typedef struct {
   GSocketAddressEnumerator *addresses;
   GDBusConnection *bus;   /* the connection the questions go over */
   gchar *last_address;    /* for the error message */
+  gboolean asks_check_address; /* the daemon (or its bus policy) predates CheckDestination */
 } Reach;
 
 static void
@@ -780,6 +782,7 @@ reach_free (gpointer data)
 }
 
 static void reach_next (GTask *task);
+static void ask_daemon (GTask *task);
 
 static void
 on_fallback_reached (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -873,13 +876,34 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
       reach_through_fallback (task, fallback);
       return;
     }
+  Reach *reach = g_task_get_task_data (task);
+  if (reply == NULL && !reach->asks_check_address
+      && (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD)
+          || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED)))
+    {
+      /* A daemon older than CheckDestination: CheckAddress, for this and the next addresses. */
+      g_error_free (error);
+      reach->asks_check_address = TRUE;
+      ask_daemon (task);
+      return;
+    }
   if (reply == NULL)
     {
       g_task_return_error (task, gio_error_of_check (error));
       g_object_unref (task);
       return;
     }
-  g_variant_get (reply, "(&s&s)", &status, NULL);
+  GVariant *destination = NULL;
+  if (reach->asks_check_address)
+    g_variant_get (reply, "(&s&s)", &status, NULL);
+  else
+    {
+      /* CheckDestination's status: reachable through NAT64 (at the synthesized address, where
+       * GLib's applications, which connect by name, get through DNS64) counts as reachable. */
+      destination = g_variant_get_child_value (reply, 0);
+      if (!g_variant_lookup (destination, REACHABILITYD_DESTINATION_STATUS, "&s", &status))
+        status = REACHABILITYD_STATUS_UNKNOWN;
+    }
   if (g_strcmp0 (status, REACHABILITYD_STATUS_NOT_REACHABLE) != 0
       && g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0)
     {
@@ -888,6 +912,7 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     reach_next (task);
+  g_clear_pointer (&destination, g_variant_unref);
   g_variant_unref (reply);
 }
 
@@ -952,9 +977,20 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (reach->last_address);
   reach->last_address = address_literal (G_INET_SOCKET_ADDRESS (address));
   g_object_unref (address);
+  ask_daemon (task);
+}
+
+/* Asks the daemon about the last address: CheckDestination, or CheckAddress of an older daemon. */
+static void
+ask_daemon (GTask *task)
+{
+  Reach *reach = g_task_get_task_data (task);
+  gboolean destination = !reach->asks_check_address;
+
   g_dbus_connection_call (reach->bus, REACHABILITYD_BUS_NAME, REACHABILITYD_OBJECT_PATH, REACHABILITYD_INTERFACE,
-                          REACHABILITYD_METHOD_CHECK_ADDRESS, g_variant_new ("(s)", reach->last_address),
-                          G_VARIANT_TYPE ("(ss)"), G_DBUS_CALL_FLAGS_NONE, REACHABILITYD_CALL_TIMEOUT_MS,
+                          destination ? REACHABILITYD_METHOD_CHECK_DESTINATION : REACHABILITYD_METHOD_CHECK_ADDRESS,
+                          g_variant_new ("(s)", reach->last_address),
+                          G_VARIANT_TYPE (destination ? "(a{sv})" : "(ss)"), G_DBUS_CALL_FLAGS_NONE, REACHABILITYD_CALL_TIMEOUT_MS,
                           g_task_get_cancellable (task), on_checked, task);
 }
 

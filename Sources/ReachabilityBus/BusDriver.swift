@@ -39,6 +39,10 @@ extension BusError {
     public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     /// No reply came in time (`NoReply`).
     public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    /// The object has no such method (`UnknownMethod`).
+    public static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    /// The bus's policy does not let the caller call it (`AccessDenied`).
+    public static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
 }
 
 extension BusConnection {

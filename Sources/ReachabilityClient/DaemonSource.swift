@@ -10,20 +10,20 @@ import SystemSupport
 enum MonitoredTarget: Sendable, Equatable {
     /// The machine: the daemon's own properties.
     case machine
-    /// One literal address, checked with `CheckAddress`.
+    /// One literal address, checked with `CheckDestination` (`CheckAddress` with an older daemon).
     case address(String)
-    /// A host name with its resolution, resolved here and each address checked with `CheckAddress`.
+    /// A host name with its resolution, resolved here and each address checked likewise.
     case domain(HostLookup)
 }
 
 /// Follows reachabilityd for one manager through the bus's shared ``BusHub`` and reports snapshots.
 ///
 /// Confined to the hub's queue. The machine's snapshot is the daemon's properties; an address or
-/// a domain is checked with `CheckAddress` whenever the daemon publishes a new state or announces
+/// a domain is checked with `CheckDestination` (`CheckAddress` with a daemon that predates it) whenever the daemon publishes a new state or announces
 /// `RoutesChanged`. A stopped daemon reports `.unknown` at once, and so does one that owns its
 /// name but does not answer.
 final class DaemonSource: BusHubListener, @unchecked Sendable {
-    /// How long a `CheckAddress` call may take.
+    /// How long a `CheckDestination` or `CheckAddress` call may take.
     static let checkTimeoutMicroseconds: UInt64 = 5_000_000
 
     private let hub: BusHub
@@ -40,10 +40,13 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     private var machine = ReachabilitySnapshot.unknown
     /// Each address's last answer from the daemon, kept while the daemon does not answer.
     private var lastAnswers: [String: AddressAnswer] = [:]
+    /// Whether the daemon answers `CheckDestination`: false once it refused the method (a daemon,
+    /// or a bus policy, older than it), until the daemon goes.
+    private var daemonHasCheckDestination = true
     /// Asks again after an unanswered check: after 0.25 s, doubling up to 8 s; starts over after
     /// a check answered in full.
     private lazy var unansweredRetry = RetryBackoff(queue: queue, delays: .unansweredDaemon)
-    /// Checks an address or domain with `CheckAddress`; cancelled when a run ends or the daemon goes.
+    /// Checks an address or domain with the daemon; cancelled when a run ends or the daemon goes.
     private lazy var checker = DestinationChecker(
         queue: queue, target: target,
         ask: { [weak self] addresses, answered in self?.askDaemon(addresses, answered: answered) },
@@ -130,11 +133,13 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         checker.cancel()
         unansweredRetry.cancel()
         lastAnswers = [:]
+        daemonHasCheckDestination = true
     }
 
     // MARK: - Addresses and domains
 
-    /// Asks the daemon's `CheckAddress` for each address at once; `answered` gets them in order
+    /// Asks the daemon's `CheckDestination` for each address at once (`CheckAddress` when the
+    /// daemon predates it: the whole batch is asked again with it); `answered` gets them in order
     /// when the last reply (or timeout) is in. An address the daemon did not answer — too busy
     /// (`org.reachabilityd.Error.Busy`, the bus's `LimitsExceeded`) or too slow (`NoReply`) —
     /// keeps its last answer, and the check runs again later.
@@ -142,24 +147,48 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         var answers: [AddressAnswer?] = Array(repeating: nil, count: addresses.count)
         var outstanding = addresses.count
         var unanswered = false
+        var askedAgain = false
+        let took = { [weak self] (answer: AddressAnswer?, index: Int) in
+            guard let self else { return }
+            let address = addresses[index]
+            if let answer {
+                answers[index] = answer
+            } else {
+                unanswered = true
+                answers[index] = lastAnswers[address] ?? AddressAnswer(address: address, status: .unknown, interface: "")
+            }
+            outstanding -= 1
+            guard outstanding == 0 else { return }
+            let complete = answers.compactMap { $0 }
+            lastAnswers = Dictionary(complete.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
+            unanswered ? retryUnanswered() : unansweredRetry.reset()
+            answered(complete)
+        }
+        let asksDestination = daemonHasCheckDestination
         for (index, address) in addresses.enumerated() {
-            hub.callDaemon(
-                member: BusContract.checkAddressMethod, arguments: [address], returning: AddressCheckReply.self,
-                timeoutMicroseconds: Self.checkTimeoutMicroseconds
-            ) { [weak self] reply in
-                guard let self else { return }
-                if let answer = Self.answer(reply, address: address) {
-                    answers[index] = answer
-                } else {
-                    unanswered = true
-                    answers[index] = lastAnswers[address] ?? AddressAnswer(address: address, status: .unknown, interface: "")
+            if asksDestination {
+                hub.callDaemon(
+                    member: BusContract.checkDestinationMethod, arguments: [address], returning: [String: PropertyValue].self,
+                    timeoutMicroseconds: Self.checkTimeoutMicroseconds
+                ) { [weak self] reply in
+                    guard let self, !askedAgain else { return }
+                    if case .failure(let error)? = reply, Self.olderDaemonErrors.contains(error.name) {
+                        askedAgain = true
+                        daemonHasCheckDestination = false
+                        return askDaemon(addresses, answered: answered)
+                    }
+                    took(Self.answer(reply, address: address) { Self.answer(destination: $0, address: address) }, index)
                 }
-                outstanding -= 1
-                guard outstanding == 0 else { return }
-                let complete = answers.compactMap { $0 }
-                lastAnswers = Dictionary(complete.map { ($0.address, $0) }, uniquingKeysWith: { first, _ in first })
-                unanswered ? retryUnanswered() : unansweredRetry.reset()
-                answered(complete)
+            } else {
+                hub.callDaemon(
+                    member: BusContract.checkAddressMethod, arguments: [address], returning: AddressCheckReply.self,
+                    timeoutMicroseconds: Self.checkTimeoutMicroseconds
+                ) { reply in
+                    let answer = Self.answer(reply, address: address) { checked in
+                        AddressAnswer(address: address, status: ReachabilityStatus(rawValue: checked.status) ?? .unknown, interface: checked.interface)
+                    }
+                    took(answer, index)
+                }
             }
         }
     }
@@ -177,13 +206,17 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
         BusContract.busyError, BusError.limitsExceeded, BusError.noReply,
     ]
 
-    /// The daemon's answer for `address`; nil when it gave none (no reply, busy, timed out).
-    private static func answer(_ reply: Result<AddressCheckReply, BusError>?, address: String) -> AddressAnswer? {
+    /// Errors that mean the daemon (or the bus's policy for it) predates `CheckDestination`.
+    private static let olderDaemonErrors: Set<String> = [BusError.unknownMethod, BusError.accessDenied]
+
+    /// The daemon's answer for `address`, read from its reply by `reading`; nil when it gave
+    /// none (no reply, busy, timed out).
+    private static func answer<Reply>(_ reply: Result<Reply, BusError>?, address: String, reading: (Reply) -> AddressAnswer) -> AddressAnswer? {
         switch reply {
         case nil:
             return nil
         case .success(let answer)?:
-            return AddressAnswer(address: address, status: ReachabilityStatus(rawValue: answer.status) ?? .unknown, interface: answer.interface)
+            return reading(answer)
         case .failure(let error)? where unansweredErrors.contains(error.name):
             return nil
         case .failure(let error)?:
@@ -192,6 +225,15 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
             let status: ReachabilityStatus = error.name == BusContract.invalidAddressError ? .notReachable : .unknown
             return AddressAnswer(address: address, status: status, interface: "")
         }
+    }
+
+    /// The answer `CheckDestination` gave for `address` (a key missing reads as "").
+    private static func answer(destination: [String: PropertyValue], address: String) -> AddressAnswer {
+        let text = { (key: String) in destination[key]?.string ?? "" }
+        return AddressAnswer(
+            address: address, status: ReachabilityStatus(rawValue: text("status")) ?? .unknown, interface: text("interface"),
+            path: DestinationPath(rawValue: text("via")), connectAddress: text("address")
+        )
     }
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {

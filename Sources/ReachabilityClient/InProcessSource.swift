@@ -122,8 +122,11 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         guard let engine else { return [] }
         return addresses.map { address -> AddressAnswer in
             do throws(InvalidAddressError) {
-                let verdict = try engine.checkAddress(address)
-                return AddressAnswer(address: address, status: verdict.status, interface: verdict.link?.name ?? "")
+                let answer = try engine.checkDestination(address)
+                return AddressAnswer(
+                    address: address, status: answer.verdict.status, interface: answer.verdict.link?.name ?? "", path: answer.path,
+                    connectAddress: answer.address
+                )
             } catch {
                 return AddressAnswer(address: address, status: .notReachable, interface: "")
             }

@@ -55,7 +55,7 @@ extension ReachabilitySnapshot {
     }
 }
 
-/// One answer of `CheckAddress` for one address of a monitored destination.
+/// One answer of `CheckDestination` (or `CheckAddress`) for one address of a monitored destination.
 struct AddressAnswer: Sendable, Equatable {
     /// The literal address asked about.
     var address: String
@@ -63,6 +63,10 @@ struct AddressAnswer: Sendable, Equatable {
     var status: ReachabilityStatus
     /// The interface that would carry traffic to it, "" when none.
     var interface: String
+    /// How a connection gets there; nil from `CheckAddress`.
+    var path: DestinationPath? = nil
+    /// Where to connect ("" from `CheckAddress`).
+    var connectAddress = ""
 
     /// The status's rank: reachable answers beat not-reachable ones, which beat unknown ones.
     var rank: Int {
@@ -85,13 +89,14 @@ struct AddressAnswer: Sendable, Equatable {
             )
         }
         let reachable = answers.filter(\.status.isReachable)
+        let through = best.path == .nat64 ? " through NAT64 at \(best.connectAddress)" : best.path == .clat ? " through the CLAT" : ""
         let reason = best.status.isReachable
-            ? "\(best.address) is reachable via \(best.interface)"
+            ? "\(best.address) is reachable via \(best.interface)\(through)"
             : "no route to \(answers.map(\.address).joined(separator: ", "))"
         // Each family's link is that of its first reachable address (in resolver order).
         let ipv4 = reachable.first { IPAddress($0.address)?.unmappingIPv4.family == .ipv4 }
         let ipv6 = reachable.first { IPAddress($0.address)?.unmappingIPv4.family == .ipv6 }
-        return ReachabilitySnapshot(
+        var snapshot = ReachabilitySnapshot(
             status: best.status,
             isIPv4Reachable: ipv4 != nil,
             isIPv6Reachable: ipv6 != nil,
@@ -102,6 +107,9 @@ struct AddressAnswer: Sendable, Equatable {
             ipv4Link: (ipv4?.interface ?? "", ipv4?.transport),
             ipv6Link: (ipv6?.interface ?? "", ipv6?.transport)
         )
+        snapshot.destinationPath = best.path
+        snapshot.destinationAddress = best.connectAddress
+        return snapshot
     }
 
     /// The transport the status names: the medium beneath a tunnel when the daemon knew it,

@@ -238,6 +238,31 @@ public final class ReachabilityManager: Sendable {
     /// address or a host name: the machine's.
     public var dns: DNSReadiness { snapshot.dns }
 
+    /// The NAT64 prefix in use (the daemon's `NAT64Prefix`: learned from router advertisements),
+    /// nil when none is known. An IPv4 address is reached through the NAT64 at the prefix with
+    /// the address embedded (RFC 6052, ``NAT64Prefix/synthesizing(_:)``). For an address or a
+    /// host name: the machine's.
+    public var nat64Prefix: NAT64Prefix? { NAT64Prefix(snapshot.nat64Prefix) }
+
+    /// How IPv4 destinations are reached (the daemon's `IPv4Access`): `.native`, `.clat` (through
+    /// a CLAT: an IPv4 literal works), `.nat64` (only at an address synthesized with
+    /// ``nat64Prefix``) or `.none`. For an address or a host name: the machine's.
+    public var ipv4Access: IPv4Access { snapshot.ipv4Access }
+
+    /// For an address's or a host name's manager: how a connection gets to the address the
+    /// status is about (the daemon's `CheckDestination`): `.direct`, `.clat` or `.nat64`; nil
+    /// for the machine's manager, before the first answer, and with a daemon that predates
+    /// `CheckDestination` (then the status is `CheckAddress`'s).
+    public var destinationPath: DestinationPath? { snapshot.destinationPath }
+
+    /// For an address's or a host name's manager: where to connect — with
+    /// ``destinationPath`` `.nat64` the IPv6 address that reaches the IPv4 one through NAT64,
+    /// else the address itself; nil when not known (as for ``destinationPath``).
+    public var destinationAddress: String? {
+        let address = snapshot.destinationAddress
+        return address.isEmpty ? nil : address
+    }
+
     /// The captive portal's user-facing URL, when one is known.
     public var captivePortalURL: String? {
         let url = snapshot.captivePortal

@@ -18,6 +18,8 @@ public enum BusContract {
     public static let routesChangedIntervalMilliseconds = 100
     /// The method checking one literal address.
     public static let checkAddressMethod = "CheckAddress"
+    /// The method checking one literal address, with how to get there (`via`, `address`).
+    public static let checkDestinationMethod = "CheckDestination"
     /// The method returning the multi-line explanation report.
     public static let explainMethod = "Explain"
     /// The method returning the metrics in Prometheus' text format.

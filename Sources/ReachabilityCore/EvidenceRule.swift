@@ -65,6 +65,8 @@ public enum EvidenceRule {
         next.ipv6Evidence = shared(destination.ipv6Interface, machine.ipv6Interface) ? machine.ipv6Evidence : nil
         next.captivePortal = next.connectivity == .portal ? machine.captivePortal : ""
         next.dns = machine.dns
+        next.nat64Prefix = machine.nat64Prefix
+        next.ipv4Access = machine.ipv4Access
         return next
     }
 }

@@ -39,6 +39,14 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var nat64Prefix = ""
     /// How IPv4 destinations are reached (``IPv4AccessRule``).
     public var ipv4Access = IPv4Access.none
+    /// For one destination's snapshot: how a connection gets to the address the status is
+    /// about (`CheckDestination`'s `via`); nil for the machine's, and when the daemon has no
+    /// `CheckDestination` (an older one). Not a property.
+    public var destinationPath: DestinationPath?
+    /// For one destination's snapshot: where to connect (`CheckDestination`'s `address`: the
+    /// synthesized IPv6 address through NAT64, else the address itself); "" when not known.
+    /// Not a property.
+    public var destinationAddress = ""
 
     /// Creates a snapshot; without per-family links, a reachable family's are `interface` and `transport`.
     public init(status: ReachabilityStatus, isIPv4Reachable: Bool, isIPv6Reachable: Bool, interface: String, transport: Transport?, isMetered: Bool, reason: String,

@@ -79,6 +79,35 @@ extension ReachabilityEngine {
         return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress, uid: caller.uid))
     }
 
+    /// `CheckDestination()`: ``checkAddress(_:caller:)``'s answer with how a connection gets
+    /// there (``DestinationRule``): through a CLAT, or for an IPv4 literal without a route of its
+    /// own through NAT64 at the address synthesized with the prefix in use. Watches the address,
+    /// and the synthesized one when it was asked about.
+    ///
+    /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
+    public func checkDestination(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationAnswer {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        let prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        let context = DestinationRule.Context(
+            nat64Prefix: prefix.map { NAT64Prefix(network: $0.network, length: $0.length) },
+            clatUplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
+        )
+        return DestinationRule.answer(
+            for: address, as: text, context: context,
+            facts: { destination in
+                // Before the lookup, so that a route change right after it is not filtered out.
+                routeFilter.watch(destination, caller: caller)
+                return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
+            },
+            isCLATRoute: { facts in
+                var source: IPAddress?
+                if case .selected(let selected) = facts.source { source = selected.address }
+                return IPv4AccessRule.isCLAT(ipv4RouteFacts(facts.lookup, source: source, isNAT64PrefixKnown: prefix != nil))
+            }
+        )
+    }
+
     /// `CheckConnectivity()`: when checks run and a family has a route, checks every family now
     /// and calls `reply` with the published `Connectivity` once they finished — unless a check
     /// is in flight (then it waits for that one) or `caller` started one within

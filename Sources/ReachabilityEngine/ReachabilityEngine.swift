@@ -374,22 +374,31 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
     /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go.
     private func ipv4AccessFacts(isIPv4Reachable: Bool, nat64Prefix: IPPrefix?) -> IPv4AccessFacts {
-        let table = mirror.table
-        var routeLink: InterfaceIndex?
-        if case .route(let route)? = answers[.ipv4]?.lookup { routeLink = route.outputInterfaceIndex }
         var isSynthesizedProbeReachable = false
         if !isIPv4Reachable, let nat64Prefix,
            let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
-            let facts = StatusReducer.destinationFacts(in: table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
+            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
             isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
         }
+        var facts = ipv4RouteFacts(answers[.ipv4]?.lookup, source: try? answers[.ipv4]?.source.get(), isNAT64PrefixKnown: nat64Prefix != nil)
+        facts.isIPv4Reachable = isIPv4Reachable
+        facts.isSynthesizedProbeReachable = isSynthesizedProbeReachable
+        return facts
+    }
+
+    /// What ``IPv4AccessRule/isCLAT(_:)`` asks of an IPv4 route (`lookup`, from `source`): the
+    /// probe's, or a caller's address's (`CheckDestination`).
+    func ipv4RouteFacts(_ lookup: RouteLookup?, source: IPAddress?, isNAT64PrefixKnown: Bool) -> IPv4AccessFacts {
+        let table = mirror.table
+        var routeLink: InterfaceIndex?
+        if case .route(let route)? = lookup { routeLink = route.outputInterfaceIndex }
         return IPv4AccessFacts(
-            isIPv4Reachable: isIPv4Reachable, ipv4Source: try? answers[.ipv4]?.source.get(),
+            isIPv4Reachable: true, ipv4Source: source,
             isIPv4RouteOverTun: routeLink.flatMap { table.links[$0]?.kind } == "tun",
             hasGlobalIPv4ElsewhereThanTheRoute: table.addresses.contains { address, facts in
                 address.family == .ipv4 && address.index != routeLink && facts.isUsableGlobal && table.links[address.index]?.isLoopback == false
             },
-            isNAT64PrefixKnown: nat64Prefix != nil, isSynthesizedProbeReachable: isSynthesizedProbeReachable
+            isNAT64PrefixKnown: isNAT64PrefixKnown
         )
     }
 

@@ -10,11 +10,21 @@ public enum AddressCheckAnswer: Sendable, Equatable {
     case invalidAddress(message: String)
 }
 
+/// The answer the daemon gives to `CheckDestination`.
+public enum DestinationCheckAnswer: Sendable, Equatable {
+    /// The address's answer, with how to get there.
+    case answer(DestinationAnswer)
+    /// The input is not a literal address; `message` says why (sent as `InvalidAddress`).
+    case invalidAddress(message: String)
+}
+
 /// What the exported object's methods do; each runs on the connection's queue and answers at
 /// once, except `CheckConnectivity()`, which may answer later.
 public struct ReachabilityMethods {
     /// Answers `CheckAddress(s)`: the address, and whose share the caller draws on.
     public var checkAddress: (String, CallerShare) -> AddressCheckAnswer
+    /// Answers `CheckDestination(s)`: the address, and whose share the caller draws on.
+    public var checkDestination: (String, CallerShare) -> DestinationCheckAnswer
     /// Answers `Explain()`.
     public var explain: () -> String
     /// Answers `Metrics()`.
@@ -25,10 +35,12 @@ public struct ReachabilityMethods {
 
     /// Creates the method table.
     public init(
-        checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer, explain: @escaping () -> String, metrics: @escaping () -> String,
-        checkConnectivity: @escaping (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
+        checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer,
+        checkDestination: @escaping (String, CallerShare) -> DestinationCheckAnswer, explain: @escaping () -> String,
+        metrics: @escaping () -> String, checkConnectivity: @escaping (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
     ) {
         self.checkAddress = checkAddress
+        self.checkDestination = checkDestination
         self.explain = explain
         self.metrics = metrics
         self.checkConnectivity = checkConnectivity
@@ -67,6 +79,7 @@ public final class ReachabilityObject: @unchecked Sendable {
             properties: { [weak self] name in self?.value(ofProperty: name) },
             methods: [
                 .replying(BusContract.checkAddressMethod) { [weak self] call in self?.checkAddress(call) ?? .invalidArguments },
+                .replying(BusContract.checkDestinationMethod) { [weak self] call in self?.checkDestination(call) ?? .invalidArguments },
                 .replying(BusContract.explainMethod) { _ in .values([.string(methods.explain())]) },
                 .replying(BusContract.metricsMethod) { _ in .values([.string(methods.metrics())]) },
                 .replyingLater(BusContract.checkConnectivityMethod) { [admission] call, reply in
@@ -127,6 +140,17 @@ public final class ReachabilityObject: @unchecked Sendable {
             return .error(BusError(name: BusContract.invalidAddressError, message: explanation))
         case .answer(let status, let interface):
             return .values([.string(status.rawValue), .string(interface)])
+        }
+    }
+
+    /// Answers `CheckDestination(s)`, drawing on the caller's share.
+    private func checkDestination(_ call: BusMethodCall) -> BusReply {
+        guard let text = try? call.arguments.readString() else { return .invalidArguments }
+        switch methods.checkDestination(text, admission.share(of: call.sender)) {
+        case .invalidAddress(let explanation):
+            return .error(BusError(name: BusContract.invalidAddressError, message: explanation))
+        case .answer(let answer):
+            return .values([.dictionary(answer.dictionary)])
         }
     }
 }

@@ -12,8 +12,10 @@ struct CheckCommand: Subcommand {
         name: "check",
         abstract: "Show whether one host name or address is reachable, and through which interface.",
         discussion: """
-            A literal address is checked with the daemon's CheckAddress; a host name is resolved \
-            here and each address checked, the best answer wins. Exit 0 when reachable, 1 when \
+            A literal address is checked with the daemon's CheckDestination (CheckAddress with an \
+            older daemon); a host name is resolved here and each address checked, the best answer \
+            wins. Through NAT64 the text says where to connect; --json has "via" (direct, clat, \
+            nat64) and "address" (where to connect). Exit 0 when reachable, 1 when \
             not — a name the resolver fails on, or does not answer for within --answer-timeout, \
             included (the reason says which; --json's "resolution" is resolved, failed, \
             no-answer or not-asked). \(ExitStatus.help(conditionNotMet: "the destination is not reachable"))
@@ -58,9 +60,20 @@ struct CheckCommand: Subcommand {
             // Not reachable: say why (no route, or the name does not resolve).
             Output.line("\(host): \(snapshot.status.rawValue) (\(snapshot.status.localizedDescription))"
                 + (snapshot.interface.isEmpty ? "" : " via \(snapshot.interface)")
+                + (snapshot.status.isReachable ? Self.path(of: snapshot) : "")
                 + (snapshot.status.isReachable ? "" : ": \(snapshot.reason)"))
         }
         if source.isUnavailable(answer) { return ExitStatus.daemonUnavailable }
         return snapshot.status.isReachable ? ExitStatus.success : ExitStatus.conditionNotMet
+    }
+
+    /// How a connection gets there, when it is not straight to the address: ", through NAT64 at
+    /// 64:ff9b::808:808 (connect there)" or ", through the CLAT".
+    static func path(of snapshot: ReachabilitySnapshot) -> String {
+        switch snapshot.destinationPath {
+        case .nat64?: ", through NAT64 at \(snapshot.destinationAddress) (connect there)"
+        case .clat?: ", through the CLAT"
+        case .direct?, nil: ""
+        }
     }
 }

@@ -40,6 +40,10 @@ struct StatusRecord {
         if let satisfied { members["satisfied"] = .boolean(satisfied) }
         if let resolution { members["resolution"] = .string(Self.text(resolution)) }
         if let waited { members["waited"] = .number((waited * 1000).rounded() / 1000) }
+        if let path = snapshot.destinationPath {
+            members["via"] = .string(path.rawValue)
+            members["address"] = .string(snapshot.destinationAddress)
+        }
         return JSONValue.object(members).text
     }
 

@@ -97,6 +97,13 @@ final class Daemon: @unchecked Sendable {
                         return .invalidAddress(message: error.description)
                     }
                 },
+                checkDestination: { [engine] text, caller in
+                    do throws(InvalidAddressError) {
+                        return .answer(try engine.checkDestination(text, caller: caller))
+                    } catch {
+                        return .invalidAddress(message: error.description)
+                    }
+                },
                 explain: { [engine] in engine.report().text },
                 metrics: { [weak self] in self?.metricsText() ?? "" },
                 checkConnectivity: { [engine] caller, reply in engine.checkConnectivity(caller: caller, reply: reply) }

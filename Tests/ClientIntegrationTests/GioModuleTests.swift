@@ -219,6 +219,34 @@ final class GioModuleTests: DaemonTestCase {
         }
     }
 
+    func testCanReachAnIPv4LiteralThroughNAT64OnAnIPv6OnlyHost() throws {
+        // Given an IPv6-only host behind tayga, which the router advertises
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(NAT64Testbed.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+
+        // When / Then: the IPv4-only server's literal is reachable for GLib (through NAT64, as
+        // CheckDestination says), though the literal itself has no route
+        XCTAssertEqual(try sideBySide("IPv4 literal through NAT64", "can-reach", "\(NAT64Testbed.server)", "8081").module, "reachable")
+        XCTAssertEqual(try busctl.checkAddress("\(NAT64Testbed.server)"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+    }
+
+    func testCanReachAsksCheckAddressWhenTheBusPolicyPredatesCheckDestination() throws {
+        // Given a routed network and the bus policy of an older daemon
+        try reloadBusPolicyWithoutCheckDestination()
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("route", "add", "unreachable", "192.0.2.0/24")
+        try waitForStatus(.reachableViaEthernet)
+
+        // When / Then: the answers are CheckAddress's, not the bus's AccessDenied
+        XCTAssertEqual(try query(.module, ["can-reach", "198.51.100.7", "443"]), "reachable")
+        let blocked = try query(.module, ["can-reach", "192.0.2.7", "443"])
+        XCTAssertTrue(blocked.hasPrefix("error g-io-error-quark host-unreachable "), blocked)
+    }
+
     func testTheCConsumersAsynchronousCallAndItsCancellation() throws {
         // Given the C consumer, built as its comment says, and a routed namespace
         let binary = try consumer("can-reach")

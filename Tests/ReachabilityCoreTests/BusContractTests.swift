@@ -85,6 +85,8 @@ final class BusContractTests: XCTestCase {
             "REACHABILITYD_PROPERTY_METERED": ReachabilityProperty.metered.rawValue,
             "REACHABILITYD_PROPERTY_CONNECTIVITY": ReachabilityProperty.connectivity.rawValue,
             "REACHABILITYD_METHOD_CHECK_ADDRESS": BusContract.checkAddressMethod,
+            "REACHABILITYD_METHOD_CHECK_DESTINATION": BusContract.checkDestinationMethod,
+            "REACHABILITYD_DESTINATION_STATUS": DestinationAnswer.statusKey,
             "REACHABILITYD_ERROR_INVALID_ADDRESS": BusContract.invalidAddressError,
             "REACHABILITYD_ERROR_BUSY": BusContract.busyError,
             "REACHABILITYD_STATUS_UNKNOWN": ReachabilityStatus.unknown.rawValue,

@@ -191,6 +191,20 @@ package struct Busctl {
         return .error(name: String(name), message: message)
     }
 
+    /// Calls `CheckDestination(address)` with `busctl` and returns its dictionary's strings.
+    ///
+    /// - Throws: `HarnessError` when the call fails or the reply is not an `a{sv}`.
+    package func checkDestination(_ text: String) throws -> [String: String] {
+        struct Reply: Decodable { var data: [[String: BusValue]] }
+        let output = try run([
+            "--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface, BusContract.checkDestinationMethod, "s", text,
+        ]).check().standardOutput
+        guard let dictionary = try JSONDecoder().decode(Reply.self, from: Data(output.utf8)).data.first else {
+            throw HarnessError("CheckDestination returned an unexpected reply: \(output)")
+        }
+        return dictionary.compactMapValues { $0.value?.string }
+    }
+
     /// The daemon's live introspection data (`busctl introspect --xml-interface`).
     ///
     /// - Returns: the XML text.

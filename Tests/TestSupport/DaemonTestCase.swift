@@ -228,14 +228,18 @@ open class DaemonTestCase: XCTestCase {
     /// - Parameters:
     ///   - destinations: the addresses, asked in order.
     ///   - user: the unprivileged user to call as (through the bus policy, e.g. `nobody`), nil for root.
+    ///   - method: `CheckAddress` or `CheckDestination`.
     /// - Returns: the caller's process (its watches last until it is terminated) and its replies,
     ///   one line each.
     /// - Throws: `HarnessError` when the caller does not answer.
-    package func holdCheckAddress(_ destinations: [String], as user: String? = nil) throws -> (caller: ChildProcess, reply: String) {
+    package func holdCheckAddress(
+        _ destinations: [String], as user: String? = nil, method: String = BusContract.checkAddressMethod
+    ) throws -> (caller: ChildProcess, reply: String) {
         let directory = try unwrap(directory)
         let script = try FaultInjection.install(FaultScripts.busClient, as: "bus_client.py", in: directory)
         let output = directory.file("hold-\(destinations.joined(separator: ",")).out")
-        let command = [FaultInjection.python, script, "hold", try unwrap(bus).address] + destinations
+        let mode = method == BusContract.checkDestinationMethod ? "hold-destination" : "hold"
+        let command = [FaultInjection.python, script, mode, try unwrap(bus).address] + destinations
         if user != nil, chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
         let caller = try user.map { user in
             try ChildProcess("setpriv", try Self.setprivArguments(user: user) + command, standardOutput: output)

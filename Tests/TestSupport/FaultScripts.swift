@@ -4,12 +4,13 @@
 package enum FaultScripts {
     /// Hostile and busy D-Bus clients (dbus-python, and a hand-made connection for bytes no
     /// library would send): `hostile ADDRESS`, `burst ADDRESS COUNT OFFSET`,
-    /// `probe ADDRESS STOP_FILE`, `hold`, `flood`, `subscribe`, `forge ADDRESS KIND [ARGUMENT]`.
+    /// `probe ADDRESS STOP_FILE`, `hold`, `hold-destination`, `flood`, `subscribe`, `forge ADDRESS KIND [ARGUMENT]`.
     /// Each prints JSON.
     package static let busClient = #"""
 # Hostile and busy clients of reachabilityd on a private bus (the integration tests' helper).
 # Usage: bus_client.py hostile ADDRESS | burst ADDRESS COUNT OFFSET | probe ADDRESS STOP_FILE |
 #        hold ADDRESS DESTINATION (asks once, prints the reply, stays connected until killed) |
+#        hold-destination ADDRESS DESTINATION (the same with CheckDestination) |
 #        flood ADDRESS SECONDS IN_FLIGHT OFFSET (distinct addresses, IN_FLIGHT calls pending at all times) |
 #        forge ADDRESS departure VICTIM | networkd | networkmanager (a unicast signal to the daemon that
 #        looks like the bus driver's, networkd's or NetworkManager's; then two Explain calls as fences)
@@ -215,12 +216,12 @@ def subscribe(address):
     print(json.dumps({"ready": True}), flush=True)
     GLib.MainLoop().run()
 
-def hold(address, *destinations):
+def hold(address, *destinations, member="CheckAddress"):
     # A caller whose watches last: the daemon forgets a caller's watches when it disconnects.
     # One line per destination asked about, in order, with the caller's unique name.
     bus = dbus.bus.BusConnection(address)
     for destination in destinations:
-        print(json.dumps(dict(call(bus, IFACE, "CheckAddress", "s", [destination]), unique=bus.get_unique_name())), flush=True)
+        print(json.dumps(dict(call(bus, IFACE, member, "s", [destination]), unique=bus.get_unique_name())), flush=True)
     while True:
         time.sleep(3600)
 
@@ -246,7 +247,8 @@ def forge(address, kind, victim=""):
     print(json.dumps({"sent": kind, "fences": ["error" not in fence for fence in fences]}), flush=True)
 
 if __name__ == "__main__":
-    {"forge": forge, "hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold, "flood": flood, "subscribe": subscribe}[sys.argv[1]](*sys.argv[2:])
+    {"forge": forge, "hostile": hostile, "burst": burst, "distinct": distinct, "probe": probe, "hold": hold,
+     "hold-destination": lambda address, *destinations: hold(address, *destinations, member="CheckDestination"), "flood": flood, "subscribe": subscribe}[sys.argv[1]](*sys.argv[2:])
 """#
 
     /// Forged rtnetlink datagrams sent to the daemon's netlink sockets from a user process:

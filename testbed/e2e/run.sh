@@ -270,6 +270,10 @@ check "an unprivileged user reads Status" expect_eq "$(status as_nobody)" 's "no
 check "an unprivileged user calls CheckAddress" \
     expect_eq "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckAddress s 192.0.2.7 2>&1)" \
     'ss "not-reachable" ""'
+expect_contains() { [[ $1 == *"$2"* ]] || { echo "expected '$2' in '$1'"; return 1; }; }
+check "an unprivileged user calls CheckDestination" \
+    expect_contains "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckDestination s 192.0.2.7 2>&1)" \
+    '"status" s "not-reachable"'
 check "an unprivileged user calls CheckConnectivity (no CheckURL=: the current Connectivity)" \
     expect_eq "$(as_nobody busctl call "$bus_name" "$object" "$bus_name" CheckConnectivity 2>&1)" 's "none"'
 denied() { local out; out=$("$@" 2>&1) && { echo "allowed: $out"; return 1; }; grep -q 'Access denied' <<<"$out" || { echo "$out"; return 1; }; }
@@ -691,6 +695,7 @@ wait_online_late_network() {
     check "late network: a unit after network-online.target found the daemon reachable" \
         expect_eq "$(in_container cat /run/e2e-probe.status 2>&1)" 's "reachable-via-ethernet"'
     local said waited
+    eventually 10 said_matches '^Online after ' || true  # (journald may store it after the unit is done)
     said=$(wait_online_said)
     waited=$(sed -n 's/^Online after \([0-9.]*\) s via e2ew0 .*/\1/p' <<<"$said")
     log "late network: $(grep '^Online after' <<<"$said")"
@@ -804,6 +809,8 @@ user_wait_online_section() {
     check "user manager: the user's unit found the daemon reachable" expect_eq "$probe_status" 's "reachable-via-ethernet"'
     check "user manager: the user's unit started after the default route was added" \
         awk -v p="${probe_started:-0}" -v r="${route_added:-x}" 'BEGIN { exit !(r + 0 > 0 && p + 0 >= r + 0) }'
+    # (The unit is done before journald has necessarily stored its last line.)
+    eventually 10 user_said_matches '^Online after ' || true
     waited=$(user_wait_online_said | sed -n 's/^Online after \([0-9.]*\) s via e2ew0 .*/\1/p')
     log "user manager: $(user_wait_online_said | grep '^Online after')"
     check "user manager: the wait took >= 3 s (${waited:-?} s) and says through e2ew0" awk -v w="${waited:-0}" 'BEGIN { exit !(w >= 3) }'
