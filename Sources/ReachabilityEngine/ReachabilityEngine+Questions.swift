@@ -88,7 +88,7 @@ extension ReachabilityEngine {
     public func checkDestination(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationAnswer {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
-        let prefix = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
+        let prefix = nat64PrefixInUse
         let context = DestinationRule.Context(
             nat64Prefix: prefix.map { NAT64Prefix(network: $0.network, length: $0.length) },
             clatUplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }

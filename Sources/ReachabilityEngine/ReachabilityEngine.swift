@@ -311,6 +311,12 @@ public final class ReachabilityEngine: @unchecked Sendable {
         reevaluate([], announcingRoutes: false)
     }
 
+    /// The NAT64 prefix in use: the one routers advertised (``AdvertisedNAT64Prefixes``' rule),
+    /// else the one RFC 7050 discovery found; nil when none is known.
+    var nat64PrefixInUse: IPPrefix? {
+        nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix ?? rfc7050.discovered?.prefix
+    }
+
     /// The link IPv6's probe route goes out of, from the last answers; nil when none.
     var ipv6RouteLink: InterfaceIndex? {
         guard case .route(let route)? = answers[.ipv6]?.lookup else { return nil }
@@ -364,7 +370,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         rfc7050.follow(
             ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
         )
-        let nat64Prefix = advertised ?? rfc7050.discovered?.prefix
+        let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
         return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })

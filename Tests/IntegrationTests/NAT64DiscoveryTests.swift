@@ -41,6 +41,10 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         let discovered = try waitForProperties("NAT64Prefix from RFC 7050", timeout: .seconds(30)) { $0.string(.nat64Prefix) == "64:ff9b::/96" }
         XCTAssertEqual(discovered.string(.ipv4Access), "nat64", "\(discovered)")
         XCTAssertTrue(router.nameServerLog(at: Self.nameServer).contains("query[AAAA] ipv4only.arpa"), router.nameServerLog(at: Self.nameServer))
+        // And CheckDestination of a global IPv4 literal answers with the synthesized address
+        let destination = try busctl.checkDestination("93.184.216.34")
+        XCTAssertEqual(destination["via"], "nat64", "\(destination)")
+        XCTAssertEqual(destination["address"], "64:ff9b::5db8:d822", "\(destination)")
         let explain = try busctl.explain()
         XCTAssertTrue(explain.contains("NAT64 prefix: 64:ff9b::/96 (no router advertised one: RFC 7050 discovery)"), explain)
         XCTAssertTrue(explain.contains("64:ff9b::/96 from RFC 7050 discovery (AAAA of ipv4only.arpa through the system resolver) over ra0"), explain)
