@@ -297,12 +297,12 @@ check "the listener saw reachable-via-ethernet" eventually 5 monitor_saw '"reach
 check "Status is now reachable-via-ethernet" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
 journal_has_status_entry() {
     in_container journalctl --no-pager -o json MESSAGE_ID=4afbbecd892743e583b58432607723ed |
-        grep '"REACHABILITY_STATUS":"reachable-via-ethernet"' | grep -q '"REACHABILITY_INTERFACE":"e2e0"'
+        grep '"REACHABILITY_STATUS":"reachable-via-ethernet"' | grep '"REACHABILITY_INTERFACE":"e2e0"' >/dev/null
 }
 check "the journal has a status-changed entry with its fields (MESSAGE_ID, REACHABILITY_*)" \
     eventually 5 journal_has_status_entry
 journal_explains_it() {
-    in_container journalctl --no-pager -x MESSAGE_ID=4afbbecd892743e583b58432607723ed | grep -q 'Network reachability changed to'
+    in_container journalctl --no-pager -x MESSAGE_ID=4afbbecd892743e583b58432607723ed | grep 'Network reachability changed to' >/dev/null
 }
 check "journalctl -x explains the entry from the catalog" journal_explains_it
 in_container kill "$monitor_pid"
@@ -519,7 +519,7 @@ dns_section() {
 }
 dns_section
 in_container sh -c 'mkdir -p /etc/reachabilityd/reachabilityd.conf.d && printf "[Connectivity]\nCheckURL=http://10.99.0.1:8080/check\nCheckIntervalSec=2\nCaptivePortalAPICAFile=/srv/e2e/ca.pem\n" > /etc/reachabilityd/reachabilityd.conf.d/check.conf && systemctl reload reachabilityd.service'
-if in_container journalctl -b --no-pager | grep -q "BPF firewalling not supported"; then
+if in_container journalctl -b --no-pager | grep "BPF firewalling not supported" >/dev/null; then
     log "SKIP IPAddressDeny=any blocking the check: this container's systemd has no BPF firewall (its journal says so)"
 else
     check "with checks on and the unit's IPAddressDeny=any: Connectivity limited" eventually 20 property_is Connectivity limited
@@ -563,7 +563,7 @@ check "the daemon loaded libcurl under the unit's hardening and still runs (same
 connectivity_now=$(property Connectivity | sed 's/^s "\(.*\)"$/\1/')
 journal_has_connectivity_entry() {
     in_container journalctl --no-pager -o json MESSAGE_ID=199e5802915c48d9b0b8fd390df39f19 |
-        grep "\"REACHABILITY_CONNECTIVITY\":\"$connectivity_now\"" | grep -q '"REACHABILITY_INTERFACE":"e2ecp0"'
+        grep "\"REACHABILITY_CONNECTIVITY\":\"$connectivity_now\"" | grep '"REACHABILITY_INTERFACE":"e2ecp0"' >/dev/null
 }
 journal_explains_connectivity() {
     # (grep reads it all: grep -q would end the pipe early, and journalctl's SIGPIPE fail it.)
@@ -624,7 +624,9 @@ unit_state() { in_container systemctl show -P ActiveState "$1"; }
 unit_state_is() { [ "$(unit_state "$1")" = "$2" ]; }
 # The unit's journal lines of this boot from reachabilityctl.
 wait_online_said() { in_container journalctl -b --no-pager -o cat _SYSTEMD_UNIT=$wait_online SYSLOG_IDENTIFIER=reachabilityctl; }
-said_matches() { wait_online_said | grep -q "$1"; }
+# (grep reads all the journal's lines: one that quit at the first match would make journalctl's
+# SIGPIPE fail the pipeline under pipefail.)
+said_matches() { wait_online_said | grep "$1" >/dev/null; }
 not_activating() { ! unit_state_is "$1" activating; }
 no_ordering_cycle() { ! in_container journalctl -b --no-pager | grep -i "ordering cycle"; }
 # A unit file in the container's /etc/systemd/system, enabled for multi-user.target.
@@ -778,7 +780,7 @@ user_unit_state() { as_user systemctl --user show -P ActiveState "$1"; }
 user_unit_state_is() { [ "$(user_unit_state "$1")" = "$2" ]; }
 # The user unit's journal lines of this boot from reachabilityctl.
 user_wait_online_said() { in_container journalctl -b --no-pager -o cat _SYSTEMD_USER_UNIT=$wait_online SYSLOG_IDENTIFIER=reachabilityctl; }
-user_said_matches() { user_wait_online_said | grep -q "$1"; }
+user_said_matches() { user_wait_online_said | grep "$1" >/dev/null; }
 # The section above left no e2e unit enabled (wait_online_section's cleanup).
 user_files() {
     mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants" &&
