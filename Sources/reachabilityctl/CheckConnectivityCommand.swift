@@ -28,7 +28,7 @@ struct CheckConnectivityCommand: Subcommand {
 
     func run() async -> Int32 {
         do throws(DaemonReportError) {
-            let connectivity = try await ReachabilityManager.checkConnectivity(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
+            let connectivity = try await ReachabilityManager.checkConnectivity(timeout: answerDuration(answerTimeout))
             Output.line(json ? JSONValue.object(["connectivity": .string(connectivity.rawValue)]).text : connectivity.rawValue)
             return connectivity == .full ? ExitStatus.success : ExitStatus.conditionNotMet
         } catch {

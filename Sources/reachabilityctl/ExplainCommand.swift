@@ -22,7 +22,7 @@ struct ExplainCommand: Subcommand {
 
     func run() async -> Int32 {
         do throws(DaemonReportError) {
-            let report = try await ReachabilityManager.daemonReport(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
+            let report = try await ReachabilityManager.daemonReport(timeout: answerDuration(answerTimeout))
             Output.line(json ? JSONValue.object(["report": .string(report)]).text : report.hasSuffix("\n") ? String(report.dropLast()) : report)
             return ExitStatus.success
         } catch {

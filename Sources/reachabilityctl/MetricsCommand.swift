@@ -21,7 +21,7 @@ struct MetricsCommand: Subcommand {
 
     func run() async -> Int32 {
         do throws(DaemonReportError) {
-            let metrics = try await ReachabilityManager.daemonMetrics(timeout: .milliseconds(Int64(max(answerTimeout, 0.001) * 1000)))
+            let metrics = try await ReachabilityManager.daemonMetrics(timeout: answerDuration(answerTimeout))
             Output.line(metrics.hasSuffix("\n") ? String(metrics.dropLast()) : metrics)
             return ExitStatus.success
         } catch {

@@ -177,6 +177,12 @@ func answerTimeoutSpec(default seconds: Int, awaiting awaited: String = "the dae
     .value("answer-timeout", "seconds", "How long to wait for \(awaited).", default: String(seconds))
 }
 
+/// `--answer-timeout`'s seconds as the time a call to the daemon waits: at least 1 ms (a
+/// timeout of 0 would be sd-bus's default instead).
+func answerDuration(_ seconds: Double) -> Duration {
+    .milliseconds(Int64(max(seconds, 0.001) * 1000))
+}
+
 // MARK: - Helpers
 
 extension ReachabilityManager {
