@@ -57,7 +57,8 @@ nspawn_pid=
 leader=   # the container's PID 1, once booted
 log() { printf 'e2e %s/%s [%3ds] %s\n' "$suite" "$bus_implementation" "$(($(date +%s) - started))" "$*"; }
 pass() { passed=$((passed + 1)); log "PASS $1"; }
-fail() { failed=$((failed + 1)); log "FAIL $1${2:+: $2}"; }
+failures=()   # the failed checks' lines, said again last (CI shows an output's tail)
+fail() { local line; line=$(log "FAIL $1${2:+: $2}"); echo "$line"; failed=$((failed + 1)); failures+=("$line"); }
 finishing=
 finish() {
     finishing=1
@@ -67,6 +68,7 @@ finish() {
         in_container journalctl --no-pager -o short-monotonic 2>&1 | grep -E "reachabilityd|dbus" | tail -40
     fi
     log "took $(($(date +%s) - started)) s"
+    [ "$failed" -gt 0 ] && printf '%s\n' "${failures[@]}"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
     exit
