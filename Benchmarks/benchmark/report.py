@@ -30,10 +30,32 @@ def table(results):
             lines.append(f"| {name} | – | – | – | – | {f['missing']} |")
     if results["latency"]:
         lines.append("")
+    cpu = results["latency"].get("cpu_ms_per_change")
+    if cpu:
+        lines += [f"| CPU per change, the same {results['latency']['toggles']} toggles (process CPU clock) | ms per change |", "|---|---|"]
+        lines += [f"| {name} | {ms:.3f} |" for name, ms in cpu.items()]
+        lines.append("")
+    s = results.get("stages")
+    if s:
+        lines += [f"| one change's stages, stage recorder on ({s['changes']} changes recorded, {s['toggles']} toggles; "
+                  "daemon and one subscriber only) | p50 ms | p99 ms |", "|---|---|---|"]
+        for stage, f in s["stages"].items():
+            lines.append(f"| {stage} ({f['n']}) | {f['p50']:.3f} | {f['p99']:.3f} |" if f["n"] else f"| {stage} | – | – |")
+        lines.append("")
+    b = results.get("subscribers")
+    if b:
+        lines += [f"| subscribers on the bus, {b['toggles']} toggles | CPU ms per change: reachabilityd | C sd-bus floor | dbus-daemon "
+                  "| StatusChanged p50 / p99 ms: reachabilityd | C sd-bus floor |", "|---|---|---|---|---|---|"]
+        for row in b["rows"]:
+            c, d, f = row["cpu_ms_per_change"], row["reachabilityd latency ms"], row["C sd-bus floor latency ms"]
+            latency = [f"{x['p50']:.3f} / {x['p99']:.3f}" if x["n"] else "–" for x in (d, f)]
+            lines.append(f"| {row['subscribers']:,} | {c.get('reachabilityd', 0):.3f} | {c.get('C sd-bus floor', 0):.3f} | "
+                         f"{c.get('dbus-daemon', 0):.3f} | {latency[0]} | {latency[1]} |")
+        lines.append("")
     lines += ["| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (schedstat) | peak RSS MiB | still reacting |",
               "|---|---|---|---|---|---|---|"]
     for row in results["churn"]:
-        routes = f"{row['routes']:,}" + (" IPv6" if row.get("family") == 6 else "")
+        routes = row.get("label") or f"{row['routes']:,}" + (" IPv6" if row.get("family") == 6 else "")
         for name, f in row["watchers"].items():
             reacting = row["still_reacting"].get(name)
             if f.get("dead"):
@@ -85,7 +107,7 @@ def chart(results, samples, path):
 
     def color(name):
         # One colour per watcher in both plots.
-        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2"), ("hop", "C4")):
+        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
             if key in name:
                 return value
         return None
