@@ -10,9 +10,10 @@ subscribers  N more subscribers on the bus (Benchmarks/bus-subscribers.c: N conn
              toggled as in latency, the CPU per change of the daemon, of the C sd-bus floor and of
              dbus-daemon with 1 subscriber and with 1 + N.
 """
+import time
 
 from ..harness import Child, log
-from ..measure import percentiles
+from ..measure import percentiles, process_cpu_ns
 from .churn import burst
 from .latency import cpu_ns, match, status_events
 
@@ -49,6 +50,12 @@ def subscribers(harness, count, toggles):
             if crowd:
                 crowd.stop()
         row = {"subscribers": 1 + extra, "cpu_ms_per_change": {name: (after[name] - before[name]) / 1e6 / toggles for name in after}}
+        if crowd:
+            # dbus-daemon takes long to let that many connections go after so much traffic: the
+            # next workloads wait for it (a daemon's SIGTERM would wait on its ReleaseName).
+            left, bus_cpu = time.monotonic(), process_cpu_ns(harness.bus.pid)
+            harness.settle(children=[harness.bus])
+            row["bus_after_the_crowd_left"] = {"s": round(time.monotonic() - left, 2), "cpu_s": round((process_cpu_ns(harness.bus.pid) - bus_cpu) / 1e9, 2)}
         for name, prefix in (("reachabilityd", "S"), ("C sd-bus floor", "Q")):
             latencies, missing = match(writes, status_events(lines, prefix))
             row[f"{name} latency ms"] = dict(percentiles(latencies), missing=missing)
