@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one benchmark command (docs/benchmarks.md):
-#   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 60 s idle windows
-#   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 3 s windows
+#   Benchmarks/run.sh          full run  (make bench): 1,000 toggles; 1k..1M routes; 1,000 veth pairs and subscribers; 60 s idle windows
+#   Benchmarks/run.sh --smoke  smoke run (make bench-smoke, CI): 60 toggles; 1k and 10k routes; 50 veth pairs and subscribers; 3 s windows
 #   Benchmarks/run.sh [--smoke] --workloads latency,ipv6   only some workloads (startup, latency,
 #                              churn, ipv6, idle, connectivity, explain, stages, veth, subscribers;
 #                              see bench.py)
