@@ -56,6 +56,9 @@ for link in rb0 rb1; do
   ip netns exec "$netns" sysctl -qw "net.ipv6.conf.$link.disable_ipv6=1"
 done
 ip -n "$netns" link set lo up
+# The subscribers row opens 1,000 bus connections: dbus-daemon and bus-subscribers need more than
+# the usual soft limit of 1,024 descriptors.
+ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
 
 ip netns exec "$netns" /usr/bin/python3 Benchmarks/bench.py "$@" --netns "$netns" --repo "$repo" \
   --daemon "$daemon" --floor "$repo/.build-bench/bench/netlink-floor" --sdbus-floor "$repo/.build-bench/bench/sdbus-floor" \
