@@ -13,7 +13,14 @@ Workloads (see README "Benchmarks"):
   latency  default route deleted/added by a netlink write timestamped just before send(); the time
            until (a) the floor reader sees the RTM_*ROUTE, (b) GLib emits network-changed,
            (c) a separate D-Bus subscriber receives StatusChanged, (d) a GLib application using
-           the GIO module (gio/, GIO_USE_NETWORK_MONITOR=reachabilityd) emits network-changed
+           the GIO module (gio/, GIO_USE_NETWORK_MONITOR=reachabilityd) emits network-changed,
+           (e) the subscriber receives the C sd-bus floor's StatusChanged (sdbus-floor.c: one
+           RTM_GETROUTE per family, one signal, flush); CPU per change of each process
+  stages   the same toggles with the daemon's stage recorder on (REACHABILITYD_STAGE_TIMES):
+           p50/p99 of each stage of one change, from the netlink write to the subscriber
+  veth     a Kubernetes-like node: N veth pairs in a bridge created, then deleted (a churn row)
+  subscribers  CPU per change of the daemon, the C sd-bus floor and dbus-daemon with 1 subscriber
+           and with 1 + N (Benchmarks/bus-subscribers.c)
   churn    N /32 routes added then deleted with `ip -n NS -batch`: CPU seconds and peak RSS of
            each watcher, change signals emitted, and whether each watcher still reacts afterwards
   ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
@@ -37,9 +44,9 @@ import time
 from benchmark.harness import Harness, log
 from benchmark.measure import memory
 from benchmark.report import chart, publish, table
-from benchmark.workloads import churn, connectivity, explain, idle, latency, startup
+from benchmark.workloads import churn, connectivity, explain, idle, latency, scale, stages, startup
 
-WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle", "connectivity", "explain")
+WORKLOADS = ("startup", "latency", "churn", "ipv6", "idle", "connectivity", "explain", "stages", "veth", "subscribers")
 
 
 def run(harness):
@@ -51,6 +58,7 @@ def run(harness):
         "daemon": options.daemon, "toggles": options.toggles, "routes": options.routes,
         "idle_seconds": options.idle_seconds, "startup_routes": options.startup_routes,
         "ipv6_routes": options.ipv6_routes, "ipv6_startup_routes": options.ipv6_startup_routes, "checks": options.checks,
+        "veth_pairs": options.veth_pairs, "subscribers": options.subscribers,
         "workloads": sorted(options.workloads),
     }
     wanted = options.workloads
@@ -74,6 +82,10 @@ def run(harness):
     if "churn" in wanted:
         for count in options.routes:
             churn.run(harness, count)
+    if "veth" in wanted:
+        scale.veth(harness, options.veth_pairs)
+    if "subscribers" in wanted:
+        scale.subscribers(harness, options.subscribers, options.toggles)
     if "explain" in wanted:
         explain.run(harness, options.explain_pairs, options.explain_calls)
     if "idle" in wanted:
@@ -82,8 +94,10 @@ def run(harness):
 
     harness.daemon.stop()
     harness.results["daemon_exit_status"] = harness.daemon.process.returncode
-    for child in (harness.subscriber, harness.module, harness.glib, harness.floor):
+    for child in (harness.subscriber, harness.sdbus_floor, harness.module, harness.glib, harness.floor):
         child.stop()
+    if "stages" in wanted:
+        stages.run(harness, options.toggles)
     if "startup" in wanted:
         startup.run_with_routes(harness, options.startup_routes, 4, max(1, options.startup_runs // 2))
     if "ipv6" in wanted:
@@ -106,6 +120,8 @@ def main():
     parser.add_argument("--repo", required=True)
     parser.add_argument("--daemon", required=True, help="the release reachabilityd binary")
     parser.add_argument("--floor", required=True, help="the netlink-floor binary")
+    parser.add_argument("--sdbus-floor", required=True, help="the sdbus-floor binary (Benchmarks/sdbus-floor.c)")
+    parser.add_argument("--bus-subscribers", required=True, help="the bus-subscribers binary (Benchmarks/bus-subscribers.c)")
     parser.add_argument("--gio-modules", required=True, help="the directory holding the built libgioreachabilityd.so")
     parser.add_argument("--out", required=True, help="directory for results.json, table.md, chart.png")
     parser.add_argument("--smoke", action="store_true", help="small N and short windows (CI)")
@@ -128,6 +144,8 @@ def main():
     options.ipv6_startup_routes = 5000 if options.smoke else 300000
     options.checks = options.checks or (20 if options.smoke else 1000)
     options.explain_pairs, options.explain_calls = (100, 10) if options.smoke else (1000, 100)
+    options.veth_pairs = 50 if options.smoke else 1000
+    options.subscribers = 50 if options.smoke else 1000
 
     own, wanted = os.stat("/proc/self/ns/net"), os.stat(f"/run/netns/{options.netns}")
     if (own.st_dev, own.st_ino) != (wanted.st_dev, wanted.st_ino):

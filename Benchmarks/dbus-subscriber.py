@@ -7,8 +7,8 @@ then prints "ready", and for every signal from the daemon's object:
   "S <CLOCK_MONOTONIC ns> <status>"  for StatusChanged
   "P <CLOCK_MONOTONIC ns> <names>"   for PropertiesChanged (comma-separated property names)
   "C <CLOCK_MONOTONIC ns> <value>"   for ConnectivityChanged
-and for the D-Bus hop floor's pings from dbus-emitter.py:
-  "F <CLOCK_MONOTONIC ns> <sent ns>"
+and for the C sd-bus floor's (sdbus-floor.c) StatusChanged:
+  "Q <CLOCK_MONOTONIC ns> <status>"
 flushed at once. SIGTERM ends it.
 """
 import sys
@@ -38,11 +38,12 @@ def properties_changed(interface, changed, invalidated):
     print(f"P {time.monotonic_ns()} {','.join(names)}", flush=True)
 
 
-def ping(sent):
-    print(f"F {time.monotonic_ns()} {int(sent)}", flush=True)
+def floor_status_changed(status):
+    print(f"Q {time.monotonic_ns()} {status}", flush=True)
 
 
-bus.add_signal_receiver(ping, signal_name="Ping", dbus_interface="org.reachabilityd.BenchFloor", path="/org/reachabilityd/BenchFloor")
+bus.add_signal_receiver(floor_status_changed, signal_name="StatusChanged", dbus_interface="org.reachabilityd.BenchFloor",
+                        path="/org/reachabilityd/BenchFloor")
 bus.add_signal_receiver(status_changed, signal_name="StatusChanged", dbus_interface=INTERFACE, path=PATH)
 bus.add_signal_receiver(connectivity_changed, signal_name="ConnectivityChanged", dbus_interface=INTERFACE, path=PATH)
 bus.add_signal_receiver(properties_changed, signal_name="PropertiesChanged",

@@ -5,6 +5,7 @@ Every process started here lives in the network namespace bench.py runs in (see 
 All timestamps are CLOCK_MONOTONIC in nanoseconds, which every process shares.
 """
 import os
+import random
 import socket
 import struct
 import subprocess
@@ -183,6 +184,7 @@ class Harness:
         self.bus = None
         self.daemon = None
         self.floor = None
+        self.sdbus_floor = None
         self.glib = None
         self.module = None
         self.subscriber = None
@@ -200,6 +202,10 @@ class Harness:
         with open(os.path.join(self.options.repo, "scripts/private-system-bus.conf.in")) as template:
             config = (template.read().replace("@SOCKET_PATH@", f"{self.work}/system_bus_socket")
                       .replace("@OWNER_USER@", "root").replace("@INCLUDES@", includes))
+        # The subscribers scale row connects thousands of clients as root (a real host's come
+        # from many users; the stock per-user limit is 256).
+        config = config.replace("</busconfig>", '  <limit name="max_connections_per_user">4096</limit>\n'
+                                '  <limit name="max_completed_connections">4096</limit>\n</busconfig>')
         with open(f"{self.work}/bus.conf", "w") as out:
             out.write(config)
         self.bus = Child("dbus-daemon", ["dbus-daemon", f"--config-file={self.work}/bus.conf", "--nofork", "--print-address=1"],
@@ -208,12 +214,13 @@ class Harness:
         self.address = f"unix:path={self.work}/system_bus_socket"
         self.env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address, GIO_USE_NETWORK_MONITOR="netlink")
 
-    def spawn_daemon(self, arguments=()):
-        """Starts the daemon; returns (child, seconds from spawn to READY=1)."""
+    def spawn_daemon(self, arguments=(), environment=None):
+        """Starts the daemon (with `environment` added to its environment); returns (child,
+        seconds from spawn to READY=1)."""
         if self.notify is None:
             self.notify = NotifySocket(f"{self.work}/notify")
         mark = self.notify.mark()
-        env = dict(self.env, NOTIFY_SOCKET=self.notify.path)
+        env = dict(self.env, NOTIFY_SOCKET=self.notify.path, **(environment or {}))
         started = time.monotonic_ns()
         child = Child("reachabilityd", [self.options.daemon, *arguments], env=env, log_path=f"{self.work}/reachabilityd.log")
         ready = self.notify.wait_ready(mark)
@@ -251,12 +258,12 @@ class Harness:
         datagrams, messages, overruns, most = map(int, line.split()[1:])
         return {"datagrams": datagrams, "messages": messages, "overruns": overruns, "most_per_datagram": most}
 
-    def settle(self, timeout=300.0):
-        """Waits until no watcher's CPU time moved for 0.6 s."""
+    def settle(self, timeout=300.0, children=None):
+        """Waits until no watcher's (or no one of `children`'s) CPU time moved for 0.6 s."""
         deadline = time.monotonic() + timeout
         last, still = None, 0
         while time.monotonic() < deadline:
-            now = tuple(cpu_seconds(child.pid) for child in self.watchers().values() if child.alive())
+            now = tuple(cpu_seconds(child.pid) for child in (children or self.watchers().values()) if child.alive())
             still = still + 1 if now == last else 0
             if still >= 3:
                 return
@@ -279,6 +286,9 @@ class Harness:
         self.glib, _, _ = self.spawn_glib()
         self.daemon, _ = self.spawn_daemon()
         self.subscriber = self.spawn_subscriber("subscriber.log")
+        # The C sd-bus floor: the least a truthful daemon does per change (Benchmarks/sdbus-floor.c).
+        self.sdbus_floor = Child("sdbus-floor", [self.options.sdbus_floor], env=self.env, log_path=f"{self.work}/sdbus-floor.log")
+        self.sdbus_floor.wait_for_line(lambda line: line == "ready")
         if self.busctl_status() != REACHABLE:
             raise RuntimeError(f"daemon status is {self.busctl_status()}, expected {REACHABLE}")
         # A GLib application through the GIO module: started once the daemon serves (without it
@@ -288,8 +298,20 @@ class Harness:
             raise RuntimeError(f"GIO_USE_NETWORK_MONITOR=reachabilityd gave {module_type}: the module did not load")
         self.settle()
 
+    def toggle_default_route(self, toggles):
+        """`toggles` default-route writes (delete, add, ...) 10-20 ms apart, the route back at the
+        end; returns [(sent_at ns, "del"|"add")], then waits 0.5 s for the watchers' events."""
+        writes = []
+        for index in range(toggles):
+            writes.append((self.writer.delete(), "del") if index % 2 == 0 else (self.writer.add(), "add"))
+            time.sleep(random.uniform(0.010, 0.020))
+        if toggles % 2 == 1:
+            self.writer.add()
+        time.sleep(0.5)
+        return writes
+
     def stop(self):
-        for child in (self.subscriber, self.daemon, self.glib, self.floor, self.bus, self.check_server):
+        for child in (self.subscriber, self.daemon, self.sdbus_floor, self.glib, self.floor, self.bus, self.check_server):
             if child is not None:
                 child.stop()
         if self.router is not None:

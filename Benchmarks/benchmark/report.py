@@ -30,16 +30,43 @@ def table(results):
             lines.append(f"| {name} | – | – | – | – | {f['missing']} |")
     if results["latency"]:
         lines.append("")
-    lines += ["| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (schedstat) | peak RSS MiB | still reacting |",
+    cpu = results["latency"].get("cpu_ms_per_change")
+    if cpu:
+        lines += [f"| CPU per change, the same {results['latency']['toggles']} toggles (process CPU clock) | ms per change |", "|---|---|"]
+        lines += [f"| {name} | {ms:.3f} |" for name, ms in cpu.items()]
+        lines.append("")
+    s = results.get("stages")
+    if s:
+        lines += [f"| one change's stages, stage recorder on ({s['changes']} changes recorded, {s['toggles']} toggles; "
+                  "daemon and one subscriber only) | p50 ms | p99 ms |", "|---|---|---|"]
+        for stage, f in s["stages"].items():
+            lines.append(f"| {stage} ({f['n']}) | {f['p50']:.3f} | {f['p99']:.3f} |" if f["n"] else f"| {stage} | – | – |")
+        lines.append("")
+    b = results.get("subscribers")
+    if b:
+        lines += [f"| subscribers on the bus, {b['toggles']} toggles | CPU ms per change: reachabilityd | C sd-bus floor | dbus-daemon "
+                  "| StatusChanged p50 / p99 ms: reachabilityd | C sd-bus floor |", "|---|---|---|---|---|---|"]
+        for row in b["rows"]:
+            c, d, f = row["cpu_ms_per_change"], row["reachabilityd latency ms"], row["C sd-bus floor latency ms"]
+            latency = [f"{x['p50']:.3f} / {x['p99']:.3f}" if x["n"] else "–" for x in (d, f)]
+            lines.append(f"| {row['subscribers']:,} | {c.get('reachabilityd', 0):.3f} | {c.get('C sd-bus floor', 0):.3f} | "
+                         f"{c.get('dbus-daemon', 0):.3f} | {latency[0]} | {latency[1]} |")
+            if "bus_after_the_crowd_left" in row:
+                gone = row["bus_after_the_crowd_left"]
+                lines.append(f"| (dbus-daemon busy {gone['s']:.1f} s, {gone['cpu_s']:.2f} CPU-s, after the {row['subscribers'] - 1:,} left) | | | | | |")
+        lines.append("")
+    lines += ["| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (process CPU clock) | peak RSS MiB | still reacting |",
               "|---|---|---|---|---|---|---|"]
     for row in results["churn"]:
-        routes = f"{row['routes']:,}" + (" IPv6" if row.get("family") == 6 else "")
+        routes = row.get("label") or f"{row['routes']:,}" + (" IPv6" if row.get("family") == 6 else "")
         for name, f in row["watchers"].items():
             reacting = row["still_reacting"].get(name)
             if f.get("dead"):
                 lines.append(f"| {routes} | {name} | dead | dead | – | – | no |")
                 continue
-            thread_ms = f.get("add_thread_cpu_ms", 0) + f.get("delete_thread_cpu_ms", 0)
+            # The process's CPU clock (ended threads included); older results: live threads' schedstat.
+            kind = "process" if "add_process_cpu_ms" in f else "thread"
+            thread_ms = f.get(f"add_{kind}_cpu_ms", 0) + f.get(f"delete_{kind}_cpu_ms", 0)
             lines.append(f"| {routes} | {name} | {f.get('add_cpu_s', 0):.2f} | {f.get('delete_cpu_s', 0):.2f} | {thread_ms:.2f} | "
                          f"{f['peak_rss_kib'] / 1024:.1f} | {'yes' if reacting else 'NO'} |")
         lines.append(f"| {routes} | (daemon: {row['daemon_signals']} change signals, Status after: {row['status_after']}; "
@@ -85,7 +112,7 @@ def chart(results, samples, path):
 
     def color(name):
         # One colour per watcher in both plots.
-        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2"), ("hop", "C4")):
+        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
             if key in name:
                 return value
         return None
@@ -105,9 +132,11 @@ def chart(results, samples, path):
     names = list(results["churn"][0]["watchers"]) if results["churn"] else []
 
     def churn_cpu(figures):
-        # On-CPU time from schedstat when recorded (ns precision), else utime+stime (10 ms ticks).
-        if "add_thread_cpu_ms" in figures:
-            return (figures["add_thread_cpu_ms"] + figures.get("delete_thread_cpu_ms", 0)) / 1000
+        # On-CPU time from the process CPU clock or schedstat when recorded (ns precision), else
+        # utime+stime (10 ms ticks).
+        for kind in ("process", "thread"):
+            if f"add_{kind}_cpu_ms" in figures:
+                return (figures[f"add_{kind}_cpu_ms"] + figures.get(f"delete_{kind}_cpu_ms", 0)) / 1000
         return figures.get("add_cpu_s", 0) + figures.get("delete_cpu_s", 0)
 
     for name in names:

@@ -59,6 +59,7 @@ public final class NetlinkEventSource: @unchecked Sendable {
     /// it predates the resynchronisation and would overwrite fresher dump data.
     func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
+        StageTimes.recorder?.mark(.received)
         var batch = NetlinkBatch()
         reading: while true {
             let received: NetlinkSocket.Received

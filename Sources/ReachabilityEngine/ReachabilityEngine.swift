@@ -342,6 +342,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// (none: only the evidence changed), evaluates, publishes a changed snapshot, and announces
     /// routing events unless told not to.
     func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
+        StageTimes.recorder?.mark(.evaluating)
         let next = walk(families)
         if next != snapshot {
             snapshot = next
@@ -355,6 +356,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// found; returns the evaluated snapshot with the mirror's links listed (`Interfaces`).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         let (ipv4, ipv6) = refresh(families)
+        StageTimes.recorder?.mark(.answered)
         let servers = nameServers.map { $0.map(nameServerFacts) }
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)

@@ -95,6 +95,7 @@ public final class ReachabilityObject: @unchecked Sendable {
     public func publish(_ next: ReachabilitySnapshot) {
         let changed = next.changedProperties(since: snapshot)
         guard !changed.isEmpty else { return }
+        StageTimes.recorder?.mark(.publishing)
         let statusChanged = next.status != snapshot.status
         let connectivityChanged = next.connectivity != snapshot.connectivity
         snapshot = next
@@ -102,7 +103,10 @@ public final class ReachabilityObject: @unchecked Sendable {
         let names = (changed + [.generation]).map(\.rawValue)
         do throws(SystemError) {
             // StatusChanged first: it is what most subscribers wait for.
-            if statusChanged { try object?.emit(BusContract.statusChangedSignal, [.string(next.status.rawValue)]) }
+            if statusChanged {
+                try object?.emit(BusContract.statusChangedSignal, [.string(next.status.rawValue)])
+                StageTimes.recorder?.mark(.sent)
+            }
             if connectivityChanged { try object?.emit(BusContract.connectivityChangedSignal, [.string(next.connectivity.rawValue)]) }
             try object?.emitPropertiesChanged(names)
         } catch {
