@@ -38,7 +38,13 @@ public func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
 /// Seconds on `clock` (`CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_THREAD_CPUTIME_ID`...).
 /// The corresponding C function is `clock_gettime`.
 public func clockSeconds(_ clock: clockid_t) -> Double {
+    Double(clockNanoseconds(clock)) / 1e9
+}
+
+/// Nanoseconds on `clock`, as an integer (exact where ``clockSeconds(_:)``'s Double rounds).
+/// The corresponding C function is `clock_gettime`.
+public func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
     var now = timespec()
     clock_gettime(clock, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

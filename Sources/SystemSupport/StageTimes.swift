@@ -35,19 +35,16 @@ public final class StageTimes: @unchecked Sendable {
     private var marks = [UInt64](repeating: 0, count: Stage.allCases.count)
 
     private init?(path: String) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
+        guard let descriptor = try? valueOrErrno("open \(path)", { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) })
+        else { return nil }
         self.descriptor = descriptor
     }
 
     /// Records that the change under way reached `stage` now. ``Stage/received`` starts a new
     /// change; ``Stage/sent`` writes the change's line.
-    /// The corresponding C function is `clock_gettime`.
     public func mark(_ stage: Stage) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
         if stage == .received { marks = marks.map { _ in 0 } }
-        marks[stage.rawValue] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        marks[stage.rawValue] = clockNanoseconds(CLOCK_MONOTONIC)
         guard stage == .sent else { return }
         let line = marks.map(String.init).joined(separator: " ") + "\n"
         marks = marks.map { _ in 0 }
