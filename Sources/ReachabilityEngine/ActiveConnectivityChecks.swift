@@ -76,6 +76,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         settings = next
         unavailability = nil
         stop()
+        if !next.isEnabled { client?.releaseResources() }
     }
 
     /// Drops every check in flight or scheduled and what they said; callers waiting for a check

@@ -9,9 +9,9 @@ import SystemSupport
 /// The daemon's HTTP client for the connectivity check: every exchange and lookup runs in the
 /// check helper (``CheckHelperProcess``, this executable started again), asked over a
 /// `SOCK_SEQPACKET` socket pair, so libcurl, its TLS library and a server's bytes never reach the
-/// process that holds the bus name. The helper starts with the first request and is kept (one
-/// exchange then costs two datagrams, not a start); one that dies is started again at the next
-/// request.
+/// process that holds the bus name. The helper starts with the first request and is kept while
+/// checks are on (one exchange then costs two datagrams, not a start); one that dies is started
+/// again at the next request.
 ///
 /// A helper never holds the daemon up: its answers are read from a Dispatch source, and a
 /// request it has not answered by its own time limit plus ``graceSeconds`` (a lookup: by
@@ -85,8 +85,14 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         send(.lookUp(token: token, host: host, family: family), token: token, awaiting: .lookup(completion), seconds: Self.lookupSeconds)
     }
 
-    /// The running helper's process id, if one runs.
-    var helperPID: pid_t? { helper?.pid }
+    /// Checks are off: the helper ends (its socket closed, it exits; killed as well, should it
+    /// not); the next request starts another.
+    func releaseResources() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let helper else { return }
+        Log.debug("Connectivity check: checks are off; the check helper (pid \(helper.pid)) ends.")
+        end(helper)
+    }
 
     private func take() -> Int {
         defer { nextToken += 1 }

@@ -38,6 +38,30 @@ final class CheckHelperTests: DaemonTestCase {
         let status = try String(contentsOfFile: "/proc/\(helper)/status", encoding: .utf8)
         XCTAssertTrue(status.contains("NoNewPrivs:\t1"), status)
         XCTAssertTrue(status.contains("Seccomp:\t2"), status)
+
+        // and, between checks a second apart, it waits rather than spins (a call its filter
+        // refused once made dispatchMain's wait a busy loop)
+        let cpuBefore = try XCTUnwrap(FaultInjection.cpuTime(of: helper))
+        Thread.sleep(forTimeInterval: 1)  // an observation window: one or two checks
+        let cpuUsed = try XCTUnwrap(FaultInjection.cpuTime(of: helper)) - cpuBefore
+        XCTAssertLessThan(cpuUsed, .milliseconds(300), "the helper's CPU time over 1 s")
+    }
+
+    func testTurningChecksOffEndsTheHelper() throws {
+        // Given checks on, from a helper
+        let router = try startDaemonBehindRouter(configuration: checkConfiguration())
+        defer { withExtendedLifetime(router) {} }
+        try waitForConnectivity(.full)
+        let daemonPID = try XCTUnwrap(daemon).pid
+        XCTAssertNotNil(try helperPID(of: daemonPID))
+
+        // When the configuration turns them off and the daemon reloads
+        try writeConfiguration("")
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then the helper is gone (and reaped), and Connectivity unknown
+        try Poll.until("no check helper", observe: { FaultInjection.children(of: daemonPID) }) { $0.isEmpty }
+        try waitForConnectivity(.unknown)
     }
 
     func testAHelperThatDiesIsStartedAgainAndTheChecksGoOn() throws {
