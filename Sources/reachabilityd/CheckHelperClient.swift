@@ -40,6 +40,9 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         case lookup(@Sendable ([IPAddress]) -> Void)
     }
     private var pending: [Int: (request: Pending, deadline: DispatchTime)] = [:]
+    /// Requests to be answered as failed at a later turn of the queue (never from inside a call
+    /// of the engine's), unless cancelled first.
+    private var failing: [Int: (request: Pending, why: String)] = [:]
     private var nextToken = 1
     private var watchdog: DispatchSourceTimer?
     /// Why the helper said the last exchange could not run at all, until it is asked.
@@ -74,6 +77,7 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
 
     func cancel(_ token: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
+        if failing.removeValue(forKey: token) != nil { return }
         guard pending.removeValue(forKey: token) != nil, let helper else { return }
         // Lost only when the helper is gone, whose requests are gone with it.
         _ = write(.cancel(token: token), to: helper)
@@ -119,7 +123,16 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
             failure = "the check helper could not start: \(error)"
             reportedUnavailability = failure
         }
-        queue.async { [failure] in Self.answer(request, failedBecause: failure) }
+        fail(token, request, because: failure)
+    }
+
+    /// Answers `token`'s request as failed at a later turn of the queue, unless it is cancelled first.
+    private func fail(_ token: Int, _ request: Pending, because why: String) {
+        failing[token] = (request, why)
+        queue.async { [weak self] in
+            guard let entry = self?.failing.removeValue(forKey: token) else { return }
+            Self.answer(entry.request, failedBecause: entry.why)
+        }
     }
 
     /// The helper running now, or a new one.
@@ -192,14 +205,14 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         }
     }
 
-    /// Kills `helper` and answers every request it held as failed.
+    /// Kills `helper`; every request it held is answered as failed.
     private func end(_ helper: Helper) {
         stop(helper)
         self.helper = nil
         let abandoned = pending
         pending = [:]
-        for (_, entry) in abandoned.sorted(by: { $0.key < $1.key }) {
-            Self.answer(entry.request, failedBecause: "the check helper ended before answering")
+        for (token, entry) in abandoned.sorted(by: { $0.key < $1.key }) {
+            fail(token, entry.request, because: "the check helper ended before answering")
         }
     }
 
