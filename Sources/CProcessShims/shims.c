@@ -90,10 +90,6 @@ void CReachProcess_closeDescriptorsAbove(int last) {
     for (int descriptor = last + 1; descriptor < (limit > 0 && limit < 65536 ? limit : 65536); descriptor++) close(descriptor);
 }
 
-int CReachProcess_setParentDeathSignal(int signal) {
-    return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
-}
-
 int CReachProcess_spawnWithSocket(const char *path, char *const arguments[], int socket, pid_t *pid) {
     // dup2 onto itself would leave the descriptor close-on-exec: move it off 3 first.
     int moved = -1;

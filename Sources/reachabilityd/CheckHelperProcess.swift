@@ -12,10 +12,10 @@ import SystemSupport
 /// (``CurlCheckClient``) for the daemon, over the socket pair at descriptor 3.
 ///
 /// Its sandbox, before it reads a request: every other descriptor closed (0, 1 and 2 are
-/// /dev/null: no bus, no journal), killed with the daemon (`PR_SET_PDEATHSIG`), libcurl loaded,
-/// then no new privileges and its own seccomp filter (``CheckHelperSandbox``: no file written,
-/// no program started). It inherits the unit's sandbox besides (its user, `ProtectSystem=strict`,
-/// `IPAddressDeny=`...). It ends when the daemon closes its end.
+/// /dev/null: no bus, no journal), libcurl loaded, then no new privileges and its own seccomp
+/// filter (``CheckHelperSandbox``: no file written, no program started). It inherits the unit's
+/// sandbox besides (its user, `ProtectSystem=strict`, `IPAddressDeny=`...). It ends when the
+/// daemon closes its end.
 enum CheckHelperProcess {
     /// The hidden first argument that makes `reachabilityd` the check helper.
     static let modeArgument = "--connectivity-check-helper"
@@ -24,8 +24,9 @@ enum CheckHelperProcess {
 
     /// Runs the helper; never returns.
     static func run() -> Never {
-        // (A daemon that died before this sees its end closed: the helper exits at its first read.)
-        _ = CReachProcess_setParentDeathSignal(SIGKILL)
+        // No PR_SET_PDEATHSIG: its "parent" is the thread that started it, a libdispatch worker
+        // that exits after 5 s without work. The daemon's end of the socket closes however the
+        // daemon ends (the helper then exits at its next read), and the unit's cgroup goes with it.
         CReachProcess_closeDescriptorsAbove(socket)
         let queue = DispatchQueue(label: "org.reachabilityd.check-helper")
         let client = CurlCheckClient(queue: queue)

@@ -64,6 +64,24 @@ final class CheckHelperTests: DaemonTestCase {
         try waitForConnectivity(.unknown)
     }
 
+    func testTheHelperIsKeptBetweenChecksAMinuteApart() throws {
+        // Given checks a minute apart, the first one full
+        let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=60\nCheckTimeoutSec=1\n")
+        defer { withExtendedLifetime(router) {} }
+        try waitForConnectivity(.full)
+        let daemonPID = try XCTUnwrap(daemon).pid
+        let helper = try XCTUnwrap(try helperPID(of: daemonPID))
+
+        // When the daemon idles longer than libdispatch keeps an idle worker thread (5 s: the
+        // thread that started the helper may exit, and a parent-death signal would follow it)
+        Thread.sleep(forTimeInterval: 8)  // an observation window
+
+        // Then the same helper still runs, and nothing was logged about it ending
+        XCTAssertEqual(try helperPID(of: daemonPID), helper)
+        let log = try XCTUnwrap(daemon).log
+        XCTAssertFalse(log.contains("the check helper (pid"), log)
+    }
+
     func testAHelperThatDiesIsStartedAgainAndTheChecksGoOn() throws {
         // Given checks every second, full, from a helper
         let router = try startDaemonBehindRouter(configuration: checkConfiguration())

@@ -34,8 +34,6 @@ unsigned int CReachProcess_x32SyscallBit(void);
 int CReachProcess_installSeccompFilter(const struct sock_filter *program, unsigned short length);
 /// Closes every descriptor above `last` (close_range, or one by one before Linux 5.9).
 void CReachProcess_closeDescriptorsAbove(int last);
-/// prctl(PR_SET_PDEATHSIG, signal): returns 0, or -1 with errno set.
-int CReachProcess_setParentDeathSignal(int signal);
 
 /// Starts `path` with `arguments` (NULL-terminated) and the caller's environment, its descriptors 0, 1
 /// and 2 on /dev/null, `socket` as its descriptor 3 and no other descriptor, every signal
