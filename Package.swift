@@ -57,7 +57,7 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
-                "CDispatchNice",
+                "CDispatchNice", "RTNetlink",
             ],
             exclude: ["reachabilityd.order"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
@@ -105,8 +105,9 @@ let package = Package(
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
         .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
-        // The executable's own types, through @testable import: the command line, the journal fields.
-        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport"]),
+        // The executable's own types, through @testable import: the command line, the journal
+        // fields, the check helper's messages and seccomp filter.
+        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),

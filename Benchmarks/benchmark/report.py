@@ -92,6 +92,10 @@ def table(results):
             before, warm, after = c["memory_checks_off"][key], c["memory_after_warm_up"][key], c["memory_after_checks"][key]
             lines.append(f"| daemon {label} KiB (checks on: after 20 warm-up checks → after {n} more) | {before} | {warm} → {after} | "
                          f"{(after - warm) / n:.2f} |")
+        if "helper_cpu_ms_per_cycle" in c:
+            h = c["helper_memory_after_checks"]
+            lines.append(f"| check helper (the daemon's child running the exchanges): CPU ms per route cycle; RSS / private KiB after {n} checks | – | "
+                         f"{c['helper_cpu_ms_per_cycle']:.3f}; {h['rss_kib']} / {h['private_kib']} | – |")
     e = results.get("explain")
     if e:
         lines += ["", f"| Explain() on a host with {e['links']:,} links ({e['calls']} calls) | daemon CPU ms per call (10 ms ticks) | reply bytes |",

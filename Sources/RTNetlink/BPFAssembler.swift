@@ -19,40 +19,46 @@ public struct BPFInstruction: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The classic-BPF opcodes from `<linux/filter.h>`, short names for the assembler below.
-enum LinuxBPF {
-    static let ld = UInt16(BPF_LD), ldx = UInt16(BPF_LDX), st = UInt16(BPF_ST), alu = UInt16(BPF_ALU)
-    static let jmp = UInt16(BPF_JMP), ret = UInt16(BPF_RET), misc = UInt16(BPF_MISC)
-    static let w = UInt16(BPF_W), h = UInt16(BPF_H), b = UInt16(BPF_B)
-    static let imm = UInt16(BPF_IMM), abs = UInt16(BPF_ABS), ind = UInt16(BPF_IND), mem = UInt16(BPF_MEM), len = UInt16(BPF_LEN)
-    static let add = UInt16(BPF_ADD), or = UInt16(BPF_OR), and = UInt16(BPF_AND), lsh = UInt16(BPF_LSH), rsh = UInt16(BPF_RSH)
-    static let neg = UInt16(BPF_NEG), xor = UInt16(BPF_XOR)
-    static let ja = UInt16(BPF_JA), jeq = UInt16(BPF_JEQ), jgt = UInt16(BPF_JGT), jge = UInt16(BPF_JGE)
-    static let k = UInt16(BPF_K), x = UInt16(BPF_X), tax = UInt16(BPF_TAX)
+/// The classic-BPF opcodes from `<linux/filter.h>`, short names for the assembler below (the
+/// daemon's check helper builds its seccomp filter with them too).
+package enum LinuxBPF {
+    package static let ld = UInt16(BPF_LD), ldx = UInt16(BPF_LDX), st = UInt16(BPF_ST), alu = UInt16(BPF_ALU)
+    package static let jmp = UInt16(BPF_JMP), ret = UInt16(BPF_RET), misc = UInt16(BPF_MISC)
+    package static let w = UInt16(BPF_W), h = UInt16(BPF_H), b = UInt16(BPF_B)
+    package static let imm = UInt16(BPF_IMM), abs = UInt16(BPF_ABS), ind = UInt16(BPF_IND), mem = UInt16(BPF_MEM), len = UInt16(BPF_LEN)
+    package static let add = UInt16(BPF_ADD), or = UInt16(BPF_OR), and = UInt16(BPF_AND), lsh = UInt16(BPF_LSH), rsh = UInt16(BPF_RSH)
+    package static let neg = UInt16(BPF_NEG), xor = UInt16(BPF_XOR)
+    package static let ja = UInt16(BPF_JA), jeq = UInt16(BPF_JEQ), jgt = UInt16(BPF_JGT), jge = UInt16(BPF_JGE)
+    package static let k = UInt16(BPF_K), x = UInt16(BPF_X), tax = UInt16(BPF_TAX)
 }
 
 /// Builds a program with named forward jump targets, resolved by ``assemble()``.
-struct BPFAssembler {
+package struct BPFAssembler {
     /// Each instruction with its jump targets; `always` marks a `ja`, whose constant is the offset.
     private var code: [(code: UInt16, ifTrue: String?, ifFalse: String?, always: String?, constant: UInt32)] = []
     private var labels: [String: Int] = [:]
     private let littleEndian = UInt16(1).littleEndian == 1
 
-    mutating func statement(_ opcode: UInt16, _ constant: UInt32 = 0) {
+    /// An empty program.
+    package init() {}
+
+    /// An instruction without jump targets.
+    package mutating func statement(_ opcode: UInt16, _ constant: UInt32 = 0) {
         code.append((opcode, nil, nil, nil, constant))
     }
 
     /// A conditional jump; a nil target is the next instruction.
-    mutating func jump(_ opcode: UInt16, _ constant: UInt32, ifTrue: String?, ifFalse: String?) {
+    package mutating func jump(_ opcode: UInt16, _ constant: UInt32, ifTrue: String?, ifFalse: String?) {
         code.append((opcode, ifTrue, ifFalse, nil, constant))
     }
 
     /// An unconditional jump (`ja`), whose 32-bit offset reaches past 255 instructions.
-    mutating func always(_ target: String) {
+    package mutating func always(_ target: String) {
         code.append((LinuxBPF.jmp | LinuxBPF.ja, nil, nil, target, 0))
     }
 
-    mutating func label(_ name: String) {
+    /// Names the next instruction, for jumps to it.
+    package mutating func label(_ name: String) {
         precondition(labels[name] == nil, "duplicate BPF label \(name)")
         labels[name] = code.count
     }
@@ -245,7 +251,7 @@ struct BPFAssembler {
     }
 
     /// Resolves the labels into forward offsets.
-    func assemble() -> [BPFInstruction] {
+    package func assemble() -> [BPFInstruction] {
         func distance(from index: Int, to label: String) -> Int {
             guard let target = labels[label] else { preconditionFailure("undefined BPF label \(label)") }
             let distance = target - index - 1

@@ -183,4 +183,13 @@ public protocol HTTPCheckClient: AnyObject {
     /// lookups go (away from the queue, bounded with them); `completion` runs once, with the
     /// addresses in the resolver's order (none: the lookup failed or found none).
     func lookUpAddresses(of host: String, family: AddressFamily, completion: @escaping @Sendable ([IPAddress]) -> Void)
+    /// Checks were turned off: no exchange comes before the next ``start(_:completion:)``, and
+    /// the client may let go of what it keeps between exchanges (the daemon's check helper
+    /// process). Nothing is in flight (each was cancelled).
+    func releaseResources()
+}
+
+extension HTTPCheckClient {
+    /// Keeps everything: a client that holds nothing between exchanges.
+    public func releaseResources() {}
 }

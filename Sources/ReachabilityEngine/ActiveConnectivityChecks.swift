@@ -76,6 +76,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         settings = next
         unavailability = nil
         stop()
+        if !next.isEnabled { client?.releaseResources() }
     }
 
     /// Drops every check in flight or scheduled and what they said; callers waiting for a check
@@ -265,14 +266,8 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         guard let client, settings.isEnabled, unavailability == nil, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
         current.nextDue = nil
         if let why = client.unavailability {
-            // A fault of this host, not evidence about the network: say it once, publish no
-            // verdict and try no more until the next reload.
-            unavailability = why
             families[family] = current
-            Log.warning("Connectivity checks cannot run: \(why); Connectivity stays unknown. Install libcurl4 and reload.")
-            onEvidence()
-            releaseWaitersWhenSettled()
-            return
+            return becomeUnavailable(why)
         }
         let check = HTTPCheckRequest(url: settings.checkURL, family: family, interfaceName: path.linkName, timeoutSeconds: settings.timeoutSeconds)
         current.checkOutcome = nil
@@ -295,9 +290,22 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         }
     }
 
+    /// A fault of this host, not evidence about the network (`why`: the client cannot run any
+    /// exchange): said once, no verdict published, the checks in flight abandoned and none
+    /// tried until the next reload.
+    private func becomeUnavailable(_ why: String) {
+        unavailability = why
+        for family in families.keys { reset(family, keepingState: true) }
+        Log.warning("Connectivity checks cannot run: \(why); Connectivity stays unknown. Install libcurl4 and reload.")
+        onEvidence()
+        releaseWaitersWhenSettled()
+    }
+
     private func finished(
         _ family: AddressFamily, check: (HTTPCheckOutcome, Double)? = nil, lookup: NameLookupEvidence? = nil, api: (uri: String, outcome: HTTPCheckOutcome)? = nil
     ) {
+        // A client that learns it cannot run only from an exchange (the check helper's libcurl).
+        if let why = client?.unavailability { return becomeUnavailable(why) }
         guard var current = families[family], let path = current.state.path else { return }
         let lookupBefore = nameLookupEvidence
         if let check {

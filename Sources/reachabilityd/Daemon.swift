@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CProcessShims
-import CurlTransport
 import Dispatch
 import ReachabilityBus
 import ReachabilityService
@@ -41,8 +40,9 @@ final class Daemon: @unchecked Sendable {
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
         self.engine = engine
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
-        // Loads libcurl only when a CheckURL= is configured and a check starts.
-        engine.checkClient = CurlCheckClient(queue: queue)
+        // The exchanges run in the check helper, started when a CheckURL= is configured and a
+        // check starts: libcurl is never loaded here.
+        engine.checkClient = CheckHelperClient(queue: queue)
     }
 
     /// Starts on the queue and never returns; the process exits from a signal or a failure.

@@ -11,6 +11,8 @@ import SystemSupport
 @main
 enum ReachabilityDaemonCommand {
     static func main() {
+        // The daemon's own connectivity-check helper (not an option: never listed, never typed).
+        if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == CheckHelperProcess.modeArgument { CheckHelperProcess.run() }
         let options: DaemonOptions
         switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst())) {
         case .run(let parsed):

@@ -23,6 +23,7 @@ final class DNSOutageTests: DaemonTestCase {
         let residentBefore = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
         var answers: [Double] = []
         var threads: [Int] = []
+        var helperThreads: [Int] = []
         for change in 0..<12 {
             Thread.sleep(forTimeInterval: 1.5)
             let removed = change % 2 == 0
@@ -35,6 +36,7 @@ final class DNSOutageTests: DaemonTestCase {
             } while status != expected.rawValue && Monotonic.seconds() - changed < 30
             answers.append(Monotonic.seconds() - changed)
             threads.append(try XCTUnwrap(FaultInjection.threadCount(of: daemon.pid)))
+            helperThreads.append(Self.helperThreads(of: daemon.pid))
             XCTAssertEqual(status, expected.rawValue, "change \(change + 1)")
         }
         let end = Monotonic.seconds()
@@ -51,12 +53,13 @@ final class DNSOutageTests: DaemonTestCase {
         // and the checks given up on left no lookup each behind: they shared the one still out
         let peakThreads = threads.max() ?? 0
         XCTAssertLessThanOrEqual(peakThreads, Self.threadBound, "the daemon's threads at each change: \(threads)")
+        XCTAssertLessThanOrEqual(helperThreads.max() ?? 0, Self.threadBound, "the check helper's threads at each change: \(helperThreads)")
         let explain = try busctl.explain()
         XCTAssertTrue(explain.contains("Resolving timed out") || explain.contains("Could not resolve host"), explain)
         print("FIGURE: DNS outage (3 silent nameservers, checks every 1 s timing out after 2 s): 12 route changes read back "
             + "with Get(Status) in at most \(String(format: "%.0f", slowest * 1000)) ms; longest WATCHDOG=1 gap "
             + "\(String(format: "%.0f", longestGap * 1000)) ms (pinged every \(String(format: "%.0f", watchdogSeconds * 500)) ms); "
-            + "threads at most \(peakThreads); RSS \(residentBefore) -> \(residentAfter) KiB")
+            + "threads at most \(peakThreads) (its check helper's \(helperThreads.max() ?? 0)); RSS \(residentBefore) -> \(residentAfter) KiB")
     }
 
     func testRouteChurnDuringTheOutageLeavesNoPileOfResolverThreads() throws {
@@ -70,11 +73,13 @@ final class DNSOutageTests: DaemonTestCase {
         let start = Monotonic.seconds()
         var pathChanges = 0
         var threads: [Int] = []
+        var helperThreads: [Int] = []
         while Monotonic.seconds() - start < 10 {
             try netns.ip("route", "del", "default")
             try addIPv4DefaultRoute()
             pathChanges += 2
             threads.append(try XCTUnwrap(FaultInjection.threadCount(of: daemon.pid)))
+            helperThreads.append(Self.helperThreads(of: daemon.pid))
         }
         try waitForStatus(.reachableViaEthernet)
         let residentAfter = try XCTUnwrap(FaultInjection.residentKiB(of: daemon.pid))
@@ -83,16 +88,23 @@ final class DNSOutageTests: DaemonTestCase {
         // keeps a few threads however many checks the churn started, and none got through
         let peakThreads = threads.max() ?? 0
         XCTAssertLessThanOrEqual(peakThreads, Self.threadBound, "the daemon's threads during \(pathChanges) path changes: \(threads)")
+        XCTAssertLessThanOrEqual(helperThreads.max() ?? 0, Self.threadBound, "the check helper's threads during \(pathChanges) path changes: \(helperThreads)")
         XCTAssertEqual(router.requests, [], "a check got through: the name resolved")
         print("FIGURE: DNS outage with route churn: \(pathChanges) path changes in 10 s, threads at most \(peakThreads) "
+            + "(its check helper's \(helperThreads.max() ?? 0)) "
             + "(\(threads.first ?? 0) at the start); RSS \(residentBefore) -> \(residentAfter) KiB")
     }
 
-    /// The most threads the daemon may have during the outage: the main thread and Dispatch's
-    /// (manager, workers: 4 measured), and the one name lookup out (one name, one family), which
-    /// every check joins; with a margin for Dispatch workers on a loaded machine. Without a
-    /// bound on lookups a churn of 1,790 path changes left 896.
+    /// The most threads the daemon, and its check helper, may have during the outage: the main
+    /// thread and Dispatch's (manager, workers: 4 measured), and (the helper) the one name lookup
+    /// out (one name, one family), which every check joins; with a margin for Dispatch workers
+    /// on a loaded machine. Without a bound on lookups a churn of 1,790 path changes left 896.
     private static let threadBound = 8
+
+    /// The threads of the daemon's check helper, where the lookups run (0 when none runs).
+    private static func helperThreads(of daemon: pid_t) -> Int {
+        FaultInjection.children(of: daemon).compactMap { FaultInjection.threadCount(of: $0) }.reduce(0, +)
+    }
 
     /// Starts the daemon behind the router namespace, whose three nameservers never answer,
     /// with a check every second of a name only they could resolve (given up after 2 s) and a

@@ -55,6 +55,15 @@ package enum FaultInjection {
         statusField("Threads", of: pid).flatMap { Int($0) }
     }
 
+    /// The process ids of a process's children (the daemon's: its check helper).
+    ///
+    /// - Parameter pid: the parent.
+    /// - Returns: the children running now (none: empty).
+    package static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { statusField("PPid", of: $0) == String(pid) }
+    }
+
     /// The CPU time a process has used, user and system (`utime` + `stime` in `/proc/PID/stat`).
     ///
     /// - Parameter pid: the process; `getpid()` for the test process itself (all its threads).

@@ -561,7 +561,16 @@ if [ "${networkd_version:-0}" -ge 255 ]; then
     # The later boots take the router's link again: no advertisements there.
     [ -n "${advertiser_pid:-}" ] && kill "$advertiser_pid"
 fi
-check "the daemon loaded libcurl under the unit's hardening and still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
+check "the daemon's check helper loaded libcurl under the unit's hardening and the daemon still runs (same PID)" expect_eq "$(main_pid)" "$checking_pid"
+check_helper_sandboxed() {
+    # libcurl only in the daemon's child (the check helper), which runs under its own seccomp filter.
+    local helper
+    in_container grep libcurl "/proc/$checking_pid/maps" > /dev/null && { echo "libcurl is mapped in the daemon"; return 1; }
+    helper=$(in_container pgrep -P "$checking_pid" -f -- --connectivity-check-helper) || { echo "no check helper"; return 1; }
+    in_container grep libcurl "/proc/$helper/maps" > /dev/null || { echo "libcurl is not mapped in the helper"; return 1; }
+    in_container grep '^Seccomp:[[:space:]]*2' "/proc/$helper/status" > /dev/null || { echo "the helper has no seccomp filter"; return 1; }
+}
+check "libcurl is mapped in the check helper (seccomp-filtered), not in the daemon" check_helper_sandboxed
 connectivity_now=$(property Connectivity | sed 's/^s "\(.*\)"$/\1/')
 journal_has_connectivity_entry() {
     in_container journalctl --no-pager -o json MESSAGE_ID=199e5802915c48d9b0b8fd390df39f19 |

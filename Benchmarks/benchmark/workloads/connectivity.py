@@ -1,7 +1,8 @@
 """connectivity: the opt-in active check against testbed/servers/connectivity-server.py in a
 router namespace (rb1 moves there): default route deleted/added N times with checks off, then on;
 route write → ConnectivityChanged(full) at the subscriber beside the check's own round trip
-(curl), CPU per cycle (on minus off), RSS/private memory growth."""
+(curl), CPU per cycle (on minus off), RSS/private memory growth; the check helper's (the
+daemon's child that runs the exchanges) CPU and memory beside the daemon's."""
 import os
 import subprocess
 import time
@@ -45,6 +46,8 @@ def run(harness, cycles):
         for _ in range(20):
             route_cycle(harness, subscriber, full)
         rss_warm = memory(daemon.pid)
+        helper = check_helper(daemon.pid)
+        helper_cpu_before = cpu_seconds(helper) if helper else 0
         cpu_before = cpu_seconds(daemon.pid)
         on = []
         for index in range(cycles):
@@ -53,6 +56,8 @@ def run(harness, cycles):
                 log(f"connectivity: {index + 1} checks, RSS {memory(daemon.pid)['rss_kib']} KiB")
         cpu_on = cpu_seconds(daemon.pid) - cpu_before
         rss_after = memory(daemon.pid)
+        helper_cpu = cpu_seconds(helper) - helper_cpu_before if helper else 0
+        helper_memory = memory(helper) if helper else {"rss_kib": 0, "private_kib": 0}
     finally:
         subscriber.stop()
         daemon.stop()
@@ -61,11 +66,29 @@ def run(harness, cycles):
         "route_to_reachable_checks_off_ms": percentiles(off), "route_to_full_ms": percentiles(on),
         "cpu_ms_per_cycle_off": cpu_off * 1000 / cycles, "cpu_ms_per_cycle_on": cpu_on * 1000 / cycles,
         "memory_checks_off": rss_off, "memory_after_warm_up": rss_warm, "memory_after_checks": rss_after,
+        "helper_cpu_ms_per_cycle": helper_cpu * 1000 / cycles, "helper_memory_after_checks": helper_memory,
     }
     c = harness.results["connectivity"]
     log(f"connectivity: route → full p50 {c['route_to_full_ms']['p50']:.3f} ms, p99 {c['route_to_full_ms']['p99']:.3f}; "
         f"round-trip floor p50 {c['round_trip_floor_ms']['p50']:.3f}; CPU/cycle {c['cpu_ms_per_cycle_off']:.3f} → "
-        f"{c['cpu_ms_per_cycle_on']:.3f} ms; RSS {rss_off['rss_kib']} → {rss_warm['rss_kib']} → {rss_after['rss_kib']} KiB")
+        f"{c['cpu_ms_per_cycle_on']:.3f} ms; RSS {rss_off['rss_kib']} → {rss_warm['rss_kib']} → {rss_after['rss_kib']} KiB; "
+        f"check helper CPU/cycle {c['helper_cpu_ms_per_cycle']:.3f} ms, RSS {helper_memory['rss_kib']} KiB")
+
+
+def check_helper(daemon_pid):
+    """The daemon's check helper: its child started with --connectivity-check-helper; None for
+    a daemon that runs the exchanges itself (REACHABILITYD_BENCH_BINARY of an older build)."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                arguments = cmdline.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        if parent == daemon_pid and b"--connectivity-check-helper" in arguments:
+            return int(entry)
+    return None
 
 
 def start_router(harness):
