@@ -199,8 +199,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var nat64PrefixesChanged = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
-            // The gateways' entries are read again too.
+            // The gateways' entries are read again too, and the policy rules.
             gateways.reset()
+            lookups.rulesChanged()
             do {
                 try mirror.resynchronise(defaultRoutes: .shortlyAfter)
             } catch {
@@ -239,7 +240,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     routing = true
                     if nameServers?.contains(where: { route.prefixContains($0.address) }) == true { nameServerRoutes = true }
                 }
-            case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
+            case .ruleChanged:
+                lookups.rulesChanged()
+                changed = Set(AddressFamily.allCases)
+            case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
                 guard let change = gateways.apply(neighbour) else { break }
                 gatewayEvidence = true
@@ -355,9 +359,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
     /// found; returns the evaluated snapshot with the mirror's links listed (`Interfaces`).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
-        let (ipv4, ipv6) = refresh(families)
+        // The nameservers' questions go to the kernel with the probes'.
+        let (ipv4, ipv6, answered) = refresh(families, alsoAsking: nameServers?.compactMap(nameServerQuestion) ?? [])
         StageTimes.recorder?.mark(.answered)
-        let servers = nameServers.map { $0.map(nameServerFacts) }
+        let servers = nameServers.map { $0.map { nameServerFacts($0, answered: answered) } }
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
@@ -411,14 +416,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from
-    /// before), then the gateways of the probes' routes followed.
-    private func refresh(_ families: Set<AddressFamily>) -> (ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers) {
-        for probe in Probes.all where families.contains(probe.family) || answers[probe.family] == nil {
-            answers[probe.family] = askKernel(about: probe)
-        }
+    /// before) and for the `extra` questions, asked together; then the gateways of the probes'
+    /// routes followed. Returns the probes' answers and every answer of this exchange.
+    private func refresh(
+        _ families: Set<AddressFamily>, alsoAsking extra: [KernelLookups.Question]
+    ) -> (ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]) {
+        let probes = Probes.all.filter { families.contains($0.family) || answers[$0.family] == nil }
+        let answered = askKernel(probes.map { KernelLookups.Question(destination: $0) } + extra)
+        for probe in probes { answers[probe.family] = answered[KernelLookups.Question(destination: probe)] }
         gateways.follow(answers)
         // (Both set by the loop above.)
-        return (answers[.ipv4]!, answers[.ipv6]!)
+        return (answers[.ipv4]!, answers[.ipv6]!, answered)
     }
 
     /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``
