@@ -113,6 +113,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
+        // Only the default routes changed: no question to the kernel, no routing announcement.
+        mirror.onDefaultRoutesRead = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
@@ -133,7 +135,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             try routeFilter.attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases.filter { $0 != .neighbour })
             try lookups.open()
-            try mirror.resynchronise()
+            // The default routes (for `Interfaces`) at the queue's next turn: their dump reads
+            // every route, and the first status and READY=1 need none of them.
+            try mirror.resynchronise(defaultRoutes: .atNextTurn)
         } catch {
             routeFilter.detach()
             monitor.close()
