@@ -383,18 +383,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
         )
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
-        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
+        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
         return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
     }
 
     /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the
     /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
-    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go.
-    private func ipv4AccessFacts(isIPv4Reachable: Bool, nat64Prefix: IPPrefix?) -> IPv4AccessFacts {
+    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go
+    /// (unless `answered`, this walk's answers, holds it already).
+    private func ipv4AccessFacts(
+        isIPv4Reachable: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
+    ) -> IPv4AccessFacts {
         var isSynthesizedProbeReachable = false
         if !isIPv4Reachable, let nat64Prefix,
            let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
-            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
+            let synthesizedAnswers = answered[KernelLookups.Question(destination: synthesized)] ?? askKernel(about: synthesized)
+            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: synthesizedAnswers, configuration: settings)
             isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
         }
         var facts = ipv4RouteFacts(answers[.ipv4]?.lookup, source: try? answers[.ipv4]?.source.get(), isNAT64PrefixKnown: nat64Prefix != nil)
