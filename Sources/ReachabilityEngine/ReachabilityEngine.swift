@@ -135,9 +135,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             try routeFilter.attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases.filter { $0 != .neighbour })
             try lookups.open()
-            // The default routes (for `Interfaces`) at the queue's next turn: their dump reads
-            // every route, and the first status and READY=1 need none of them.
-            try mirror.resynchronise(defaultRoutes: .atNextTurn)
+            // The default routes (for `Interfaces`) now, or at the queue's next turn: their dump
+            // reads every route, and the first status needs none of them.
+            try mirror.resynchronise(defaultRoutes: configuration.readsDefaultRoutesAfterStart ? .atNextTurn : .now)
         } catch {
             routeFilter.detach()
             monitor.close()
