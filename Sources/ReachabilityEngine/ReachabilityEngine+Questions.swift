@@ -13,8 +13,10 @@ extension ReachabilityEngine {
     /// link with its classification and addresses, the settings, and what a held loss hides.
     public func report() -> ExplainReport {
         dispatchPrecondition(condition: .onQueue(queue))
+        // The probes' and the nameservers' questions asked together, each once.
+        let answered = askKernel(Probes.all.map { KernelLookups.Question(destination: $0) } + (nameServers?.compactMap(nameServerQuestion) ?? []))
         let families = Probes.all.map { probe in
-            let facts = destinationFacts(probe, purpose: .internetProbe)
+            let facts = destinationFacts(probe, purpose: .internetProbe, answered: answered)
             return ExplainReport.Family(
                 destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
                 activeCheck: checks.report(probe.family)
@@ -30,7 +32,7 @@ extension ReachabilityEngine {
             }
         )
         var report = ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
-        report.nameServers = nameServers.map { $0.map { nameServerFacts($0) } }
+        report.nameServers = nameServers.map { $0.map { nameServerFacts($0, answered: answered) } }
         report.nameLookup = checks.nameLookupEvidence
         return report
     }
