@@ -7,9 +7,10 @@ import SystemSupport
 
 /// The kernel's answers for one destination, asked the way an application's connection would
 /// (a TCP connection to port 443, ``StatusReducer/applicationFlow``): the source address the
-/// kernel selects, then the route lookup for that source with the flow's keys. Also the dumps
-/// of links, addresses and default routes that refill the mirror, and the neighbour entry of a
-/// gateway. Only questions: what the answers mean is ``StatusReducer``'s and the rule's.
+/// kernel selects, then the route lookup for that source with the flow's keys; the questions of
+/// several destinations go together, and the policy rules' selectors (an `RTM_GETRULE` dump)
+/// say which lookups are needed at all. Also the dumps of links, addresses and default routes
+/// that refill the mirror, and the neighbour entry of a gateway. Only questions: what the answers mean is ``StatusReducer``'s and the rule's.
 /// Confined to the engine's queue; the engine, its mirror and its gateway following share one.
 final class KernelLookups {
     /// The query socket; nil before ``open()`` and after ``close()``.
