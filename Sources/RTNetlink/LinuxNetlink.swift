@@ -28,6 +28,7 @@ enum LinuxNetlink {
     static let getRoute = UInt16(RTM_GETROUTE)
     static let newRule = UInt16(RTM_NEWRULE)
     static let deleteRule = UInt16(RTM_DELRULE)
+    static let getRule = UInt16(RTM_GETRULE)
     static let newNexthop = UInt16(RTM_NEWNEXTHOP)
     static let newNeighbour = UInt16(RTM_NEWNEIGH)
     static let deleteNeighbour = UInt16(RTM_DELNEIGH)
@@ -53,6 +54,7 @@ enum LinuxNetlink {
     /// Where `rtm_dst_len` is in `struct rtmsg` (after the one-byte `rtm_family`).
     static let routeDestinationLengthOffset = MemoryLayout<rtmsg>.offset(of: \rtmsg.rtm_dst_len)!
     static let neighbourInfoLength = MemoryLayout<ndmsg>.size
+    static let ruleInfoLength = MemoryLayout<fib_rule_hdr>.size
     static let routerOptionInfoLength = MemoryLayout<nduseroptmsg>.size
     /// The router advertisement option of RFC 8910 (the network's captive-portal API URI); the
     /// kernel passes it on since Linux 5.10, and its headers do not name it.
@@ -102,6 +104,13 @@ enum LinuxNetlink {
     /// The user whose flow a lookup is for (Linux 4.10; a `u32`), as policy rules' `uidrange`
     /// see it; without it the kernel takes the asking process's uid.
     static let routeUID = UInt16(RTA_UID.rawValue)
+
+    // Policy rule attributes: the selectors on which an application's flow and the UDP probe
+    // (or another user's flow) can differ.
+    static let ruleUIDRange = UInt16(FRA_UID_RANGE)
+    static let ruleIPProtocol = UInt16(FRA_IP_PROTO)
+    static let ruleSourcePortRange = UInt16(FRA_SPORT_RANGE)
+    static let ruleDestinationPortRange = UInt16(FRA_DPORT_RANGE)
 
     // Multicast groups.
     static let linkGroup = UInt32(RTNLGRP_LINK.rawValue)

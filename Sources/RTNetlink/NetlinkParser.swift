@@ -215,7 +215,7 @@ public enum NetlinkParser {
     }
 
     /// Calls `body` with each attribute's type (flags masked) and value, starting at `start`.
-    private static func forEachAttribute(
+    static func forEachAttribute(
         in bytes: UnsafeRawBufferPointer, from start: Int, messageType: UInt16,
         _ body: (UInt16, UnsafeRawBufferPointer) throws(NetlinkParseError) -> Void
     ) throws(NetlinkParseError) {

@@ -131,40 +131,126 @@ public final class NetlinkQueryClient {
         }
     }
 
-    /// Asks the kernel which route it would use to reach `destination` (`RTM_GETROUTE`).
-    ///
-    /// - Parameters:
-    ///   - source: the source address of the flow (`RTA_SRC`), e.g. the one
-    ///     ``SourceAddressQuery`` found; nil for a lookup without one.
-    ///   - outputInterface: the link the flow is bound to (`RTA_OIF`: a link-local
-    ///     destination's zone); nil for none.
-    ///   - flow: the flow's keys (`RTA_IP_PROTO`, `RTA_DPORT`, `RTA_UID`), which policy rules on
-    ///     `ipproto`, `dport` and `uidrange` match; nil for a lookup without them.
-    ///   - matchedEntry: answer with the routing-table entry that matched (prefix, metric)
-    ///     rather than the resolved next hop (`RTM_F_FIB_MATCH`).
-    public func lookupRoute(
-        to destination: IPAddress, source: IPAddress? = nil, outputInterface: InterfaceIndex? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
-    ) throws(SystemError) -> RouteAnswer {
-        let request = { (sequence: UInt32) in
+    /// One route lookup (`RTM_GETROUTE`): which route the kernel would use to reach
+    /// ``destination`` for a flow.
+    public struct RouteQuestion: Sendable, Hashable {
+        /// The destination.
+        public var destination: IPAddress
+        /// The source address of the flow (`RTA_SRC`), e.g. the one ``SourceAddressQuery``
+        /// found; nil for a lookup without one.
+        public var source: IPAddress?
+        /// The link the flow is bound to (`RTA_OIF`: a link-local destination's zone); nil for none.
+        public var outputInterface: InterfaceIndex?
+        /// The flow's keys (`RTA_IP_PROTO`, `RTA_DPORT`, `RTA_UID`), which policy rules on
+        /// `ipproto`, `dport` and `uidrange` match; nil for a lookup without them.
+        public var flow: FlowKeys?
+        /// Answer with the routing-table entry that matched (prefix, metric) rather than the
+        /// resolved next hop (`RTM_F_FIB_MATCH`).
+        public var matchedEntry: Bool
+
+        /// A lookup of `destination` from `source`, bound to `outputInterface`, with `flow`'s keys.
+        public init(
+            to destination: IPAddress, source: IPAddress? = nil, outputInterface: InterfaceIndex? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
+        ) {
+            self.destination = destination
+            self.source = source
+            self.outputInterface = outputInterface
+            self.flow = flow
+            self.matchedEntry = matchedEntry
+        }
+
+        func request(sequence: UInt32) -> [UInt8] {
             NetlinkRequest.lookupRoute(
                 to: destination.bytes, family: destination.family.netlinkFamily, source: source?.bytes, outputInterface: outputInterface?.rawValue,
                 flow: flow, matchedEntry: matchedEntry, sequence: sequence
             )
         }
-        do {
-            return try lookupRouteOnce(request)
-        } catch where error.errno == ENOBUFS {
-            // The queue overflowed and the reply may be lost: ask once more on the drained socket.
-            return try lookupRouteOnce(request)
+    }
+
+    /// The most lookups sent in one datagram: their replies (a few hundred bytes each) fit the
+    /// socket's default receive buffer many times over.
+    static let lookupsPerSend = 32
+
+    /// Asks the kernel `questions` together: their requests go in one datagram (each with its
+    /// own sequence number; the kernel answers each in turn, an error as its own answer), and
+    /// the replies are read and matched by sequence number. One system call out and one per
+    /// answer back, instead of a round trip per question.
+    ///
+    /// - Returns: the answers, in the order of `questions`.
+    public func lookupRoutes(_ questions: [RouteQuestion]) throws(SystemError) -> [RouteAnswer] {
+        var answers: [RouteAnswer] = []
+        answers.reserveCapacity(questions.count)
+        var start = 0
+        while start < questions.count {
+            let part = Array(questions[start..<min(start + Self.lookupsPerSend, questions.count)])
+            do {
+                answers += try lookupRoutesOnce(part)
+            } catch where error.errno == ENOBUFS {
+                // The queue overflowed and replies may be lost: ask once more on the drained socket.
+                answers += try lookupRoutesOnce(part)
+            }
+            start += part.count
+        }
+        return answers
+    }
+
+    private func lookupRoutesOnce(_ questions: [RouteQuestion]) throws(SystemError) -> [RouteAnswer] {
+        guard !questions.isEmpty else { return [] }
+        let first = nextSequence()
+        var datagram = questions[0].request(sequence: first)
+        for question in questions.dropFirst() { datagram += question.request(sequence: nextSequence()) }
+        try socket.send(datagram)
+        var answers = [RouteAnswer?](repeating: nil, count: questions.count)
+        var remaining = questions.count
+        while remaining > 0 {
+            for (sequence, answer) in try receiveRouteAnswers() {
+                // (Wrapping: a sequence before `first` gives a large offset and is dropped.)
+                let offset = Int(sequence &- first)
+                guard offset < answers.count, answers[offset] == nil else { continue }
+                answers[offset] = answer
+                remaining -= 1
+            }
+        }
+        return answers.map { $0! }
+    }
+
+    /// Receives one datagram from the kernel and returns the route answers it carries with
+    /// their sequence numbers (stale answers to earlier, timed-out requests included: the
+    /// caller drops them).
+    private func receiveRouteAnswers() throws(SystemError) -> [(sequence: UInt32, answer: RouteAnswer)] {
+        while true {
+            switch try socket.receive(into: buffer) {
+            case .empty:
+                throw SystemError(action: "receive rtnetlink reply", errno: EAGAIN)
+            case .overrun:
+                throw SystemError(action: "receive rtnetlink reply", errno: ENOBUFS)
+            case .foreign:
+                continue
+            case .datagram(let count):
+                var answers: [(sequence: UInt32, answer: RouteAnswer)] = []
+                for case .success(let message) in NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                    if let answer = RouteAnswer(reply: [.success(message)]) { answers.append((message.header.sequence, answer)) }
+                }
+                return answers
+            }
         }
     }
 
-    private func lookupRouteOnce(_ request: (UInt32) -> [UInt8]) throws(SystemError) -> RouteAnswer {
-        let expected = nextSequence()
-        try socket.send(request(expected))
-        while true {
-            if let answer = RouteAnswer(reply: try receiveReply(sequence: expected)) { return answer }
-        }
+    /// The selectors of every policy rule (``PolicyRuleSelectors``), from an `RTM_GETRULE` dump
+    /// (retried as ``dump(attempts:_:)`` is when interrupted; still interrupted, it is used).
+    public func dumpRuleSelectors(attempts: Int = 5) throws(SystemError) -> [PolicyRuleSelectors] {
+        var rules: [PolicyRuleSelectors] = []
+        _ = try dump(attempts: attempts, skipping: { header, body in
+            // Read here and passed over: the parser keeps no rule's attributes.
+            guard let rule = NetlinkParser.policyRuleSelectors(header, body) else { return false }
+            rules.append(rule)
+            return true
+        }, { sequence in
+            // (Each attempt starts again.)
+            rules.removeAll()
+            return NetlinkRequest.dumpRules(sequence: sequence)
+        })
+        return rules
     }
 
     private func nextSequence() -> UInt32 {

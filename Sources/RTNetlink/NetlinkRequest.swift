@@ -18,6 +18,12 @@ public enum NetlinkRequest {
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength))
     }
 
+    /// `RTM_GETRULE` dump of every policy rule of every family.
+    public static func dumpRules(sequence: UInt32) -> [UInt8] {
+        message(type: LinuxNetlink.getRule, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
+                payload: [UInt8](repeating: 0, count: LinuxNetlink.ruleInfoLength))
+    }
+
     /// `RTM_GETNEIGH` for one neighbour entry: `destination` on link `index`.
     static func getNeighbour(_ destination: [UInt8], family: UInt8, index: Int32, sequence: UInt32) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: LinuxNetlink.neighbourInfoLength)

@@ -6,6 +6,12 @@ public struct EngineConfiguration: Sendable {
     public var sysfsRoot: String
     /// The netlink receive buffer to request, in bytes.
     public var receiveBufferBytes: Int32
+    /// Whether ``ReachabilityEngine/start(onChange:)`` returns before the default routes (the
+    /// `Interfaces` gateways) are read: they are read at the queue's next turn and a changed
+    /// `Interfaces` is published then. Their dump reads every route, so with a large table the
+    /// first status comes that much sooner (the daemon's `READY=1`); false: the first snapshot
+    /// has them.
+    public var readsDefaultRoutesAfterStart: Bool
 
     /// The global IPv4 destination whose route decides IPv4 reachability. Only the kernel's
     /// route lookup is done for it; no packet is ever sent.
@@ -14,9 +20,10 @@ public struct EngineConfiguration: Sendable {
     public static let ipv6ProbeDestination = "2001:4860:4860::8888"
 
     /// Creates a configuration; the defaults are the production values.
-    public init(sysfsRoot: String = "/sys", receiveBufferBytes: Int32 = 8 * 1024 * 1024) {
+    public init(sysfsRoot: String = "/sys", receiveBufferBytes: Int32 = 8 * 1024 * 1024, readsDefaultRoutesAfterStart: Bool = false) {
         self.sysfsRoot = sysfsRoot
         self.receiveBufferBytes = receiveBufferBytes
+        self.readsDefaultRoutesAfterStart = readsDefaultRoutesAfterStart
     }
 }
 

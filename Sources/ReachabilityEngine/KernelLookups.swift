@@ -7,9 +7,10 @@ import SystemSupport
 
 /// The kernel's answers for one destination, asked the way an application's connection would
 /// (a TCP connection to port 443, ``StatusReducer/applicationFlow``): the source address the
-/// kernel selects, then the route lookup for that source with the flow's keys. Also the dumps
-/// of links, addresses and default routes that refill the mirror, and the neighbour entry of a
-/// gateway. Only questions: what the answers mean is ``StatusReducer``'s and the rule's.
+/// kernel selects, then the route lookup for that source with the flow's keys; the questions of
+/// several destinations go together, and the policy rules' selectors (an `RTM_GETRULE` dump)
+/// say which lookups are needed at all. Also the dumps of links, addresses and default routes
+/// that refill the mirror, and the neighbour entry of a gateway. Only questions: what the answers mean is ``StatusReducer``'s and the rule's.
 /// Confined to the engine's queue; the engine, its mirror and its gateway following share one.
 final class KernelLookups {
     /// The query socket; nil before ``open()`` and after ``close()``.
@@ -26,58 +27,131 @@ final class KernelLookups {
     /// Closes the query socket: every question then fails (`EBADF`) or is not asked.
     func close() {
         query = nil
+        rulesChanged()
     }
 
-    /// What an application of user `uid` (nil: the daemon's own) connecting to `destination`
-    /// gets: the source address the UDP probe selects (unless policy rules tell its flow from
-    /// the application's, see ``applicationSource(probe:toward:zoneLink:flow:)``), then the
-    /// route lookup for that source with the flow's keys (without a source when none could be
-    /// selected, so that the route's own verdict — unreachable, prohibit... — can be told).
-    /// `zoneLink` binds both to a link-local destination's link (`sin6_scope_id`, `RTA_OIF`).
+    /// The policy rules' selectors (``PolicyRuleSelectors``), read when first needed after
+    /// ``rulesChanged()``; nil until then, or when the dump failed (every flow lookup is then asked).
+    private var rules: [PolicyRuleSelectors]?
+    /// Whether ``rules`` must be read again before the next question.
+    private var rulesNeedReading = true
+
+    /// A rule event arrived, or events may have been lost: the rules are read again (an
+    /// `RTM_GETRULE` dump) before the next question.
+    func rulesChanged() {
+        rulesNeedReading = true
+    }
+
+    /// One destination asked about: what an application of user ``uid`` (nil: the daemon's own)
+    /// connecting to ``destination`` gets, bound to ``zoneLink`` when given (a link-local
+    /// destination's zone, `sin6_scope_id` and `RTA_OIF`).
+    struct Question: Hashable {
+        /// The destination.
+        var destination: IPAddress
+        /// The link the flow is bound to; nil for none.
+        var zoneLink: InterfaceIndex?
+        /// The user whose connection it is; nil for the daemon's own.
+        var uid: UInt32?
+    }
+
+    /// The answers for one destination (``answers(for:)``).
     func answers(for destination: IPAddress, zoneLink: InterfaceIndex? = nil, uid: UInt32? = nil) -> StatusReducer.KernelAnswers {
-        let flow = StatusReducer.applicationFlow.of(uid: uid)
-        let probe = SourceAddressQuery.source(toward: destination, boundTo: zoneLink)
-        let source = applicationSource(probe: probe, toward: destination, zoneLink: zoneLink, flow: flow)
-        if case .failure(let error) = source, error.errno == EAFNOSUPPORT {
+        let question = Question(destination: destination, zoneLink: zoneLink, uid: uid)
+        return answers(for: [question])[question]!
+    }
+
+    /// What an application of each question's user connecting to its destination gets: the
+    /// source address the UDP probe selects (unless policy rules tell its flow from the
+    /// application's, see ``applicationSources(probes:for:)``), then the route lookup for that
+    /// source with the flow's keys (without a source when none could be selected, so that the
+    /// route's own verdict — unreachable, prohibit... — can be told). Each distinct question is
+    /// asked once, and the route lookups of all of them go to the kernel together
+    /// (``NetlinkQueryClient/lookupRoutes(_:)``).
+    func answers(for questions: [Question]) -> [Question: StatusReducer.KernelAnswers] {
+        var distinct: [Question] = []
+        for question in questions where !distinct.contains(question) { distinct.append(question) }
+        let probes = distinct.map { SourceAddressQuery.source(toward: $0.destination, boundTo: $0.zoneLink) }
+        let sources = applicationSources(probes: probes, for: distinct)
+        for case .failure(let error) in sources where error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
         }
-        return StatusReducer.KernelAnswers(source: source, lookup: routeLookup(to: destination, source: try? source.get(), outputInterface: zoneLink, flow: flow))
+        let lookups = routeLookups(for: distinct, sources: sources.map { try? $0.get() })
+        var answers: [Question: StatusReducer.KernelAnswers] = [:]
+        for (position, question) in distinct.enumerated() {
+            answers[question] = StatusReducer.KernelAnswers(source: sources[position], lookup: lookups[position])
+        }
+        return answers
     }
 
-    /// The source of the application's `flow` toward `destination`: the UDP `probe`'s, unless
-    /// the source-less lookups with the probe's keys (and the daemon's uid, the probe socket's)
-    /// and the application's (and its user's) differ — a policy rule on `ipproto` or
-    /// `uidrange` — see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
-    private func applicationSource(
-        probe: Result<IPAddress, SystemError>, toward destination: IPAddress, zoneLink: InterfaceIndex?, flow: FlowKeys
-    ) -> Result<IPAddress, SystemError> {
-        guard let query else { return probe }
+    /// The sources of the application's flows: each UDP `probe`'s, unless the source-less
+    /// lookups with the probe's keys (and the daemon's uid, the probe socket's) and the
+    /// application's (and its user's) differ — a policy rule on `ipproto`, a port or `uidrange`
+    /// — see ``StatusReducer/applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``.
+    /// Those two lookups are asked only where a rule could make them differ
+    /// (``StatusReducer/needsFlowLookups(rules:family:uid:)``), all together.
+    private func applicationSources(probes: [Result<IPAddress, SystemError>], for questions: [Question]) -> [Result<IPAddress, SystemError>] {
+        guard let query else { return probes }
+        let rules = currentRules(query)
+        let asked = questions.indices.filter { StatusReducer.needsFlowLookups(rules: rules, family: questions[$0].destination.family, uid: questions[$0].uid) }
+        guard !asked.isEmpty else { return probes }
+        var sources = probes
         do {
-            let probeFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: SourceAddressQuery.flow)
-            let applicationFlowLookup = try query.lookupRoute(to: destination, outputInterface: zoneLink, flow: flow)
-            return StatusReducer.applicationSource(
-                probe: probe, probeFlowLookup: probeFlowLookup, applicationFlowLookup: applicationFlowLookup, family: destination.family
-            )
+            let answers = try query.lookupRoutes(asked.flatMap { position in
+                let question = questions[position]
+                return [
+                    NetlinkQueryClient.RouteQuestion(to: question.destination, outputInterface: question.zoneLink, flow: SourceAddressQuery.flow),
+                    NetlinkQueryClient.RouteQuestion(to: question.destination, outputInterface: question.zoneLink, flow: StatusReducer.applicationFlow.of(uid: question.uid)),
+                ]
+            })
+            for (number, position) in asked.enumerated() {
+                sources[position] = StatusReducer.applicationSource(
+                    probe: probes[position], probeFlowLookup: answers[2 * number], applicationFlowLookup: answers[2 * number + 1],
+                    family: questions[position].destination.family
+                )
+            }
         } catch {
             Log.warning("\(error); judging with the UDP probe's source.")
-            return probe
         }
+        return sources
     }
 
-    /// Asks the kernel for the route of the application's `flow` to `destination` from `source`:
-    /// the resolved next hop, then (for a route) the matched entry, which adds prefix and metric.
-    private func routeLookup(to destination: IPAddress, source: IPAddress?, outputInterface: InterfaceIndex?, flow: FlowKeys) -> RouteLookup {
-        // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
-        let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
+    /// The policy rules' selectors, read again first when a rule changed; nil when they cannot
+    /// be read (then every flow lookup is asked, as without the shortcut).
+    private func currentRules(_ query: NetlinkQueryClient) -> [PolicyRuleSelectors]? {
+        guard rulesNeedReading else { return rules }
         do {
-            guard let query else { return .failed(errno: .badFileDescriptor) }
-            let answer = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow)
-            guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil) }
-            let matchedEntry = try query.lookupRoute(to: destination, source: source, outputInterface: outputInterface, flow: flow, matchedEntry: true)
-            return StatusReducer.routeLookup(answer: answer, matchedEntry: matchedEntry)
+            rules = try query.dumpRuleSelectors()
+            rulesNeedReading = false
+        } catch {
+            Log.warning("\(error); asking the kernel about both flows.")
+            rules = nil
+        }
+        return rules
+    }
+
+    /// Asks the kernel, for each question, for the route of the application's flow from its
+    /// source: the resolved next hop and the matched entry, which adds prefix and metric (read
+    /// only when the first is a route). All of them in one exchange.
+    private func routeLookups(for questions: [Question], sources: [IPAddress?]) -> [RouteLookup] {
+        guard let query else { return questions.map { _ in .failed(errno: .badFileDescriptor) } }
+        let routeQuestions = zip(questions, sources).flatMap { question, source in
+            // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
+            let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
+            let flow = StatusReducer.applicationFlow.of(uid: question.uid)
+            return [false, true].map { matchedEntry in
+                NetlinkQueryClient.RouteQuestion(to: question.destination, source: source, outputInterface: question.zoneLink, flow: flow, matchedEntry: matchedEntry)
+            }
+        }
+        do {
+            let answers = try query.lookupRoutes(routeQuestions)
+            return questions.indices.map { position in
+                let answer = answers[2 * position]
+                guard case .route = answer else { return StatusReducer.routeLookup(answer: answer, matchedEntry: nil) }
+                return StatusReducer.routeLookup(answer: answer, matchedEntry: answers[2 * position + 1])
+            }
         } catch {
             Log.warning("\(error)")
-            return .failed(errno: Errno(error.errno))
+            return questions.map { _ in .failed(errno: Errno(error.errno)) }
         }
     }
 

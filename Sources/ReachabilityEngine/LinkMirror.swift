@@ -24,6 +24,9 @@ final class LinkMirror: @unchecked Sendable {
     /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
     /// followed by it): the engine evaluates again.
     var onLateResynchronisation: () -> Void = {}
+    /// Called on the queue after the default routes read at the queue's next turn
+    /// (``DefaultRouteReading/atNextTurn``): only they changed, so the engine lists the links again.
+    var onDefaultRoutesRead: () -> Void = {}
 
     /// An empty mirror classifying links with `inspector`, dumping through `lookups`.
     init(queue: DispatchQueue, lookups: KernelLookups, inspector: SysfsLinkInspector) {
@@ -63,8 +66,13 @@ final class LinkMirror: @unchecked Sendable {
     /// When a resynchronisation reads the default routes (their dump reads every route: a large
     /// table takes the kernel a while).
     enum DefaultRouteReading {
-        /// With the links and addresses: the first `Interfaces` are whole (start-up).
+        /// With the links and addresses.
         case now
+        /// At the queue's next turn, then ``onDefaultRoutesRead``: at start-up, the first status
+        /// (which needs no route dump) and `READY=1` do not wait for a large table's dump, and
+        /// whatever the queue holds then (a method call after `READY=1`) waits for it, so no
+        /// caller reads `Interfaces` without their gateways.
+        case atNextTurn
         /// 100 ms later, then ``onLateResynchronisation``: after an overrun the status, which
         /// needs no route dump, is published first, and what is still queued is read first.
         case shortlyAfter
@@ -84,7 +92,7 @@ final class LinkMirror: @unchecked Sendable {
         classified = nil
         parseErrorLog.report(all.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
         if all.contains(where: \.isInterrupted) { scheduleResynchronisation() }
-        if reading == .shortlyAfter { scheduleDefaultRouteReading() }
+        if reading == .atNextTurn || reading == .shortlyAfter { scheduleDefaultRouteReading(reading) }
     }
 
     /// Brings the mirror up to the kernel's `answers` for a destination: a source
@@ -101,12 +109,13 @@ final class LinkMirror: @unchecked Sendable {
         }
     }
 
-    /// Reads the default routes again in 100 ms, then calls ``onLateResynchronisation`` (once,
-    /// however often it is asked for meanwhile).
-    private func scheduleDefaultRouteReading() {
+    /// Reads the default routes again when `reading` says (``DefaultRouteReading/atNextTurn``
+    /// or ``DefaultRouteReading/shortlyAfter``), then calls its callback (once, however often
+    /// it is asked for meanwhile).
+    private func scheduleDefaultRouteReading(_ reading: DefaultRouteReading) {
         guard !defaultRouteReadingScheduled else { return }
         defaultRouteReadingScheduled = true
-        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+        let read: @Sendable () -> Void = { [weak self] in
             guard let self, lookups.isOpen else { return }
             defaultRouteReadingScheduled = false
             do {
@@ -117,7 +126,12 @@ final class LinkMirror: @unchecked Sendable {
             } catch {
                 Log.error("\(error); keeping the previous default routes.")
             }
-            onLateResynchronisation()
+            reading == .atNextTurn ? onDefaultRoutesRead() : onLateResynchronisation()
+        }
+        if reading == .atNextTurn {
+            queue.async(execute: read)
+        } else {
+            queue.asyncAfter(deadline: .now() + .milliseconds(100), execute: read)
         }
     }
 

@@ -13,8 +13,10 @@ extension ReachabilityEngine {
     /// link with its classification and addresses, the settings, and what a held loss hides.
     public func report() -> ExplainReport {
         dispatchPrecondition(condition: .onQueue(queue))
+        // The probes' and the nameservers' questions asked together, each once.
+        let answered = askKernel(Probes.all.map { KernelLookups.Question(destination: $0) } + (nameServers?.compactMap(nameServerQuestion) ?? []))
         let families = Probes.all.map { probe in
-            let facts = destinationFacts(probe, purpose: .internetProbe)
+            let facts = destinationFacts(probe, purpose: .internetProbe, answered: answered)
             return ExplainReport.Family(
                 destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
                 activeCheck: checks.report(probe.family)
@@ -30,7 +32,7 @@ extension ReachabilityEngine {
             }
         )
         var report = ExplainAssembly.report(families: families, table: mirror.table, captivePortalAPIs: captivePortalAPIs, state: state)
-        report.nameServers = nameServers.map { $0.map(nameServerFacts) }
+        report.nameServers = nameServers.map { $0.map { nameServerFacts($0, answered: answered) } }
         report.nameLookup = checks.nameLookupEvidence
         return report
     }
@@ -134,8 +136,15 @@ extension ReachabilityEngine {
     /// The kernel's answers for `destination` for user `uid` (nil: the daemon's own), with the
     /// mirror brought up to them (``LinkMirror/catchUp(with:)``).
     func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil, uid: UInt32? = nil) -> StatusReducer.KernelAnswers {
-        let answers = lookups.answers(for: destination, zoneLink: zoneLink, uid: uid)
-        mirror.catchUp(with: answers)
+        let question = KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid)
+        return askKernel([question])[question]!
+    }
+
+    /// The kernel's answers to `questions`, asked together (each distinct one once), with the
+    /// mirror brought up to them.
+    func askKernel(_ questions: [KernelLookups.Question]) -> [KernelLookups.Question: StatusReducer.KernelAnswers] {
+        let answers = lookups.answers(for: questions)
+        for answer in answers.values { mirror.catchUp(with: answer) }
         return answers
     }
 
@@ -157,33 +166,52 @@ extension ReachabilityEngine {
 
     /// What the kernel answers for a query to `server`, as a caller's address: a link-local
     /// server's zone, or the link systemd-resolved sends to a per-link server over, binds the
-    /// flow to that link.
-    func nameServerFacts(_ server: NameServer) -> NameServerFacts {
-        var link: InterfaceIndex?
-        if case .resolvedLink(let index) = server.origin { link = index }
-        return NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: link))
+    /// flow to that link. `answered` holds answers already asked in this walk.
+    func nameServerFacts(_ server: NameServer, answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]) -> NameServerFacts {
+        NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: Self.resolvedLink(of: server), answered: answered))
     }
 
-    /// Asks the kernel about `destination` for user `uid` (nil: the daemon's own) and gathers
-    /// what the rule needs, for `purpose`. A link-local IPv6 destination's zone binds the flow
-    /// to that link (`sin6_scope_id`, `RTA_OIF`); like the kernel, any other destination's zone
-    /// is not looked at. `link`, when given, binds the flow to that link otherwise (as
-    /// systemd-resolved sends to a link's own servers).
-    private func destinationFacts(
-        _ destination: IPAddress, purpose: DestinationPurpose, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil
-    ) -> DestinationFacts {
-        let scope = destination.scope
+    /// The question ``nameServerFacts(_:answered:)`` asks the kernel about `server`; nil when
+    /// its zone names no link.
+    func nameServerQuestion(_ server: NameServer) -> KernelLookups.Question? {
+        question(about: server.address, boundTo: Self.resolvedLink(of: server))
+    }
+
+    /// The link systemd-resolved sends to `server` over, for a per-link server; nil otherwise.
+    private static func resolvedLink(of server: NameServer) -> InterfaceIndex? {
+        if case .resolvedLink(let index) = server.origin { return index }
+        return nil
+    }
+
+    /// The question about `destination` for user `uid` (nil: the daemon's own): a link-local
+    /// IPv6 destination's zone binds the flow to that link (`sin6_scope_id`, `RTA_OIF`); like
+    /// the kernel, any other destination's zone is not looked at. `link`, when given, binds the
+    /// flow to that link otherwise (as systemd-resolved sends to a link's own servers). Nil when
+    /// the zone names no link.
+    private func question(about destination: IPAddress, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil) -> KernelLookups.Question? {
         var zoneLink = link
-        if destination.family == .ipv6, scope == .link, let zone = destination.zone {
-            guard let index = mirror.table.index(ofZone: zone) else {
-                return DestinationFacts(
-                    family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope, purpose: purpose
-                )
-            }
+        if destination.family == .ipv6, destination.scope == .link, let zone = destination.zone {
+            guard let index = mirror.table.index(ofZone: zone) else { return nil }
             zoneLink = index
         }
+        return KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid)
+    }
+
+    /// Asks the kernel about `destination` for user `uid` (nil: the daemon's own), bound as
+    /// ``question(about:uid:boundTo:)`` says, and gathers what the rule needs, for `purpose`.
+    /// An answer in `answered` (asked earlier in the same walk) is not asked again.
+    private func destinationFacts(
+        _ destination: IPAddress, purpose: DestinationPurpose, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil,
+        answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]
+    ) -> DestinationFacts {
+        let scope = destination.scope
+        guard let question = question(about: destination, uid: uid, boundTo: link) else {
+            return DestinationFacts(
+                family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope, purpose: purpose
+            )
+        }
         return StatusReducer.destinationFacts(
-            in: mirror.table, family: destination.family, answers: askKernel(about: destination, zoneLink: zoneLink, uid: uid), configuration: settings,
+            in: mirror.table, family: destination.family, answers: answered[question] ?? askKernel([question])[question]!, configuration: settings,
             destinationScope: scope, purpose: purpose
         )
     }

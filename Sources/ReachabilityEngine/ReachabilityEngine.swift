@@ -113,6 +113,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
+        // Only the default routes changed: no question to the kernel, no routing announcement.
+        mirror.onDefaultRoutesRead = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
@@ -133,7 +135,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             try routeFilter.attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases.filter { $0 != .neighbour })
             try lookups.open()
-            try mirror.resynchronise()
+            // The default routes (for `Interfaces`) now, or at the queue's next turn: their dump
+            // reads every route, and the first status needs none of them.
+            try mirror.resynchronise(defaultRoutes: configuration.readsDefaultRoutesAfterStart ? .atNextTurn : .now)
         } catch {
             routeFilter.detach()
             monitor.close()
@@ -199,8 +203,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var nat64PrefixesChanged = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
-            // The gateways' entries are read again too.
+            // The gateways' entries are read again too, and the policy rules.
             gateways.reset()
+            lookups.rulesChanged()
             do {
                 try mirror.resynchronise(defaultRoutes: .shortlyAfter)
             } catch {
@@ -239,7 +244,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     routing = true
                     if nameServers?.contains(where: { route.prefixContains($0.address) }) == true { nameServerRoutes = true }
                 }
-            case .ruleChanged, .nexthopChanged: changed = Set(AddressFamily.allCases)
+            case .ruleChanged:
+                lookups.rulesChanged()
+                changed = Set(AddressFamily.allCases)
+            case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
                 guard let change = gateways.apply(neighbour) else { break }
                 gatewayEvidence = true
@@ -355,9 +363,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
     /// found; returns the evaluated snapshot with the mirror's links listed (`Interfaces`).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
-        let (ipv4, ipv6) = refresh(families)
+        // The nameservers' questions go to the kernel with the probes'.
+        let (ipv4, ipv6, answered) = refresh(families, alsoAsking: nameServers?.compactMap(nameServerQuestion) ?? [])
         StageTimes.recorder?.mark(.answered)
-        let servers = nameServers.map { $0.map(nameServerFacts) }
+        let servers = nameServers.map { $0.map { nameServerFacts($0, answered: answered) } }
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
@@ -374,18 +383,22 @@ public final class ReachabilityEngine: @unchecked Sendable {
         )
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
-        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix))
+        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
         return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
     }
 
     /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the
     /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
-    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go.
-    private func ipv4AccessFacts(isIPv4Reachable: Bool, nat64Prefix: IPPrefix?) -> IPv4AccessFacts {
+    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go
+    /// (unless `answered`, this walk's answers, holds it already).
+    private func ipv4AccessFacts(
+        isIPv4Reachable: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
+    ) -> IPv4AccessFacts {
         var isSynthesizedProbeReachable = false
         if !isIPv4Reachable, let nat64Prefix,
            let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
-            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: askKernel(about: synthesized), configuration: settings)
+            let synthesizedAnswers = answered[KernelLookups.Question(destination: synthesized)] ?? askKernel(about: synthesized)
+            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: synthesizedAnswers, configuration: settings)
             isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
         }
         var facts = ipv4RouteFacts(answers[.ipv4]?.lookup, source: try? answers[.ipv4]?.source.get(), isNAT64PrefixKnown: nat64Prefix != nil)
@@ -411,14 +424,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from
-    /// before), then the gateways of the probes' routes followed.
-    private func refresh(_ families: Set<AddressFamily>) -> (ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers) {
-        for probe in Probes.all where families.contains(probe.family) || answers[probe.family] == nil {
-            answers[probe.family] = askKernel(about: probe)
-        }
+    /// before) and for the `extra` questions, asked together; then the gateways of the probes'
+    /// routes followed. Returns the probes' answers and every answer of this exchange.
+    private func refresh(
+        _ families: Set<AddressFamily>, alsoAsking extra: [KernelLookups.Question]
+    ) -> (ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]) {
+        let probes = Probes.all.filter { families.contains($0.family) || answers[$0.family] == nil }
+        let answered = askKernel(probes.map { KernelLookups.Question(destination: $0) } + extra)
+        for probe in probes { answers[probe.family] = answered[KernelLookups.Question(destination: probe)] }
         gateways.follow(answers)
         // (Both set by the loop above.)
-        return (answers[.ipv4]!, answers[.ipv6]!)
+        return (answers[.ipv4]!, answers[.ipv6]!, answered)
     }
 
     /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``

@@ -143,6 +143,24 @@ enum StatusReducer {
         }
     }
 
+    /// Whether ``applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``
+    /// needs its two source-less lookups for a destination of `family` asked about for user
+    /// `uid` (nil: the daemon's own), under the policy `rules` (nil: not known).
+    ///
+    /// The two lookups differ in the flow's keys only: the transport protocol (UDP for the
+    /// probe, TCP for the application; the ports as a lookup carries them), and the uid when a
+    /// caller's is named (the probe's socket carries the daemon's). A rule can tell them apart
+    /// only by selecting on one of those (`ipproto`, `sport`, `dport`; `uidrange` when a uid
+    /// is named); without such a rule of the family the kernel walks the same rules for both,
+    /// the answers are alike, and the probe's source stands — so they are not asked. Unknown
+    /// rules (the dump failed) need them.
+    static func needsFlowLookups(rules: [PolicyRuleSelectors]?, family: AddressFamily, uid: UInt32?) -> Bool {
+        guard let rules else { return true }
+        return rules.contains { rule in
+            rule.family == family && (rule.selectsOnTransport || (uid != nil && rule.selectsOnUser))
+        }
+    }
+
     /// `0.0.0.0`: what `getsockname` says when IPv4 found no source address.
     private static let unspecifiedIPv4 = IPAddress("0.0.0.0")!
 

@@ -37,7 +37,11 @@ final class Daemon: @unchecked Sendable {
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
         self.configurationFiles = configurationFiles
-        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes))
+        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
+            sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
+            // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
+            readsDefaultRoutesAfterStart: true
+        ))
         self.engine = engine
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // The exchanges run in the check helper, started when a CheckURL= is configured and a

@@ -21,11 +21,12 @@ final class MetricsTextfile {
     }
     private var lastFailure: String?
 
-    /// Replaces the file with `text`, when a directory is set.
-    func write(_ text: String) {
+    /// Replaces the file with `text`, when a directory is set (the text is rendered only then:
+    /// without one, a published change costs no metrics text).
+    func write(_ text: @autoclosure () -> String) {
         guard !directory.isEmpty else { return }
         do throws(SystemError) {
-            try replaceFileAtomically(path(in: directory), with: text)
+            try replaceFileAtomically(path(in: directory), with: text())
             lastFailure = nil
         } catch {
             // A full or read-only directory fails every change: say so once, until it works again.

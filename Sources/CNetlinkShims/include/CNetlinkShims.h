@@ -11,6 +11,8 @@
 #include <linux/rtnetlink.h>
 #include <linux/if_link.h>
 #include <linux/if_addr.h>
+// struct fib_rule_hdr and the FRA_* attributes of policy rules (RTM_GETRULE dumps).
+#include <linux/fib_rules.h>
 // struct sock_filter / sock_fprog and the BPF_* opcodes for the netlink socket filter
 // (glibc does not include the kernel's filter header).
 #include <linux/filter.h>
