@@ -59,7 +59,7 @@ let package = Package(
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
                 "CDispatchNice", "RTNetlink",
             ],
-            exclude: ["reachabilityd.order"],
+            exclude: ["reachabilityd.order", "link"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
             // exported symbols: the static standard library's 22,000 relative relocations take
             // 4 KiB instead of a 516 KiB .rela.dyn that the dynamic loader read at every start,
@@ -73,12 +73,19 @@ let package = Package(
             // kept 3.9 MiB of it resident, packed 2.3-2.7 MiB (docs/benchmarks.md). Code gets
             // pages of its own (-z separate-code, GNU ld's default: no data bytes executable),
             // which measured 0.1-0.4 MiB less resident code in this build.
+            // ...and with GCC's C++ runtime linked in, not loaded: the static standard library
+            // calls 25 functions of libstdc++ and two of libgcc_s, and the shared libraries cost
+            // 1.1 MiB of resident memory that no other process of a server may share. The -L
+            // directory's libstdc++.so is a linker script that points -lstdc++ (which the
+            // toolchain's static-stdlib-args.lnk adds before these flags) at libstdc++.a, and
+            // libgcc_eh.a gives the unwinder; both come with the GCC the toolchain links with.
             linkerSettings: [.unsafeFlags([
                 "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
                 "-Xlinker", "-z", "-Xlinker", "separate-code",
                 "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/reachabilityd/reachabilityd.order",
                 "-Xlinker", "--no-warn-symbol-ordering",
-            ])]
+                "-L\(Context.packageDirectory)/Sources/reachabilityd/link",
+            ]), .linkedLibrary("gcc_eh")]
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(

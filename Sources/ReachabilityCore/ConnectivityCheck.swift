@@ -32,7 +32,9 @@ public struct ConnectivityCheckSettings: Sendable, Hashable {
     /// The host of an http(s) URL: between "//" and the next "/", "?", "#" or port, without
     /// user info and IPv6 brackets.
     static func host(of url: String) -> String? {
-        guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
+        // Not firstRange(of:): it would link _StringProcessing and _RegexParser into the daemon.
+        guard let scheme = url.indices.first(where: { url[$0...].hasPrefix("://") }) else { return nil }
+        let start = url.index(scheme, offsetBy: 3)
         var authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         if authority.hasPrefix("[") {

@@ -173,6 +173,7 @@ final class Daemon: @unchecked Sendable {
         counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
         writeMetrics()
         ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
+        HeapTrim.afterChange()
     }
 
     /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
