@@ -438,9 +438,10 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
 
 /* StatusChanged comes before the PropertiesChanged of the same change (0.1-0.3 ms before it
  * at a GLib application): when it names a status without a route, it says all the monitor
- * exposes, so the change is published at once. The daemon's rule (ReachabilitySnapshot,
- * DecisionRule): without a route Reachable and Metered are false and Connectivity is none (unknown
- * before the first evaluation), i.e. unavailable, not metered, LOCAL. The PropertiesChanged that
+ * exposes, so the change is published at once. The daemon's rule: without a route Reachable and
+ * Metered are false and Connectivity is none (unknown before the first evaluation), i.e.
+ * unavailable, not metered, LOCAL (DecisionRuleTests.testThatNotReachableSnapshotHasNoInterface…,
+ * ReachabilitySnapshotTests.testThatConnectivityIsNoneWithoutARoute…). The PropertiesChanged that
  * follows then changes nothing and emits nothing (one network-changed per change); were it to
  * say otherwise, it would be published as any change is. A reachable status leaves Metered and
  * Connectivity open: its PropertiesChanged publishes it. */
