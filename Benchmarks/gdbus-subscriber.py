@@ -28,8 +28,12 @@ def status_changed(_bus, _sender, _path, _interface, _signal, parameters):
 
 
 def properties_changed(_bus, _sender, _path, _interface, _signal, parameters):
-    _, changed, invalidated = parameters.unpack()
-    print(f"P {time.monotonic_ns()} {','.join(sorted(set(changed) | set(invalidated)))}", flush=True)
+    # The names only, read in place: unpack() would convert every value (Interfaces too) to
+    # Python, CPU the other watchers of the same change would wait for.
+    changed = parameters.get_child_value(1)
+    names = {changed.get_child_value(entry).get_child_value(0).get_string() for entry in range(changed.n_children())}
+    names |= set(parameters.get_child_value(2).get_strv())
+    print(f"P {time.monotonic_ns()} {','.join(sorted(names))}", flush=True)
 
 
 bus.signal_subscribe(None, INTERFACE, "StatusChanged", PATH, None, Gio.DBusSignalFlags.NONE, status_changed)
