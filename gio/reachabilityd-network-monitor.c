@@ -68,6 +68,9 @@
 #define FREEDESKTOP_DBUS_PATH "/org/freedesktop/DBus"
 #define FREEDESKTOP_PROPERTIES "org.freedesktop.DBus.Properties"
 
+/* The daemon's statuses without a route: their StatusChanged says all the monitor exposes. */
+static const gchar *const NO_ROUTE_STATUSES[] = { REACHABILITYD_STATUS_NOT_REACHABLE, REACHABILITYD_STATUS_UNKNOWN };
+
 /** What the monitor publishes: its three properties. */
 typedef struct {
   gboolean available;
@@ -93,8 +96,8 @@ typedef struct {
   /* Touched only in `context` (and by finalize). */
   guint watch_id;
   gulong closed_handler;
-  guint properties_subscription; /* the owner's PropertiesChanged */
-  guint status_subscription;     /* the owner's StatusChanged */
+  guint properties_subscription;    /* the owner's PropertiesChanged */
+  guint status_subscriptions[2];    /* its StatusChanged to each of NO_ROUTE_STATUSES */
   gchar *owner;           /* the unique name whose properties are read and followed */
   GCancellable *reading;  /* the owner's GetAll, while pending */
   guint failed_reads;     /* of the owner's GetAll, since it was last read */
@@ -437,8 +440,8 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
 }
 
 /* StatusChanged comes before the PropertiesChanged of the same change (0.1-0.3 ms before it
- * at a GLib application): when it names a status without a route, it says all the monitor
- * exposes, so the change is published at once. The daemon's rule: without a route Reachable and
+ * at a GLib application): naming a status without a route (the only ones subscribed to), it
+ * says all the monitor exposes, so the change is published at once. The daemon's rule: without a route Reachable and
  * Metered are false and Connectivity is none (unknown before the first evaluation), i.e.
  * unavailable, not metered, LOCAL (DecisionRuleTests.testThatNotReachableSnapshotHasNoInterface…,
  * ReachabilitySnapshotTests.testThatConnectivityIsNoneWithoutARoute…). The PropertiesChanged that
@@ -457,8 +460,6 @@ on_status_changed (GDBusConnection *connection, const gchar *sender, const gchar
     return;
   g_variant_get (parameters, "(&s)", &status);
   gboolean evaluated = g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0;
-  if (evaluated && g_strcmp0 (status, REACHABILITYD_STATUS_NOT_REACHABLE) != 0)
-    return;
   g_variant_dict_init (&implied, NULL);
   g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_STATUS, "s", status);
   g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_REACHABLE, "b", FALSE);
@@ -538,7 +539,7 @@ read_owner (ReachabilitydNetworkMonitor *self)
 static void
 unfollow_owner (ReachabilitydNetworkMonitor *self, GDBusConnection *bus)
 {
-  guint *subscriptions[] = { &self->properties_subscription, &self->status_subscription };
+  guint *subscriptions[] = { &self->properties_subscription, &self->status_subscriptions[0], &self->status_subscriptions[1] };
 
   for (gsize i = 0; i < G_N_ELEMENTS (subscriptions); i++)
     if (*subscriptions[i] != 0)
@@ -563,18 +564,21 @@ forget_owner (ReachabilitydNetworkMonitor *self)
   g_clear_pointer (&self->owner, g_free);
 }
 
-/* Follows the PropertiesChanged and StatusChanged of `owner` (the name's owner, a unique name:
- * no signal from a dead owner) on `bus`, in the thread-default context. GDBus dispatches both
- * there in the order they were sent. */
+/* Follows the PropertiesChanged of `owner` (the name's owner, a unique name: no signal from a
+ * dead owner) on `bus`, and its StatusChanged to a status without a route (matched by the bus on
+ * the argument: a reachable status does not wake the application), in the thread-default
+ * context. GDBus dispatches them there in the order they were sent. */
 static void
 follow_owner (ReachabilitydNetworkMonitor *self, GDBusConnection *bus, const gchar *owner)
 {
   self->properties_subscription = g_dbus_connection_signal_subscribe (
       bus, owner, FREEDESKTOP_PROPERTIES, "PropertiesChanged", REACHABILITYD_OBJECT_PATH,
       REACHABILITYD_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, self, NULL);
-  self->status_subscription = g_dbus_connection_signal_subscribe (
-      bus, owner, REACHABILITYD_INTERFACE, REACHABILITYD_SIGNAL_STATUS_CHANGED, REACHABILITYD_OBJECT_PATH,
-      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_status_changed, self, NULL);
+  G_STATIC_ASSERT (G_N_ELEMENTS (NO_ROUTE_STATUSES) == G_N_ELEMENTS (self->status_subscriptions));
+  for (gsize i = 0; i < G_N_ELEMENTS (NO_ROUTE_STATUSES); i++)
+    self->status_subscriptions[i] = g_dbus_connection_signal_subscribe (
+        bus, owner, REACHABILITYD_INTERFACE, REACHABILITYD_SIGNAL_STATUS_CHANGED, REACHABILITYD_OBJECT_PATH,
+        NO_ROUTE_STATUSES[i], G_DBUS_SIGNAL_FLAGS_NONE, on_status_changed, self, NULL);
 }
 
 /* A (new) owner of the name: subscribe to its signals, then read all its properties.
