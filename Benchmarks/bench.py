@@ -15,7 +15,10 @@ Workloads (see README "Benchmarks"):
            (c) a separate D-Bus subscriber receives StatusChanged, (d) a GLib application using
            the GIO module (gio/, GIO_USE_NETWORK_MONITOR=reachabilityd) emits network-changed,
            (e) the subscriber receives the C sd-bus floor's StatusChanged (sdbus-floor.c: one
-           RTM_GETROUTE per family, one signal, flush); CPU per change of each process
+           RTM_GETROUTE per family, one signal, flush), (f) a plain GDBus subscriber, the same
+           kind of process as (d) without the module, receives StatusChanged and
+           PropertiesChanged (gdbus-subscriber.py: (d) − (f) is the module's own cost); CPU
+           per change of each process; p50 per direction (route deleted, added)
   stages   the same toggles with the daemon's stage recorder on (REACHABILITYD_STAGE_TIMES):
            p50/p99 of each stage of one change, from the netlink write to the subscriber
   veth     a Kubernetes-like node: N veth pairs in a bridge created, then deleted (a churn row)

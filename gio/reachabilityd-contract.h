@@ -17,6 +17,8 @@
 #define REACHABILITYD_PROPERTY_METERED "Metered"
 #define REACHABILITYD_PROPERTY_CONNECTIVITY "Connectivity"
 
+#define REACHABILITYD_SIGNAL_STATUS_CHANGED "StatusChanged"
+
 #define REACHABILITYD_METHOD_CHECK_ADDRESS "CheckAddress"
 #define REACHABILITYD_METHOD_CHECK_DESTINATION "CheckDestination"
 /* The key of CheckDestination's answer that the module reads. */

@@ -10,11 +10,13 @@
  *   connectivity       = Connectivity: none -> LOCAL, limited -> LIMITED, portal -> PORTAL,
  *                        full -> FULL; unknown (no evidence, checks off) -> FULL when reachable
  *                        (GLib's own meaning of "reachable, nothing known against it")
- *   network-changed    once per PropertiesChanged of the daemon that changes Status, Reachable,
- *                      Metered or Connectivity (a change of Status alone, e.g. Wi-Fi to Ethernet,
- *                      is a network change for applications holding connections), never twice
- *                      for the same state; emitted in the thread-default main context of the
- *                      thread that created the monitor, as GLib's own monitors do
+ *   network-changed    once per change of the daemon's Status, Reachable, Metered or
+ *                      Connectivity (a change of Status alone, e.g. Wi-Fi to Ethernet, is a
+ *                      network change for applications holding connections), never twice for
+ *                      the same state: at its StatusChanged when that names a status without a
+ *                      route (it implies the rest), else at its PropertiesChanged; emitted in
+ *                      the thread-default main context of the thread that created the monitor,
+ *                      as GLib's own monitors do
  *   can_reach()        every address the connectable enumerates (names resolved by GResolver),
  *                      each asked with CheckDestination (CheckAddress of an older daemon);
  *                      reachable when one is, an IPv4 one through NAT64 included
@@ -66,6 +68,9 @@
 #define FREEDESKTOP_DBUS_PATH "/org/freedesktop/DBus"
 #define FREEDESKTOP_PROPERTIES "org.freedesktop.DBus.Properties"
 
+/* The daemon's statuses without a route: their StatusChanged says all the monitor exposes. */
+static const gchar *const NO_ROUTE_STATUSES[] = { REACHABILITYD_STATUS_NOT_REACHABLE, REACHABILITYD_STATUS_UNKNOWN };
+
 /** What the monitor publishes: its three properties. */
 typedef struct {
   gboolean available;
@@ -91,7 +96,8 @@ typedef struct {
   /* Touched only in `context` (and by finalize). */
   guint watch_id;
   gulong closed_handler;
-  guint properties_subscription;
+  guint properties_subscription;    /* the owner's PropertiesChanged */
+  guint status_subscriptions[2];    /* its StatusChanged to each of NO_ROUTE_STATUSES */
   gchar *owner;           /* the unique name whose properties are read and followed */
   GCancellable *reading;  /* the owner's GetAll, while pending */
   guint failed_reads;     /* of the owner's GetAll, since it was last read */
@@ -433,6 +439,38 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
   g_variant_unref (changed);
 }
 
+/* StatusChanged comes before the PropertiesChanged of the same change (0.1-0.3 ms before it
+ * at a GLib application): naming a status without a route (the only ones subscribed to), it
+ * says all the monitor exposes, so the change is published at once. The daemon's rule: without a route Reachable and
+ * Metered are false and Connectivity is none (unknown before the first evaluation), i.e.
+ * unavailable, not metered, LOCAL (DecisionRuleTests.testThatNotReachableSnapshotHasNoInterface…,
+ * ReachabilitySnapshotTests.testThatConnectivityIsNoneWithoutARoute…). The PropertiesChanged that
+ * follows then changes nothing and emits nothing (one network-changed per change); were it to
+ * say otherwise, it would be published as any change is. A reachable status leaves Metered and
+ * Connectivity open: its PropertiesChanged publishes it. */
+static void
+on_status_changed (GDBusConnection *connection, const gchar *sender, const gchar *path,
+                   const gchar *interface, const gchar *signal, GVariant *parameters, gpointer user_data)
+{
+  ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (user_data);
+  const gchar *status;
+  GVariantDict implied;
+
+  if (!g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(s)")))
+    return;
+  g_variant_get (parameters, "(&s)", &status);
+  gboolean evaluated = g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0;
+  g_variant_dict_init (&implied, NULL);
+  g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_STATUS, "s", status);
+  g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_REACHABLE, "b", FALSE);
+  g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_METERED, "b", FALSE);
+  g_variant_dict_insert (&implied, REACHABILITYD_PROPERTY_CONNECTIVITY, "s",
+                         evaluated ? REACHABILITYD_CONNECTIVITY_NONE : REACHABILITYD_CONNECTIVITY_UNKNOWN);
+  GVariant *properties = g_variant_ref_sink (g_variant_dict_end (&implied));
+  sync_properties (self, properties, TRUE);
+  g_variant_unref (properties);
+}
+
 static gboolean
 on_reread_due (gpointer user_data)
 {
@@ -497,15 +535,25 @@ read_owner (ReachabilitydNetworkMonitor *self)
                           on_read, g_object_ref (self));
 }
 
-/* Stops following the previous owner: its subscription, a pending or planned read. */
+/* Ends follow_owner()'s subscriptions on `bus`, if any. */
+static void
+unfollow_owner (ReachabilitydNetworkMonitor *self, GDBusConnection *bus)
+{
+  guint *subscriptions[] = { &self->properties_subscription, &self->status_subscriptions[0], &self->status_subscriptions[1] };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (subscriptions); i++)
+    if (*subscriptions[i] != 0)
+      {
+        g_dbus_connection_signal_unsubscribe (bus, *subscriptions[i]);
+        *subscriptions[i] = 0;
+      }
+}
+
+/* Stops following the previous owner: its subscriptions, a pending or planned read. */
 static void
 forget_owner (ReachabilitydNetworkMonitor *self)
 {
-  if (self->properties_subscription != 0)
-    {
-      g_dbus_connection_signal_unsubscribe (self->bus, self->properties_subscription);
-      self->properties_subscription = 0;
-    }
+  unfollow_owner (self, self->bus);
   if (self->reading != NULL)
     {
       g_cancellable_cancel (self->reading);
@@ -517,16 +565,23 @@ forget_owner (ReachabilitydNetworkMonitor *self)
 }
 
 /* Follows the PropertiesChanged of `owner` (the name's owner, a unique name: no signal from a
- * dead owner) on `bus`, in the thread-default context. */
+ * dead owner) on `bus`, and its StatusChanged to a status without a route (matched by the bus on
+ * the argument: a reachable status does not wake the application), in the thread-default
+ * context. GDBus dispatches them there in the order they were sent. */
 static void
-follow_properties (ReachabilitydNetworkMonitor *self, GDBusConnection *bus, const gchar *owner)
+follow_owner (ReachabilitydNetworkMonitor *self, GDBusConnection *bus, const gchar *owner)
 {
   self->properties_subscription = g_dbus_connection_signal_subscribe (
       bus, owner, FREEDESKTOP_PROPERTIES, "PropertiesChanged", REACHABILITYD_OBJECT_PATH,
       REACHABILITYD_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, self, NULL);
+  G_STATIC_ASSERT (G_N_ELEMENTS (NO_ROUTE_STATUSES) == G_N_ELEMENTS (self->status_subscriptions));
+  for (gsize i = 0; i < G_N_ELEMENTS (NO_ROUTE_STATUSES); i++)
+    self->status_subscriptions[i] = g_dbus_connection_signal_subscribe (
+        bus, owner, REACHABILITYD_INTERFACE, REACHABILITYD_SIGNAL_STATUS_CHANGED, REACHABILITYD_OBJECT_PATH,
+        NO_ROUTE_STATUSES[i], G_DBUS_SIGNAL_FLAGS_NONE, on_status_changed, self, NULL);
 }
 
-/* A (new) owner of the name: subscribe to its PropertiesChanged, then read all its properties.
+/* A (new) owner of the name: subscribe to its signals, then read all its properties.
  * Messages from one sender arrive in order, so a change signalled before the reply is older
  * than the reply, and one after it newer: applying both in arrival order leaves the truth.
  * The owner initialisation read is followed already: not read again. */
@@ -540,7 +595,7 @@ on_name_appeared (GDBusConnection *connection, const gchar *name, const gchar *o
   enter_context (self);
   forget_owner (self);
   self->owner = g_strdup (owner);
-  follow_properties (self, connection, owner);
+  follow_owner (self, connection, owner);
   read_owner (self);
   leave_context (self);
 }
@@ -733,14 +788,13 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
    * applied after it, then its later ones, in order: the state ends as the daemon's (a change
    * within the call's round trip can show its older state for one network-changed). */
   self->owner = owner;
-  follow_properties (self, bus, owner);
+  follow_owner (self, bus, owner);
   reply = g_dbus_connection_call_sync (bus, owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
                                        g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
                                        G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
   if (reply == NULL)
     {
-      g_dbus_connection_signal_unsubscribe (bus, self->properties_subscription);
-      self->properties_subscription = 0;
+      unfollow_owner (self, bus);
       g_clear_pointer (&self->owner, g_free);
       g_dbus_connection_close (bus, NULL, NULL, NULL);
       g_object_unref (bus);

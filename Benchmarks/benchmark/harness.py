@@ -188,6 +188,7 @@ class Harness:
         self.glib = None
         self.module = None
         self.subscriber = None
+        self.gdbus_subscriber = None
         self.notify = None
         self.router = None
         self.check_server = None
@@ -271,9 +272,9 @@ class Harness:
             time.sleep(0.2)
         log("warning: watchers still busy at the settle deadline")
 
-    def spawn_subscriber(self, log_name):
-        """Starts Benchmarks/dbus-subscriber.py and waits until it listens."""
-        child = Child("subscriber", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/dbus-subscriber.py"], env=self.env,
+    def spawn_subscriber(self, log_name, script="dbus-subscriber.py"):
+        """Starts Benchmarks/`script` (dbus-subscriber.py, or gdbus-subscriber.py) and waits until it listens."""
+        child = Child(script.removesuffix(".py"), ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/{script}"], env=self.env,
                       log_path=f"{self.work}/{log_name}")
         child.wait_for_line(lambda line: line == "ready")
         return child
@@ -296,6 +297,8 @@ class Harness:
         self.module, _, module_type = self.spawn_glib(monitor="reachabilityd")
         if module_type != "ReachabilitydNetworkMonitor":
             raise RuntimeError(f"GIO_USE_NETWORK_MONITOR=reachabilityd gave {module_type}: the module did not load")
+        # Its baseline: the same kind of process (python3-gi, GDBus) subscribed without the module.
+        self.gdbus_subscriber = self.spawn_subscriber("gdbus-subscriber.log", script="gdbus-subscriber.py")
         self.settle()
 
     def toggle_default_route(self, toggles):
@@ -311,7 +314,7 @@ class Harness:
         return writes
 
     def stop(self):
-        for child in (self.subscriber, self.daemon, self.sdbus_floor, self.glib, self.floor, self.bus, self.check_server):
+        for child in (self.subscriber, self.gdbus_subscriber, self.daemon, self.sdbus_floor, self.glib, self.floor, self.bus, self.check_server):
             if child is not None:
                 child.stop()
         if self.router is not None:

@@ -116,7 +116,7 @@ def chart(results, samples, path):
 
     def color(name):
         # One colour per watcher in both plots.
-        for key, value in (("PropertiesChanged", "C9"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
+        for key, value in (("GDBus", "C5"), ("PropertiesChanged", "C9"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
             if key in name:
                 return value
         return None

@@ -512,6 +512,96 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertTrue(busy.hasPrefix("reach error g-io-error-quark busy "), busy)
     }
 
+    /// A stand-in for the daemon that sends its signals one step at a time, as the test asks:
+    /// `stepped-daemon.py ADDRESS` owns the name, prints `owned`, answers `GetAll` with a state
+    /// neither the daemon nor GLib gives here (metered Wi-Fi behind a portal; printing `read`); at
+    /// SIGUSR1 it sends `StatusChanged` to not-reachable and nothing else; at SIGUSR2 the
+    /// `PropertiesChanged` of that change, then a whole change back (`StatusChanged`,
+    /// `PropertiesChanged`).
+    private static let steppedDaemon = #"""
+    import signal
+    import sys
+
+    import dbus
+    import dbus.service
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+
+    INTERFACE = "org.reachabilityd.Reachability1"
+    ONLINE = {"Status": dbus.String("reachable-via-wifi"), "Reachable": dbus.Boolean(True),
+              "Metered": dbus.Boolean(True), "Connectivity": dbus.String("portal")}
+    OFFLINE = {"Status": dbus.String("not-reachable"), "Reachable": dbus.Boolean(False),
+               "Metered": dbus.Boolean(False), "Connectivity": dbus.String("none")}
+
+
+    class SteppedDaemon(dbus.service.Object):
+        @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="s", out_signature="a{sv}")
+        def GetAll(self, interface):
+            print("read", flush=True)
+            return ONLINE if interface == INTERFACE else {}
+
+        @dbus.service.signal(INTERFACE, signature="s")
+        def StatusChanged(self, status):
+            pass
+
+        @dbus.service.signal("org.freedesktop.DBus.Properties", signature="sa{sv}as")
+        def PropertiesChanged(self, interface, changed, invalidated):
+            pass
+
+
+    def status_only():
+        daemon.StatusChanged("not-reachable")
+        return True
+
+
+    def the_rest():
+        daemon.PropertiesChanged(INTERFACE, OFFLINE, dbus.Array([], signature="s"))
+        daemon.StatusChanged("reachable-via-wifi")
+        daemon.PropertiesChanged(INTERFACE, ONLINE, dbus.Array([], signature="s"))
+        return True
+
+
+    DBusGMainLoop(set_as_default=True)
+    bus = dbus.bus.BusConnection(sys.argv[1])
+    daemon = SteppedDaemon(bus, "/org/reachabilityd/Reachability1")
+    name = dbus.service.BusName(INTERFACE, bus)
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, status_only)
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR2, the_rest)
+    print("owned", flush=True)
+    GLib.MainLoop().run()
+    """#
+
+    func testALostRouteReachesGLibApplicationsWithStatusChangedAndItsPropertiesChangedEmitsNothingMore() throws {
+        // Given a GLib application following a stand-in for the daemon, whose state it has read
+        let application = try startFollowingTheDaemon()
+        defer { _ = application.process.terminate() }
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        let directory = try XCTUnwrap(directory)
+        let script = try FaultInjection.install(Self.steppedDaemon, as: "stepped-daemon.py", in: directory)
+        let output = directory.file("stepped-daemon.out")
+        let stepped = try ChildProcess(FaultInjection.python, [script, try XCTUnwrap(bus).address],
+                                       standardOutput: output, standardError: directory.file("stepped-daemon.err"))
+        defer { _ = stepped.terminate() }
+        try Poll.until("the stand-in's GetAll answered", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) {
+            if let ended = stepped.poll() { throw HarnessError("stepped-daemon.py ended (\(ended))") }
+            return $0.contains("read")
+        }
+        let wifi = "available=1 metered=1 connectivity=portal"
+        try application.waitForChanges("the stand-in's state") { $0.last == wifi }
+        let before = application.changes.count
+
+        // When it sends StatusChanged(not-reachable), its PropertiesChanged held back
+        stepped.send(SIGUSR1)
+
+        // Then the application hears of the lost route at once, with the state it implies
+        try application.waitForChanges("network-changed on StatusChanged alone") { $0.count > before }
+        XCTAssertEqual(Array(application.changes.dropFirst(before)), [Self.offline])
+        // and that change's PropertiesChanged emits nothing more: the next change is the next line
+        stepped.send(SIGUSR2)
+        try application.waitForChanges("network-changed back to Wi-Fi") { $0.last == wifi && $0.count > before + 1 }
+        XCTAssertEqual(Array(application.changes.dropFirst(before)), [Self.offline, wifi])
+    }
+
     func testPropertiesReadFromWorkerThreadsWhileTheDaemonChangesRaceWithNothing() throws {
         // Given the module and the application built with ThreadSanitizer, two threads of it
         // reading the properties in a loop (as Evolution's do)

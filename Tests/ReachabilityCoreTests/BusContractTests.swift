@@ -84,6 +84,7 @@ final class BusContractTests: XCTestCase {
             "REACHABILITYD_PROPERTY_REACHABLE": ReachabilityProperty.reachable.rawValue,
             "REACHABILITYD_PROPERTY_METERED": ReachabilityProperty.metered.rawValue,
             "REACHABILITYD_PROPERTY_CONNECTIVITY": ReachabilityProperty.connectivity.rawValue,
+            "REACHABILITYD_SIGNAL_STATUS_CHANGED": BusContract.statusChangedSignal,
             "REACHABILITYD_METHOD_CHECK_ADDRESS": BusContract.checkAddressMethod,
             "REACHABILITYD_METHOD_CHECK_DESTINATION": BusContract.checkDestinationMethod,
             "REACHABILITYD_DESTINATION_STATUS": DestinationAnswer.statusKey,

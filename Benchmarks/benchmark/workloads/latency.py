@@ -2,7 +2,9 @@
 time until (a) the floor reader sees the RTM_*ROUTE, (b) GLib emits network-changed, (c) a
 separate D-Bus subscriber receives StatusChanged, (d) a GLib application using the GIO module
 (gio/, GIO_USE_NETWORK_MONITOR=reachabilityd) emits network-changed, (e) the same subscriber
-receives the C sd-bus floor's StatusChanged; and each process's CPU per change."""
+receives the C sd-bus floor's StatusChanged, (f) a plain GDBus subscriber in the same kind of
+process as (d) (python3-gi, Benchmarks/gdbus-subscriber.py) receives StatusChanged and
+PropertiesChanged: (d) minus (f) is the module's own cost; and each process's CPU per change."""
 from ..harness import NOT_REACHABLE, log
 from ..measure import percentiles, process_cpu_ns
 
@@ -17,8 +19,9 @@ def status_events(lines, prefix):
     return events(lines, lambda l: (int(l.split()[1]), "del" if l.split()[2] == NOT_REACHABLE else "add") if l.startswith(prefix + " ") else None)
 
 
-def match(writes, observed):
-    """Pairs each write with the watcher's event it caused; returns (latencies in ms, missed)."""
+def match(writes, observed, by_kind=None):
+    """Pairs each write with the watcher's event it caused; returns (latencies in ms, missed).
+    `by_kind` ({}), if given, gets the latencies of each kind of write ("del", "add") too."""
     latencies, missing, position = [], 0, 0
     for index, (sent_at, kind) in enumerate(writes):
         # Writes alternate: an event of this kind before the next write of the same kind
@@ -31,6 +34,8 @@ def match(writes, observed):
             missing += 1
         else:
             latencies.append((found - sent_at) / 1e6)
+            if by_kind is not None:
+                by_kind.setdefault(kind, []).append(latencies[-1])
     return latencies, missing
 
 
@@ -42,17 +47,25 @@ def cpu_ns(children):
 def run(harness, toggles):
     """`toggles` default-route writes 10-20 ms apart, matched with each watcher's events."""
     marks = {"daemon": len(harness.subscriber.snapshot()), "floor": len(harness.floor.snapshot()), "glib": len(harness.glib.snapshot()),
-             "module": len(harness.module.snapshot())}
+             "module": len(harness.module.snapshot()), "gdbus": len(harness.gdbus_subscriber.snapshot())}
     processes = {"reachabilityd": harness.daemon, "C sd-bus floor": harness.sdbus_floor, "netlink floor (C)": harness.floor,
                  "dbus-daemon (both signals' delivery)": harness.bus}
     cpu_before = cpu_ns(processes)
     writes = harness.toggle_default_route(toggles)
     cpu_after = cpu_ns(processes)
 
+    def status_properties(lines):
+        """The daemon's StatusChanged events in a subscriber's `lines`, and its PropertiesChanged
+        (naming Status) each paired with the StatusChanged right before it (they carry no
+        direction; [] when they do not pair up)."""
+        statuses = status_events(lines, "S")
+        properties = events(lines, lambda l: (int(l.split()[1]), None) if l.startswith("P ") and "Status" in l.split()[2].split(",") else None)
+        return statuses, [(t, kind) for (t, _), (_, kind) in zip(properties, statuses)] if len(properties) == len(statuses) else []
+
     subscribed = harness.subscriber.snapshot()[marks["daemon"]:]
-    daemon = status_events(subscribed, "S")
     # The daemon emits StatusChanged first, then PropertiesChanged (naming Status).
-    properties = events(subscribed, lambda l: (int(l.split()[1]), None) if l.startswith("P ") and "Status" in l.split()[2].split(",") else None)
+    daemon, properties = status_properties(subscribed)
+    gdbus, gdbus_properties = status_properties(harness.gdbus_subscriber.snapshot()[marks["gdbus"]:])
     floor = events(harness.floor.snapshot()[marks["floor"]:],
                    lambda l: (int(l.split()[0]), l.split()[1]) if l.split()[1:2] in (["new"], ["del"]) and l[0].isdigit() else None)
     floor = [(t, "add" if kind == "new" else kind) for t, kind in floor]
@@ -62,14 +75,18 @@ def run(harness, toggles):
     glib = events(harness.glib.snapshot()[marks["glib"]:], network_changed)
     module = events(harness.module.snapshot()[marks["module"]:], network_changed)
     figures, samples = {}, {}
-    # PropertiesChanged carries no direction: pair each with the StatusChanged right before it.
-    properties = [(t, kind) for (t, _), (_, kind) in zip(properties, daemon)] if len(properties) == len(daemon) else []
     for name, observed in (("reachabilityd → D-Bus subscriber", daemon), ("  (its PropertiesChanged, sent just after)", properties),
                            ("C sd-bus floor → D-Bus subscriber", status_events(subscribed, "Q")),
+                           ("reachabilityd → GDBus subscriber (python3-gi)", gdbus),
+                           ("  (its PropertiesChanged, at the GDBus subscriber)", gdbus_properties),
                            ("GLib application through the module", module),
                            ("netlink floor (C)", floor), ("GLib GNetworkMonitor", glib)):
-        latencies, missing = match(writes, observed)
-        figures[name] = dict(percentiles(latencies), missing=missing, events=len(observed))
+        by_kind = {}
+        latencies, missing = match(writes, observed, by_kind)
+        # Per direction too: the GIO module publishes a lost route on StatusChanged, a new one on
+        # the PropertiesChanged after it.
+        figures[name] = dict(percentiles(latencies), missing=missing, events=len(observed),
+                             **{f"p50_{kind}": percentiles(values)["p50"] for kind, values in sorted(by_kind.items())})
         samples[name] = latencies
         log(f"latency {name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures[name].items()))
     cpu = {name: (cpu_after[name] - cpu_before[name]) / 1e6 / toggles for name in cpu_after if name in cpu_before}
