@@ -34,6 +34,8 @@ final class Daemon: @unchecked Sendable {
     private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
     /// Whether a failure to store `Generation` was logged (once is enough).
     private var generationStoreFailed = false
+    /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
+    private var managerStatus = ""
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
         self.configurationFiles = configurationFiles
@@ -127,7 +129,8 @@ final class Daemon: @unchecked Sendable {
                 exit(EXIT_FAILURE)
             }
             watchdog = ServiceManager.startWatchdog(queue: queue)
-            ServiceManager.notify("READY=1\nSTATUS=\(first.status.rawValue): \(first.reason)")
+            managerStatus = "STATUS=\(first.status.rawValue): \(first.reason)"
+            ServiceManager.notify("READY=1\n" + managerStatus)
             Log.info("Serving \(BusContract.busName).")
         } catch {
             Log.error("\(error)")
@@ -172,7 +175,11 @@ final class Daemon: @unchecked Sendable {
         )
         counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
         writeMetrics()
-        ServiceManager.notify("STATUS=\(snapshot.status.rawValue): \(snapshot.reason)")
+        let status = "STATUS=\(snapshot.status.rawValue): \(snapshot.reason)"
+        if status != managerStatus {
+            managerStatus = status
+            ServiceManager.notify(status)
+        }
         HeapTrim.afterChange()
     }
 
