@@ -48,7 +48,7 @@ final class NotificationSocketTests: XCTestCase {
         XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
         let sender = NotificationSocket(notifySocket: path)
         let states = ["READY=1\nSTATUS=reachable: a route", "STATUS=not-reachable: no route", "WATCHDOG=1"]
-        for state in states { XCTAssertGreaterThan(sender.send(state), 0, state) }
+        for (number, state) in states.enumerated() { XCTAssertGreaterThan(sender.send(state, waiting: number == 0), 0, state) }
         var received: [String] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         for _ in states {
@@ -59,7 +59,31 @@ final class NotificationSocketTests: XCTestCase {
         XCTAssertEqual(received, states)
     }
 
+    func testThatAFullManagerQueueFailsAtOnceUnlessAskedToWait() throws {
+        let path = NSTemporaryDirectory() + "notify-full-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer {
+            close(receiver)
+            unlink(path)
+        }
+        guard var address = NotificationSocket.unixAddress(path) else { return XCTFail("no address for \(path)") }
+        let bound = withUnsafePointer(to: &address.address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, address.length) }
+        }
+        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
+        let sender = NotificationSocket(notifySocket: path)
+        // Nobody reads: the queue (net.unix.max_dgram_qlen datagrams) fills, and then the next
+        // notification fails with EAGAIN instead of waiting.
+        var results: [Int32] = []
+        for _ in 0..<100_000 {
+            let result = sender.send("STATUS=reachable: a route", waiting: false)
+            results.append(result)
+            if result <= 0 { break }
+        }
+        XCTAssertEqual(results.last, -EAGAIN, "after \(results.count) notifications")
+    }
+
     func testThatNothingIsSentWithoutAManager() {
-        XCTAssertEqual(NotificationSocket(notifySocket: nil).send("READY=1"), 0)
+        XCTAssertEqual(NotificationSocket(notifySocket: nil).send("READY=1", waiting: true), 0)
     }
 }
