@@ -10,13 +10,35 @@ import SystemSupport
 /// kernel chose (its own source selection: route `src` hints, policy rules, IPv6 source-specific
 /// routes, addresses on other links). Connecting a UDP socket sends no packet.
 ///
+/// One socket per family is kept and disconnected (`AF_UNSPEC`) after every question, which
+/// gives it back the state of a new socket: no address, no port, no device — a link-local
+/// destination's zone binds the socket to its link, even when the connect then fails. A socket
+/// that cannot be disconnected is closed, and the next question opens another.
+///
+/// Not thread-safe: owned by one serial queue.
 /// The corresponding C functions are `socket`, `connect`, `getsockname` and `close`.
-public enum SourceAddressQuery {
+public final class SourceAddressQuery {
     /// The probe's flow: UDP to port 443. UDP sends nothing on `connect` (a TCP `connect` would
     /// send a SYN), so the probe cannot be the TCP flow most applications open; policy rules on
     /// `ipproto` can tell the two apart, which the caller checks with route lookups carrying
     /// this flow's keys and the TCP flow's.
     public static let flow = FlowKeys(.udp, destinationPort: 443)
+
+    /// The open socket per netlink family (`AF_INET`, `AF_INET6`).
+    private var sockets: [UInt8: Int32] = [:]
+
+    /// Opens the sockets when first needed.
+    public init() {}
+
+    deinit {
+        close()
+    }
+
+    /// Closes the sockets; a later question opens them again.
+    public func close() {
+        for descriptor in sockets.values { _ = Glibc.close(descriptor) }
+        sockets = [:]
+    }
 
     /// The source address the kernel selects toward `destination`.
     ///
@@ -28,14 +50,18 @@ public enum SourceAddressQuery {
     ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
     ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
     ///   no source address, `EAFNOSUPPORT` when the family is disabled).
-    public static func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
+    public func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
         let family = destination.family.netlinkFamily
         return Result { () throws(SystemError) -> IPAddress in
-            let descriptor = try valueOrErrno("open UDP socket") {
-                socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let descriptor: Int32
+            if let open = sockets[family] {
+                descriptor = open
+            } else {
+                descriptor = try valueOrErrno("open UDP socket") { socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+                sockets[family] = descriptor
             }
-            defer { _ = close(descriptor) }
-            var address = socketAddress(destination.bytes, family: family, scopeID: UInt32(bitPattern: link?.rawValue ?? 0))
+            defer { disconnect(family) }
+            var address = Self.socketAddress(destination.bytes, family: family, scopeID: UInt32(bitPattern: link?.rawValue ?? 0))
             _ = try address.withSocketAddress { pointer, length throws(SystemError) in
                 try valueOrErrno("connect UDP socket of family \(family) to the probe destination") { connect(descriptor, pointer, length) }
             }
@@ -47,7 +73,25 @@ public enum SourceAddressQuery {
                 }
             }
             // (The bytes of a sockaddr_in or sockaddr_in6: always the family's length.)
-            return IPAddress(family: destination.family, bytes: addressBytes(of: local, family: family))!
+            return IPAddress(family: destination.family, bytes: Self.addressBytes(of: local, family: family))!
+        }
+    }
+
+    /// Dissolves the association of `family`'s socket (`connect` with `AF_UNSPEC`): address,
+    /// port and bound device go; or closes the socket when that fails.
+    private func disconnect(_ family: UInt8) {
+        guard let descriptor = sockets[family] else { return }
+        var unspecified = sockaddr_storage()
+        unspecified.ss_family = sa_family_t(AF_UNSPEC)
+        let length = socklen_t(family == IPAddressBytes.ipv4Family ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+        let dissolved = withUnsafePointer(to: &unspecified) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                (try? valueOrErrno("disconnect the UDP socket") { connect(descriptor, pointer, length) }) != nil
+            }
+        }
+        if !dissolved {
+            _ = Glibc.close(descriptor)
+            sockets[family] = nil
         }
     }
 

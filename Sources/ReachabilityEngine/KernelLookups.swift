@@ -15,6 +15,8 @@ import SystemSupport
 final class KernelLookups {
     /// The query socket; nil before ``open()`` and after ``close()``.
     private var query: NetlinkQueryClient?
+    /// The UDP sockets that find the sources.
+    private let sourceQuery = SourceAddressQuery()
 
     /// Whether the query socket is open.
     var isOpen: Bool { query != nil }
@@ -24,9 +26,11 @@ final class KernelLookups {
         query = try NetlinkQueryClient()
     }
 
-    /// Closes the query socket: every question then fails (`EBADF`) or is not asked.
+    /// Closes the query socket (every question then fails, `EBADF`, or is not asked) and the
+    /// UDP sockets of the sources.
     func close() {
         query = nil
+        sourceQuery.close()
         rulesChanged()
     }
 
@@ -70,7 +74,7 @@ final class KernelLookups {
     func answers(for questions: [Question]) -> [Question: StatusReducer.KernelAnswers] {
         var distinct: [Question] = []
         for question in questions where !distinct.contains(question) { distinct.append(question) }
-        let probes = distinct.map { SourceAddressQuery.source(toward: $0.destination, boundTo: $0.zoneLink) }
+        let probes = distinct.map { sourceQuery.source(toward: $0.destination, boundTo: $0.zoneLink) }
         let sources = applicationSources(probes: probes, for: distinct)
         for case .failure(let error) in sources where error.errno == EAFNOSUPPORT {
             Log.debug("\(error)")
