@@ -21,6 +21,9 @@ final class LinkMirror: @unchecked Sendable {
     /// The links classified under a configuration, with their usable families, until a link or
     /// an address changes: what ``interfaces(configuration:)`` reuses while only routes change.
     private var classified: (configuration: DaemonConfiguration, links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>])?
+    /// Whether the links, addresses or default routes changed since the engine last listed the
+    /// `Interfaces` (it also sets this when the configuration or the nameservers change).
+    var isListingStale = true
     /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
     /// followed by it): the engine evaluates again.
     var onLateResynchronisation: () -> Void = {}
@@ -35,11 +38,23 @@ final class LinkMirror: @unchecked Sendable {
         table = LinkTable(inspector: inspector)
     }
 
-    /// Applies an event's message; returns whether a link or address changed.
-    func apply(_ payload: RouteNetlinkPayload) -> Bool {
-        guard table.apply(payload) else { return false }
+    /// Applies an event's message; returns the change when it was a link or address message.
+    func apply(_ payload: RouteNetlinkPayload) -> MirrorChange? {
+        var linkBefore: LinkDescription?
+        if case .newLink(let link) = payload { linkBefore = table.links[link.index] }
+        if case .deleteLink(let link) = payload { linkBefore = table.links[link.index] }
+        guard table.apply(payload) else { return nil }
         classified = nil
-        return true
+        isListingStale = true
+        switch payload {
+        case .newLink(let link), .deleteLink(let link):
+            return .link(LinkChange(index: link.index, before: linkBefore, after: table.links[link.index]))
+        case .newAddress(let address), .deleteAddress(let address):
+            return .address(index: address.index, isGlobalScope: address.isGlobalScope)
+        default:
+            // (LinkTable.apply takes nothing else.)
+            return nil
+        }
     }
 
     /// The `Interfaces` entries under `configuration` (``LinkTable/interfaces(configuration:)``),
@@ -55,7 +70,7 @@ final class LinkMirror: @unchecked Sendable {
     /// Applies an event's route message to the default routes (see
     /// ``LinkTable/applyDefaultRoute(_:replacing:)``).
     func applyRoute(_ message: NetlinkMessage) {
-        table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement)
+        if table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement) { isListingStale = true }
     }
 
     /// Logs what could not be parsed of a batch (rate-limited, see ``ParseErrorLog``).
@@ -90,6 +105,7 @@ final class LinkMirror: @unchecked Sendable {
         let all = dumps + (routes.map { [$0] } ?? [])
         table.replace(withDump: all.flatMap(\.messages), keepingDefaultRoutes: routes == nil)
         classified = nil
+        isListingStale = true
         parseErrorLog.report(all.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
         if all.contains(where: \.isInterrupted) { scheduleResynchronisation() }
         if reading == .atNextTurn || reading == .shortlyAfter { scheduleDefaultRouteReading(reading) }
@@ -121,6 +137,7 @@ final class LinkMirror: @unchecked Sendable {
             do {
                 guard let routes = try lookups.dumpDefaultRoutes() else { return }
                 table.replaceDefaultRoutes(withDump: routes.messages)
+                isListingStale = true
                 parseErrorLog.report(routes.parseErrors, parsing: "rtnetlink dump message")
                 if routes.isInterrupted { scheduleResynchronisation() }
             } catch {
