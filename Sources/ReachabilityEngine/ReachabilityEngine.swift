@@ -86,6 +86,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var listingWindow = CoalescingWindow(intervalNanoseconds: UInt64(BusContract.interfacesIntervalMilliseconds) * 1_000_000)
     /// The listing scheduled at the end of the window; nil when none is.
     private var scheduledListing: DispatchWorkItem?
+    /// Whether a listing of `Interfaces` waits for the end of its window (`Explain()` says so).
+    var isInterfacesListingPending: Bool { scheduledListing != nil }
 
     /// The HTTP client the active check uses; nil (the default): no active check can run,
     /// whatever the configuration says. Set before ``start(onChange:)``.
