@@ -274,46 +274,77 @@ extension BusMessage {
     /// container (`as`, `a{sv}` with its entries sorted by name, `aa{sv}`).
     /// The corresponding C functions are `sd_bus_message_append_basic`,
     /// `sd_bus_message_open_container` and `sd_bus_message_close_container`.
+    ///
+    /// Type codes and signatures are static C strings: an `Interfaces` of a thousand links is
+    /// some 60,000 calls, and a Swift string or character converted at each would be most of them.
     public func append(_ value: PropertyValue) throws(SystemError) {
         let action = "append to a bus message"
         switch value {
         case .string(let string):
-            try sdCall(action) { string.withCString { sd_bus_message_append_basic(message, Self.character("s"), $0) } }
+            try sdCall(action) { string.withCString { sd_bus_message_append_basic(message, TypeCode.string, $0) } }
         case .boolean(let boolean):
             var integer: Int32 = boolean ? 1 : 0
-            try sdCall(action) { sd_bus_message_append_basic(message, Self.character("b"), &integer) }
+            try sdCall(action) { sd_bus_message_append_basic(message, TypeCode.boolean, &integer) }
         case .unsigned32(let number):
             var integer = number
-            try sdCall(action) { sd_bus_message_append_basic(message, Self.character("u"), &integer) }
+            try sdCall(action) { sd_bus_message_append_basic(message, TypeCode.unsigned32, &integer) }
         case .unsignedInteger(let number):
             var integer = number
-            try sdCall(action) { sd_bus_message_append_basic(message, Self.character("t"), &integer) }
+            try sdCall(action) { sd_bus_message_append_basic(message, TypeCode.unsigned64, &integer) }
         case .strings(let strings):
-            try inContainer("a", "s") { () throws(SystemError) in
+            try inContainer(TypeCode.array, "s") { () throws(SystemError) in
                 for string in strings { try append(.string(string)) }
             }
         case .dictionary(let dictionary):
-            try inContainer("a", "{sv}") { () throws(SystemError) in
+            try inContainer(TypeCode.array, "{sv}") { () throws(SystemError) in
                 // (The keys sorted alone: sorting the entries would copy each value at every move.)
                 for key in dictionary.keys.sorted() {
                     let element = dictionary[key]!
-                    try inContainer("e", "sv") { () throws(SystemError) in
+                    try inContainer(TypeCode.dictionaryEntry, "sv") { () throws(SystemError) in
                         try append(.string(key))
-                        try inContainer("v", element.signature) { () throws(SystemError) in try append(element) }
+                        try inContainer(TypeCode.variant, Self.signature(of: element)) { () throws(SystemError) in try append(element) }
                     }
                 }
             }
         case .dictionaries(let dictionaries):
-            try inContainer("a", "a{sv}") { () throws(SystemError) in
+            try inContainer(TypeCode.array, "a{sv}") { () throws(SystemError) in
                 for dictionary in dictionaries { try append(.dictionary(dictionary)) }
             }
         }
     }
 
+    /// The D-Bus type codes ``append(_:)`` uses.
+    private enum TypeCode {
+        static let string = CChar(UInt8(ascii: "s"))
+        static let boolean = CChar(UInt8(ascii: "b"))
+        static let unsigned32 = CChar(UInt8(ascii: "u"))
+        static let unsigned64 = CChar(UInt8(ascii: "t"))
+        static let array = CChar(UInt8(ascii: "a"))
+        static let dictionaryEntry = CChar(UInt8(ascii: "e"))
+        static let variant = CChar(UInt8(ascii: "v"))
+    }
+
+    /// `value`'s signature (``PropertyValue/signature``) as a static C string.
+    private static func signature(of value: PropertyValue) -> StaticString {
+        switch value {
+        case .string: "s"
+        case .boolean: "b"
+        case .unsigned32: "u"
+        case .unsignedInteger: "t"
+        case .strings: "as"
+        case .dictionary: "a{sv}"
+        case .dictionaries: "aa{sv}"
+        }
+    }
+
     /// Opens a container of `type` holding `contents`, runs `body`, closes it.
-    private func inContainer(_ type: Character, _ contents: String, _ body: () throws(SystemError) -> Void) throws(SystemError) {
+    private func inContainer(_ type: CChar, _ contents: StaticString, _ body: () throws(SystemError) -> Void) throws(SystemError) {
         let action = "append to a bus message"
-        try sdCall(action) { sd_bus_message_open_container(message, Self.character(type), contents) }
+        try sdCall(action) {
+            contents.withUTF8Buffer { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { sd_bus_message_open_container(message, type, $0.baseAddress) }
+            }
+        }
         try body()
         try sdCall(action) { sd_bus_message_close_container(message) }
     }

@@ -16,6 +16,13 @@ public enum BusContract {
     /// The shortest time between two `RoutesChanged` signals, in milliseconds: a burst of route
     /// changes costs each client at most one re-check per interval.
     public static let routesChangedIntervalMilliseconds = 100
+    /// The shortest time between two listings of `Interfaces` while links, addresses or default
+    /// routes keep changing, in milliseconds: a change is listed at once when the last listing is
+    /// older, else once at the end of the interval (``CoalescingWindow``), so a burst of link
+    /// changes costs at most one `PropertiesChanged` of `Interfaces` (and one `Generation`) per
+    /// interval, and its last state is always announced. A change of `Status` (or of any other
+    /// property) is never delayed: it comes at once, with `Interfaces` listed anew when they changed.
+    public static let interfacesIntervalMilliseconds = 250
     /// The method checking one literal address.
     public static let checkAddressMethod = "CheckAddress"
     /// The method checking one literal address, with how to get there (`via`, `address`).

@@ -114,16 +114,20 @@ public enum TransportClassifier {
                 let verdict = classify(lower, in: links, configuration: configuration, visited: visited)
                 return TransportVerdict(verdict.transport, "\(what) on \(links[lower]!.name): \(verdict.reason)")
             }
+            // The best port with carrier, in index order: the first ethernet one decides at once,
+            // so a bridge with a thousand container ports classifies one of them, not each.
             let ports = links.values
-                .filter { $0.masterIndex == index && !visited.contains($0.index) && configuration.containerPattern(forInterface: $0.name) == nil }
-                .sorted { ($0.hasCarrier ? 0 : 1, $0.index) < ($1.hasCarrier ? 0 : 1, $1.index) }
-            let verdicts = ports.map { ($0, classify($0.index, in: links, configuration: configuration, visited: visited)) }
-            for preferred in [Transport.ethernet, .wifi, .wwan, .vpn, .other] {
-                if let (port, verdict) = verdicts.first(where: { $0.1.transport == preferred && $0.0.hasCarrier }) {
-                    return TransportVerdict(preferred, "\(what) with port \(port.name): \(verdict.reason)")
-                }
+                .filter { $0.masterIndex == index && $0.hasCarrier && !visited.contains($0.index) }
+                .sorted { $0.index < $1.index }
+            let preference: [Transport] = [.ethernet, .wifi, .wwan, .vpn, .other]
+            var best: (port: LinkDescription, verdict: TransportVerdict, rank: Int)?
+            for port in ports where configuration.containerPattern(forInterface: port.name) == nil {
+                let verdict = classify(port.index, in: links, configuration: configuration, visited: visited)
+                let rank = preference.firstIndex(of: verdict.transport) ?? preference.count
+                if rank < (best?.rank ?? preference.count) { best = (port, verdict, rank) }
+                if rank == 0 { break }
             }
-            return nil
+            return best.map { TransportVerdict($0.verdict.transport, "\(what) with port \($0.port.name): \($0.verdict.reason)") }
         }
         /// What the link's own hardware, sysfs entries and name say.
         func ownEvidence() -> TransportVerdict {

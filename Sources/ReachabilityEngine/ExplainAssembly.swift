@@ -15,6 +15,8 @@ enum ExplainAssembly {
         var routesChangedPending: Bool
         /// Whether a route filter rebuild waits for the end of its interval.
         var routeFilterRebuildPending: Bool
+        /// Whether a listing of `Interfaces` waits for the end of its window.
+        var interfacesListingPending = false
         /// The configuration in force.
         var configuration: DaemonConfiguration
         /// What ``AdvertisedNAT64Prefixes/explanation(ipv6Link:now:linkName:)`` says.
@@ -48,6 +50,7 @@ enum ExplainAssembly {
         return ExplainReport(
             evaluation: state.evaluation, heldBack: state.heldBack,
             routesChangedPending: state.routesChangedPending, routeFilterRebuildPending: state.routeFilterRebuildPending,
+            interfacesListingPending: state.interfacesListingPending,
             families: families, nat64Prefixes: state.nat64Prefixes, links: links,
             omittedLinks: omitted.count == 0 ? nil : omitted,
             configuration: state.configuration

@@ -59,6 +59,9 @@ public struct ExplainReport: Sendable, Hashable {
     /// Whether the route filter keeps every route until a rebuild due shortly (new watched
     /// destinations came faster than one rebuild per interval).
     public var routeFilterRebuildPending: Bool
+    /// Whether a listing of `Interfaces` is due at the end of its window (links changed within
+    /// ``BusContract/interfacesIntervalMilliseconds`` of the last listing).
+    public var interfacesListingPending = false
     /// IPv4, then IPv6.
     public var families: [Family]
     /// The NAT64 prefix in use and why, then each one known with where it came from.
@@ -89,6 +92,9 @@ public struct ExplainReport: Sendable, Hashable {
         }
         if routesChangedPending {
             lines.append("RoutesChanged: one is due within \(BusContract.routesChangedIntervalMilliseconds) ms (the rest of a burst)")
+        }
+        if interfacesListingPending {
+            lines.append("Interfaces: a listing is due within \(BusContract.interfacesIntervalMilliseconds) ms (the rest of a burst)")
         }
         for family in families {
             let facts = family.facts

@@ -18,9 +18,15 @@ final class LinkMirror: @unchecked Sendable {
     private var resynchronisationScheduled = false
     /// Whether a reading of the default routes is scheduled after an overrun.
     private var defaultRouteReadingScheduled = false
-    /// The links classified under a configuration, with their usable families, until a link or
-    /// an address changes: what ``interfaces(configuration:)`` reuses while only routes change.
-    private var classified: (configuration: DaemonConfiguration, links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>])?
+    /// The links classified under a configuration, by index: what ``interfaces(configuration:)``
+    /// lists, each link classified again only when it or a link its classification reads changed
+    /// (``reclassify``); nil: every link is classified at the next listing.
+    private var classified: (configuration: DaemonConfiguration, links: [InterfaceIndex: LinkFacts])?
+    /// The links changed since the last listing (and the bridges or bonds they left or joined).
+    private var reclassify: Set<InterfaceIndex> = []
+    /// Whether the links, addresses or default routes changed since the engine last listed the
+    /// `Interfaces` (it also sets this when the configuration or the nameservers change).
+    var isListingStale = true
     /// Called on the queue after a scheduled resynchronisation (``resynchronise()`` is not
     /// followed by it): the engine evaluates again.
     var onLateResynchronisation: () -> Void = {}
@@ -35,27 +41,65 @@ final class LinkMirror: @unchecked Sendable {
         table = LinkTable(inspector: inspector)
     }
 
-    /// Applies an event's message; returns whether a link or address changed.
-    func apply(_ payload: RouteNetlinkPayload) -> Bool {
-        guard table.apply(payload) else { return false }
-        classified = nil
-        return true
+    /// Applies an event's message; returns the change when it was a link or address message.
+    func apply(_ payload: RouteNetlinkPayload) -> MirrorChange? {
+        var linkBefore: LinkDescription?
+        if case .newLink(let link) = payload { linkBefore = table.links[link.index] }
+        if case .deleteLink(let link) = payload { linkBefore = table.links[link.index] }
+        guard table.apply(payload) else { return nil }
+        isListingStale = true
+        switch payload {
+        case .newLink(let link), .deleteLink(let link):
+            let change = LinkChange(index: link.index, before: linkBefore, after: table.links[link.index])
+            reclassify.insert(link.index)
+            reclassify.formUnion(change.masters)
+            return .link(change)
+        case .newAddress(let address), .deleteAddress(let address):
+            // (A tunnel's underlying link is among the links with an address: every tunnel is
+            // classified again at each listing.)
+            return .address(index: address.index, isGlobalScope: address.isGlobalScope)
+        default:
+            // (LinkTable.apply takes nothing else.)
+            return nil
+        }
     }
 
-    /// The `Interfaces` entries under `configuration` (``LinkTable/interfaces(configuration:)``),
-    /// the links classified again only when a link or an address changed, or the configuration:
-    /// a walk for a route costs the listing and the gateways, not a classification per link.
+    /// The `Interfaces` entries under `configuration` (``LinkTable/interfaces(configuration:)``).
+    /// Only the links whose classification may have changed are classified again (every link
+    /// under a new configuration or after a dump): a changed link, the links stacked on it and
+    /// its masters, recursively, and every tunnel (its underlying link is any link's) — so a
+    /// listing during a burst of container links classifies those and their bridge, not each link.
     func interfaces(configuration: DaemonConfiguration) -> [NetworkInterface] {
-        if classified?.configuration != configuration {
-            classified = (configuration, table.classifiedLinks(configuration: configuration), table.usableFamilies)
+        var links: [InterfaceIndex: LinkFacts]
+        if let classified, classified.configuration == configuration {
+            links = classified.links
+            for index in linksToClassifyAgain(links) { links[index] = table.facts(forLink: index, configuration: configuration) }
+        } else {
+            links = Dictionary(uniqueKeysWithValues: table.classifiedLinks(configuration: configuration).map { ($0.index, $0) })
         }
-        return InterfaceListing.entries(links: classified!.links, usableFamilies: classified!.usableFamilies, defaultRoutes: Array(table.defaultRoutes))
+        classified = (configuration, links)
+        reclassify = []
+        return InterfaceListing.entries(links: Array(links.values), usableFamilies: table.usableFamilies, defaultRoutes: Array(table.defaultRoutes))
+    }
+
+    /// ``reclassify`` with the links whose classification reads one of them (stacked on it, its
+    /// master), recursively, and every tunnel of `links`.
+    private func linksToClassifyAgain(_ links: [InterfaceIndex: LinkFacts]) -> Set<InterfaceIndex> {
+        var pending = reclassify.union(links.values.filter { $0.transport == .vpn }.map(\.index))
+        guard !pending.isEmpty else { return [] }
+        let stackedOn = Dictionary(grouping: table.links.values.filter { $0.lowerIndex != nil }, by: { $0.lowerIndex! })
+        var frontier = Array(pending)
+        while let index = frontier.popLast() {
+            let readers = (stackedOn[index]?.map(\.index) ?? []) + (table.links[index]?.masterIndex.map { [$0] } ?? [])
+            for reader in readers where pending.insert(reader).inserted { frontier.append(reader) }
+        }
+        return pending
     }
 
     /// Applies an event's route message to the default routes (see
     /// ``LinkTable/applyDefaultRoute(_:replacing:)``).
     func applyRoute(_ message: NetlinkMessage) {
-        table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement)
+        if table.applyDefaultRoute(message.payload, replacing: message.header.isReplacement) { isListingStale = true }
     }
 
     /// Logs what could not be parsed of a batch (rate-limited, see ``ParseErrorLog``).
@@ -90,6 +134,7 @@ final class LinkMirror: @unchecked Sendable {
         let all = dumps + (routes.map { [$0] } ?? [])
         table.replace(withDump: all.flatMap(\.messages), keepingDefaultRoutes: routes == nil)
         classified = nil
+        isListingStale = true
         parseErrorLog.report(all.flatMap(\.parseErrors), parsing: "rtnetlink dump message")
         if all.contains(where: \.isInterrupted) { scheduleResynchronisation() }
         if reading == .atNextTurn || reading == .shortlyAfter { scheduleDefaultRouteReading(reading) }
@@ -121,6 +166,7 @@ final class LinkMirror: @unchecked Sendable {
             do {
                 guard let routes = try lookups.dumpDefaultRoutes() else { return }
                 table.replaceDefaultRoutes(withDump: routes.messages)
+                isListingStale = true
                 parseErrorLog.report(routes.parseErrors, parsing: "rtnetlink dump message")
                 if routes.isInterrupted { scheduleResynchronisation() }
             } catch {

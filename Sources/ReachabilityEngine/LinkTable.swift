@@ -52,20 +52,24 @@ struct LinkTable: Equatable {
     /// Applies a route message to ``defaultRoutes``: a new default route is added (in place of
     /// the one it replaces when `replacing`, `NLM_F_REPLACE`: the same family, table and
     /// metric), a deleted one removed. Other prefixes, other types and routes without one
-    /// output link (multipath) are not kept.
-    mutating func applyDefaultRoute(_ payload: RouteNetlinkPayload, replacing: Bool) {
+    /// output link (multipath) are not kept. Returns whether ``defaultRoutes`` changed.
+    @discardableResult
+    mutating func applyDefaultRoute(_ payload: RouteNetlinkPayload, replacing: Bool) -> Bool {
         switch payload {
         case .newRoute(let message):
-            guard let route = Self.defaultRoute(message) else { return }
+            guard let route = Self.defaultRoute(message) else { return false }
+            var replaced = false
             if replacing {
-                defaultRoutes = defaultRoutes.filter { ($0.family, $0.table, $0.metric) != (route.family, route.table, route.metric) }
+                let kept = defaultRoutes.filter { ($0.family, $0.table, $0.metric) != (route.family, route.table, route.metric) || $0 == route }
+                replaced = kept.count != defaultRoutes.count
+                defaultRoutes = kept
             }
-            defaultRoutes.insert(route)
+            return defaultRoutes.insert(route).inserted || replaced
         case .deleteRoute(let message):
-            guard let route = Self.defaultRoute(message) else { return }
-            defaultRoutes.remove(route)
+            guard let route = Self.defaultRoute(message) else { return false }
+            return defaultRoutes.remove(route) != nil
         default:
-            break
+            return false
         }
     }
 
@@ -155,6 +159,11 @@ struct LinkTable: Equatable {
     /// Indices of links with at least one usable global address.
     var linksWithUsableGlobalAddress: Set<InterfaceIndex> {
         Set(addresses.compactMap { $0.value.isUsableGlobal ? $0.key.index : nil })
+    }
+
+    /// Indices of links holding an address of universe scope (usable or not).
+    var linksWithGlobalScopeAddress: Set<InterfaceIndex> {
+        Set(addresses.compactMap { $0.value.isGlobalScope ? $0.key.index : nil })
     }
 
     /// The `Interfaces` entries under `configuration`: ``InterfaceListing`` on

@@ -22,13 +22,11 @@ final class PublishingStage {
     /// What subscribers see now (it lags the evaluation while a loss is held).
     private(set) var published = ReachabilitySnapshot.unknown
     private var heldLoss: DispatchWorkItem?
-    /// (Not 0: a raw 0 is `DISPATCH_TIME_NOW`, and 0 + an interval would be an interval from now.)
-    private var lastAnnouncement = DispatchTime(uptimeNanoseconds: 1)
-    private var announcementScheduled: DispatchWorkItem?
     /// The spacing the stage keeps between announcements: the promised minimum plus a margin,
     /// so that the delivery jitter of the bus (a signal queued behind others, then not) does not
     /// bring two of them closer than promised where clients receive them.
-    static let announcementSpacing: DispatchTimeInterval = .milliseconds(BusContract.routesChangedIntervalMilliseconds + 5)
+    private var announcementWindow = CoalescingWindow(intervalNanoseconds: UInt64(BusContract.routesChangedIntervalMilliseconds + 5) * 1_000_000)
+    private var announcementScheduled: DispatchWorkItem?
 
     /// Creates a stage confined to `queue`.
     init(queue: DispatchQueue) {
@@ -84,15 +82,19 @@ final class PublishingStage {
     /// Routing events happened: announce at once, or, within the interval of the last
     /// announcement, once at its end.
     func routingEventsOccurred() {
-        guard announcementScheduled == nil else { return }
-        let earliest = lastAnnouncement + Self.announcementSpacing
-        guard DispatchTime.now() < earliest else { return announce() }
-        let later = DispatchWorkItem { [weak self] in
-            self?.announcementScheduled = nil
-            self?.announce()
+        switch announcementWindow.changed(at: DispatchTime.now().uptimeNanoseconds) {
+        case .runNow:
+            announce()
+        case .runAt(let due):
+            let later = DispatchWorkItem { [weak self] in
+                self?.announcementScheduled = nil
+                self?.announce()
+            }
+            announcementScheduled = later
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due), execute: later)
+        case .alreadyScheduled:
+            break
         }
-        announcementScheduled = later
-        queue.asyncAfter(deadline: earliest, execute: later)
     }
 
     /// Cancels what is scheduled.
@@ -109,7 +111,7 @@ final class PublishingStage {
     }
 
     private func announce() {
-        lastAnnouncement = .now()
+        announcementWindow.ran(at: DispatchTime.now().uptimeNanoseconds)
         announceRouting()
     }
 }

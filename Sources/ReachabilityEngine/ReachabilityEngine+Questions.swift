@@ -24,7 +24,8 @@ extension ReachabilityEngine {
         }
         let state = ExplainAssembly.State(
             evaluation: snapshot, heldBack: publishing.isHoldingLoss ? publishing.published : nil,
-            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending, configuration: settings,
+            routesChangedPending: publishing.isAnnouncementPending, routeFilterRebuildPending: routeFilter.isRebuildPending,
+            interfacesListingPending: isInterfacesListingPending, configuration: settings,
             nat64Prefixes: nat64Prefixes.explanation(
                 ipv6Link: ipv6RouteLink, now: clockSeconds(CLOCK_BOOTTIME), discovered: rfc7050.discovered.map(\.prefix), discovery: rfc7050.explanation
             ) { [mirror] index in

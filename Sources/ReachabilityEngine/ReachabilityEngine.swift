@@ -21,9 +21,16 @@ import SystemSupport
 ///    ``ReachabilityRule``, then ``EvidenceRule`` with the gateways' evidence and the active
 ///    check's verdicts on the paths in use);
 /// 5. follow: ``ActiveConnectivityChecks`` follows the paths the rule found (a new path's check
-///    starts at a later turn of the queue), and the snapshot gets the mirror's links
-///    (``LinkMirror/interfaces(configuration:)``, the `Interfaces` property);
+///    starts at a later turn of the queue);
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
+///
+/// A link or address event that no link the last walk read concerns (``LinksInUse``: a
+/// container's veth end, a bridge port, a link without a global address or a default route)
+/// takes no walk. The `Interfaces` property is listed from the mirror apart from the walk
+/// (``LinkMirror/interfaces(configuration:)``): at once with a snapshot whose other properties
+/// changed, otherwise at most once per ``BusContract/interfacesIntervalMilliseconds`` while
+/// links keep changing (``CoalescingWindow``), so that a burst of link events costs a few
+/// listings and announcements, not one per event.
 ///
 /// A check's verdict enters like an event: it schedules a walk from the rule on at the queue's
 /// next turn (`checkEvidenceChanged()`), so no walk runs inside another.
@@ -68,8 +75,19 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Who may start a check on demand (``checkConnectivity(caller:reply:)``).
     var onDemandChecks = OnDemandCheckGate()
     /// The configured nameservers (``setNameServers(_:)``), asked about in every walk for `DNS`;
-    /// nil until the daemon has read them (`DNS` is `unknown` till then).
-    var nameServers: [NameServer]?
+    /// nil until the daemon has read them (`DNS` is `unknown` till then). `Interfaces` lists
+    /// each link's.
+    var nameServers: [NameServer]? {
+        didSet { mirror.isListingStale = true }
+    }
+    /// The links the last walk read: a link or address event concerning none of them takes no walk.
+    private var linksInUse = LinksInUse.every
+    /// When `Interfaces` is listed while links keep changing.
+    private var listingWindow = CoalescingWindow(intervalNanoseconds: UInt64(BusContract.interfacesIntervalMilliseconds) * 1_000_000)
+    /// The listing scheduled at the end of the window; nil when none is.
+    private var scheduledListing: DispatchWorkItem?
+    /// Whether a listing of `Interfaces` waits for the end of its window (`Explain()` says so).
+    var isInterfacesListingPending: Bool { scheduledListing != nil }
 
     /// The HTTP client the active check uses; nil (the default): no active check can run,
     /// whatever the configuration says. Set before ``start(onChange:)``.
@@ -113,8 +131,12 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
-        // Only the default routes changed: no question to the kernel, no routing announcement.
-        mirror.onDefaultRoutesRead = { [weak self] in self?.reevaluate([], announcingRoutes: false) }
+        // Only the default routes changed: no question to the kernel, no routing announcement;
+        // the start-up's listing is completed at once, not at the end of its window.
+        mirror.onDefaultRoutesRead = { [weak self] in
+            self?.reevaluate([], announcingRoutes: false)
+            if self?.mirror.isListingStale == true { self?.listInterfacesAndPublish() }
+        }
     }
 
     /// Subscribes, enumerates, evaluates and starts listening.
@@ -146,6 +168,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         // Before the evaluation, which follows the probes' gateways through this socket's filter.
         gateways.open()
         snapshot = walk()
+        snapshot.interfaces = listInterfaces()
         publishing.start(with: snapshot)
         let source = NetlinkEventSource(socket: monitor, queue: queue) { [weak self] batch in self?.handle(batch) }
         source.start()
@@ -157,6 +180,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Stops listening and closes the sockets.
     public func stop() {
         publishing.stop()
+        scheduledListing?.cancel()
+        scheduledListing = nil
         checks.stop()
         rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
@@ -176,6 +201,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     public func apply(_ configuration: DaemonConfiguration) {
         dispatchPrecondition(condition: .onQueue(queue))
         settings = configuration
+        mirror.isListingStale = true
         checks.apply(configuration.connectivity)
         guard lookups.isOpen else { return }
         if publishing.cancelHeldLoss() { publish(snapshot) }
@@ -201,6 +227,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         // A route toward a configured nameserver: `DNS` is judged again (its own walk).
         var nameServerRoutes = false
         var nat64PrefixesChanged = false
+        // Links or addresses changed that no walk needs: RoutesChanged and the listing still follow.
+        var linksChangedAside = false
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too, and the policy rules.
@@ -231,8 +259,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
-            if mirror.apply(message.payload) {
-                changed = Set(AddressFamily.allCases)
+            if let change = mirror.apply(message.payload) {
+                if linksInUse.needsWalk(change) { changed = Set(AddressFamily.allCases) } else { linksChangedAside = true }
                 continue
             }
             switch message.payload {
@@ -271,7 +299,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
             reevaluate(changed)
         } else {
             if gatewayEvidence || nameServerRoutes || nat64PrefixesChanged { reevaluate([], announcingRoutes: false) }
-            if routing { publishing.routingEventsOccurred() }
+            if routing || linksChangedAside { publishing.routingEventsOccurred() }
+            if mirror.isListingStale { interfacesMayHaveChanged() }
         }
     }
 
@@ -351,17 +380,67 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// routing events unless told not to.
     func reevaluate(_ families: Set<AddressFamily> = Set(AddressFamily.allCases), announcingRoutes: Bool = true) {
         StageTimes.recorder?.mark(.evaluating)
-        let next = walk(families)
+        var next = walk(families)
         if next != snapshot {
+            // Never delayed, and with the entries that explain it.
+            if mirror.isListingStale { next.interfaces = listInterfaces() }
             snapshot = next
             publish(next)
+        } else if mirror.isListingStale {
+            interfacesMayHaveChanged()
         }
         if announcingRoutes { publishing.routingEventsOccurred() }
     }
 
+    /// Publish: the links, addresses, default routes, configuration or nameservers changed and
+    /// nothing else: `Interfaces` is listed again now, or at the end of the window of the last
+    /// listing (once, however many changes come meanwhile), and published when an entry changed.
+    private func interfacesMayHaveChanged() {
+        switch listingWindow.changed(at: DispatchTime.now().uptimeNanoseconds) {
+        case .runNow:
+            listInterfacesAndPublish()
+        case .runAt(let due):
+            let listing = DispatchWorkItem { [weak self] in
+                guard let self, lookups.isOpen else { return }
+                listInterfacesAndPublish()
+            }
+            scheduledListing = listing
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due), execute: listing)
+        case .alreadyScheduled:
+            break
+        }
+    }
+
+    /// Publish: lists `Interfaces` and publishes the snapshot with them when an entry changed.
+    private func listInterfacesAndPublish() {
+        let listing = listInterfaces()
+        guard listing != snapshot.interfaces else { return }
+        snapshot.interfaces = listing
+        publish(snapshot)
+    }
+
+    /// The `Interfaces` entries of the mirror's links (``LinkMirror/interfaces(configuration:)``)
+    /// with their nameservers; the listing window starts again (a scheduled listing is dropped:
+    /// this one covers it).
+    private func listInterfaces() -> [NetworkInterface] {
+        scheduledListing?.cancel()
+        scheduledListing = nil
+        listingWindow.ran(at: DispatchTime.now().uptimeNanoseconds)
+        mirror.isListingStale = false
+        var interfaces = mirror.interfaces(configuration: settings)
+        if let nameServers, !nameServers.isEmpty {
+            let table = mirror.table
+            for (position, entry) in interfaces.enumerated() {
+                interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
+            }
+        }
+        return interfaces
+    }
+
     /// Lookups, the rule, then following: `refresh(_:)` and the nameservers' facts,
     /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
-    /// found; returns the evaluated snapshot with the mirror's links listed (`Interfaces`).
+    /// found; returns the evaluated snapshot with the `Interfaces` last listed, and records the
+    /// links it read (``linksInUse``).
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
         // The nameservers' questions go to the kernel with the probes'.
         let (ipv4, ipv6, answered) = refresh(families, alsoAsking: nameServers?.compactMap(nameServerQuestion) ?? [])
@@ -370,13 +449,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
-        snapshot.interfaces = mirror.interfaces(configuration: settings)
-        if let nameServers, !nameServers.isEmpty {
-            let table = mirror.table
-            for (position, entry) in snapshot.interfaces.enumerated() {
-                snapshot.interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
-            }
-        }
+        snapshot.interfaces = self.snapshot.interfaces
         let advertised = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
         rfc7050.follow(
             ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
@@ -384,7 +457,35 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
+        linksInUse = nat64Prefix == nil ? linksRead(probes: [ipv4, ipv6], nameServers: servers ?? []) : .every
         return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
+    }
+
+    /// The links a walk read (``LinksInUse/read(routeLinks:sourceLinks:links:globalAddressHolders:defaultRouteLinks:zoneNames:configuration:)``),
+    /// from the probes' answers and the nameservers' facts.
+    private func linksRead(probes: [StatusReducer.KernelAnswers], nameServers: [NameServerFacts]) -> LinksInUse {
+        let table = mirror.table
+        var routeLinks: Set<InterfaceIndex> = []
+        var sources: [IPAddress] = []
+        for answers in probes {
+            if case .route(let route) = answers.lookup, let link = route.outputInterfaceIndex { routeLinks.insert(link) }
+            if case .success(let source) = answers.source { sources.append(source) }
+        }
+        var zoneNames: Set<String> = []
+        for server in nameServers {
+            if let link = server.facts.outputLink?.index { routeLinks.insert(link) }
+            if case .selected(let source) = server.facts.source { sources.append(source.address) }
+            if case .resolvedLink(let link) = server.server.origin { routeLinks.insert(link) }
+            if let zone = server.server.address.zone {
+                zoneNames.insert(zone)
+                if let number = Int32(zone) { routeLinks.insert(InterfaceIndex(number)) }
+            }
+        }
+        return LinksInUse.read(
+            routeLinks: routeLinks, sourceLinks: Set(sources.compactMap { table.address($0)?.link.index }), links: table.links,
+            globalAddressHolders: table.linksWithGlobalScopeAddress, defaultRouteLinks: Set(table.defaultRoutes.map(\.outputInterfaceIndex)),
+            zoneNames: zoneNames, configuration: settings
+        )
     }
 
     /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the

@@ -146,6 +146,50 @@ final class InterfacesPropertyTests: DaemonTestCase {
         XCTAssertLessThanOrEqual(announced.count, 3, "\(announced)")
     }
 
+    func testABurstOfContainerLinksIsAnnouncedOncePerWindowAndEndsWithTheLastState() throws {
+        // Given a reachable daemon
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let before = try waitForProperties("reachable via ra0") { $0.status == ReachabilityStatus.reachableViaEthernet.rawValue }
+        let generation = try XCTUnwrap(before.generation)
+
+        // When 100 veth pairs are created in a bridge (one end a port, both up), as a container
+        // runtime leaves them, then deleted: about a thousand link and address events
+        let directory = try XCTUnwrap(directory)
+        let pairs = 0..<100
+        let add = ["link add tvbr0 type bridge", "link set tvbr0 up"] + pairs.flatMap { index in
+            ["link add tva\(index) type veth peer name tvb\(index)", "link set tva\(index) master tvbr0", "link set tva\(index) up", "link set tvb\(index) up"]
+        }
+        let delete = pairs.map { "link del tva\($0)" } + ["link del tvbr0"]
+        try add.joined(separator: "\n").write(toFile: directory.file("add.batch"), atomically: true, encoding: .utf8)
+        try delete.joined(separator: "\n").write(toFile: directory.file("delete.batch"), atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        try netns.ip("-batch", directory.file("add.batch"))
+        func listsBurst(_ signal: PropertiesChangedSignal) -> Bool? {
+            signal.changed["Interfaces"]?.value?.dictionaries.map { $0.contains { $0["name"]?.string?.hasPrefix("tv") == true } }
+        }
+        try signals.waitForPropertiesChanged("the bridge and its 200 links listed") { changes in
+            changes.contains { ($0.generation ?? 0) > generation && (try? self.interfaces(in: $0).filter { $0.name.hasPrefix("tv") }.count) == 201 }
+        }
+        try netns.ip("-batch", directory.file("delete.batch"))
+
+        // Then the last announcement lists none of them (the last state is always announced)
+        try signals.waitForPropertiesChanged("the burst's links gone") { changes in
+            changes.last { ($0.generation ?? 0) > generation && listsBurst($0) != nil }.flatMap(listsBurst) == false
+        }
+        let elapsed = ContinuousClock.now - started
+        let announced = try signals.propertiesChanges.filter { ($0.generation ?? 0) > generation }
+
+        // And at most one announcement per window came meanwhile (one more at each phase's
+        // start), each with Interfaces alone and Generation + 1; Status never changed
+        let windows = Int(elapsed / .milliseconds(BusContract.interfacesIntervalMilliseconds)) + 3
+        XCTAssertLessThanOrEqual(announced.count, windows, "\(announced.count) announcements in \(elapsed)")
+        XCTAssertEqual(announced.compactMap(\.generation), Array((generation + 1)...(generation + UInt64(announced.count))))
+        for signal in announced { XCTAssertEqual(signal.propertyNames, ["Interfaces", "Generation"], "\(signal)") }
+        XCTAssertEqual(try busctl.properties().status, ReachabilityStatus.reachableViaEthernet.rawValue)
+    }
+
     /// Waits for the `PropertiesChanged` carrying `Generation` `generation`.
     private func waitForAnnouncement(_ generation: UInt64) throws -> PropertiesChangedSignal {
         let signals = try signals.waitForPropertiesChanged("PropertiesChanged with Generation \(generation)") {

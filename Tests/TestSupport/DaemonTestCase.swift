@@ -164,14 +164,14 @@ open class DaemonTestCase: XCTestCase {
     }
 
     /// Waits until the daemon's routing announcements are settled (its `Explain()` shows neither a
-    /// `RoutesChanged` due nor a route-filter rebuild pending): the rest of an earlier burst is
-    /// announced, the filter is the one for the watched destinations, and a count taken now is
-    /// not moved by either.
+    /// `RoutesChanged` nor an `Interfaces` listing due, nor a route-filter rebuild pending): the
+    /// rest of an earlier burst is announced, the filter is the one for the watched destinations,
+    /// and a count taken now is not moved by any of them.
     ///
     /// - Throws: `HarnessError` when they are not settled by the deadline.
     package func waitUntilRoutingIsSettled() throws {
-        try Poll.until("no RoutesChanged due, no filter rebuild pending", observe: { try busctl.explain() }) {
-            !$0.contains("RoutesChanged: one is due") && !$0.contains("Route filter: keeping every route")
+        try Poll.until("no RoutesChanged or Interfaces listing due, no filter rebuild pending", observe: { try busctl.explain() }) {
+            !$0.contains("RoutesChanged: one is due") && !$0.contains("Route filter: keeping every route") && !$0.contains("Interfaces: a listing is due")
         }
     }
 

@@ -16,12 +16,14 @@ def run(harness, count, family=4):
           [f"route add {prefix} dev rb0" for prefix in prefixes], [f"route del {prefix} dev rb0" for prefix in prefixes])
 
 
-def burst(harness, row, tag, add_commands, delete_commands):
+def burst(harness, row, tag, add_commands, delete_commands, other_netns=None):
     """`ip -batch` runs `add_commands`, then `delete_commands` (batch files named after `tag`); each watcher's CPU and peak RSS
     per phase, the daemon's change signals and Status afterwards, and whether every watcher
-    still reacts, are added to `row`, which becomes a row of `churn`."""
+    still reacts, are added to `row`, which becomes a row of `churn`. `other_netns`, when given,
+    is (namespace, commands) run with `ip -n namespace -batch` in the add phase, after `add_commands`."""
     add_path, delete_path = f"{harness.work}/add-{tag}.batch", f"{harness.work}/del-{tag}.batch"
-    for path, commands in ((add_path, add_commands), (delete_path, delete_commands)):
+    other_path = f"{harness.work}/add-{tag}-other.batch"
+    for path, commands in ((add_path, add_commands), (delete_path, delete_commands), (other_path, other_netns[1] if other_netns else [])):
         with open(path, "w") as out:
             out.write("".join(command + "\n" for command in commands))
     # A fresh GLib monitor for every burst: one that an earlier burst left deaf would read
@@ -41,6 +43,8 @@ def burst(harness, row, tag, add_commands, delete_commands):
                 reset_peak_rss(child.pid)
         started = time.monotonic()
         subprocess.run(["ip", "-n", harness.netns, "-batch", path], check=True, capture_output=True)
+        if other_netns and phase == "add":
+            subprocess.run(["ip", "-n", other_netns[0], "-batch", other_path], check=True, capture_output=True)
         phases[phase] = time.monotonic() - started
         harness.settle()
         for name, child in harness.watchers().items():

@@ -1,8 +1,9 @@
 """Scale rows of real hosts.
 
-veth         a Kubernetes-like node: N veth pairs created (one end in a bridge, both ends up, as a
-             container runtime leaves them; IPv6 link-local addresses included), then deleted, with
-             `ip -batch`: each watcher's CPU against the netlink floor's, the change signals the
+veth         a Kubernetes-like node: N veth pairs created (the host end in a bridge, the pod end
+             in a namespace of its own holding every pod end, both ends up, as a container runtime
+             leaves them; IPv6 link-local addresses included), then deleted, with `ip -batch`:
+             each watcher's CPU against the netlink floor's, the change signals the
              daemon sent (the goal is none: no probe's route changes) and Status right afterwards
              (a row of the churn table).
 subscribers  N more subscribers on the bus (Benchmarks/bus-subscribers.c: N connections with the
@@ -10,6 +11,7 @@ subscribers  N more subscribers on the bus (Benchmarks/bus-subscribers.c: N conn
              toggled as in latency, the CPU per change of the daemon, of the C sd-bus floor and of
              dbus-daemon with 1 subscriber and with 1 + N.
 """
+import subprocess
 import time
 
 from ..harness import Child, log
@@ -19,13 +21,21 @@ from .latency import cpu_ns, match, status_events
 
 
 def veth(harness, pairs):
-    """`pairs` veth pairs in a bridge, added then deleted: a row of `churn`."""
-    add = ["link add rbbr0 type bridge", "link set rbbr0 up"]
-    for index in range(pairs):
-        add += [f"link add rbv{index} type veth peer name rbp{index}", f"link set rbv{index} master rbbr0",
-                f"link set rbv{index} up", f"link set rbp{index} up"]
-    delete = [f"link del rbv{index}" for index in range(pairs)] + ["link del rbbr0"]
-    burst(harness, {"routes": pairs, "family": "veth", "label": f"{pairs:,} veth pairs in a bridge"}, f"veth-{pairs}", add, delete)
+    """`pairs` veth pairs, the host end in a bridge and the pod end in the pods' namespace,
+    added then deleted: a row of `churn`. The host sees what a node sees: its ends and the bridge."""
+    pods = f"{harness.netns}-pods"
+    subprocess.run(["ip", "netns", "add", pods], check=True)
+    try:
+        add = ["link add rbbr0 type bridge", "link set rbbr0 up"]
+        for index in range(pairs):
+            add += [f"link add rbv{index} type veth peer name rbp{index} netns {pods}", f"link set rbv{index} master rbbr0",
+                    f"link set rbv{index} up"]
+        pod_side = [f"link set rbp{index} up" for index in range(pairs)]
+        delete = [f"link del rbv{index}" for index in range(pairs)] + ["link del rbbr0"]
+        burst(harness, {"routes": pairs, "family": "veth", "label": f"{pairs:,} veth pairs, host ends in a bridge, pod ends in a namespace"},
+              f"veth-{pairs}", add, delete, other_netns=(pods, pod_side))
+    finally:
+        subprocess.run(["ip", "netns", "delete", pods], check=False)
 
 
 def subscribers(harness, count, toggles):
