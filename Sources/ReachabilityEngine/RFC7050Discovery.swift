@@ -8,7 +8,9 @@ import SystemSupport
 /// has a path, and no router advertised a prefix (to the kernel or to systemd-networkd). The
 /// AAAA records of `ipv4only.arpa` are looked up through the system resolver, as an
 /// application's lookup goes (the check client's lookups: away from the queue, bounded), at once
-/// on IPv6's path and then every `CheckIntervalSec=`; the prefix found is dropped when the path
+/// on IPv6's path and then every `CheckIntervalSec=`; while lookups find no prefix (a resolver
+/// that did not answer yet, a DNS64 not reachable yet) again after 1 s, doubling up to that
+/// interval, as the check retries. The prefix found is dropped when the path
 /// changes (another network's DNS64 may use another prefix) or is no longer needed. Confined to
 /// the engine's queue.
 final class RFC7050Discovery: @unchecked Sendable {
@@ -31,6 +33,8 @@ final class RFC7050Discovery: @unchecked Sendable {
     private var intervalSeconds: Double = 300
     /// Counts the paths followed: a lookup's answer for an earlier one is ignored.
     private var generation = 0
+    /// Lookups in a row on this path that found no prefix.
+    private var misses = 0
     private var isLookupOut = false
     private var timer: DispatchSourceTimer?
 
@@ -49,6 +53,7 @@ final class RFC7050Discovery: @unchecked Sendable {
         guard next != path else { return }
         path = next
         generation += 1
+        misses = 0
         isLookupOut = false
         timer?.schedule(deadline: .distantFuture)
         discovered = nil
@@ -88,6 +93,12 @@ final class RFC7050Discovery: @unchecked Sendable {
             self.timer = timer
             return timer
         }()
-        timer.schedule(deadline: .now() + .milliseconds(Int(intervalSeconds * 1000)))
+        misses = next == nil ? misses + 1 : 0
+        let interval = Duration.milliseconds(Int(intervalSeconds * 1000))
+        let delay = misses == 0 ? interval : RetryDelays(first: .seconds(1), longest: interval).delay(afterFailures: misses)
+        if misses > 0 {
+            Log.debug("RFC 7050: no NAT64 prefix in the AAAA records of \(RFC7050.name) over \(path.linkName); asked again in \(delay).")
+        }
+        timer.schedule(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1))))
     }
 }

@@ -59,4 +59,26 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         try netns.ip("-6", "route", "del", "default")
         try waitForProperties("no path, no prefix") { $0.string(.nat64Prefix) == "" && $0.bool(.ipv6Reachable) == false }
     }
+
+    func testALookupThatFoundNoPrefixIsRepeatedSoonNotAfterTheInterval() throws {
+        // Given the IPv6-only host with the check configured (every 60 s), and its resolver
+        // not running yet
+        let netns = try netns
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver \(Self.nameServer)\noptions timeout:1 attempts:1\n")
+        try netns.setIPv6(enabled: true, on: "ra0")
+        let router = try RouterNamespace(linkedTo: netns)
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", Self.nameServer, "dev", "ra0")
+        try writeConfiguration("[Connectivity]\nCheckURL=http://[\(Self.nameServer)]:8080/check\nCheckIntervalSec=60\nCheckTimeoutSec=1\n")
+        try startDaemon(arguments: ["--config", try configurationPath])
+        try Poll.until("a lookup that found no prefix", timeout: .seconds(20)) { (self.daemon?.log ?? "").contains("RFC 7050: no NAT64 prefix") }
+
+        // When the DNS64 starts answering
+        try router.startDNS64NameServer(at: Self.nameServer, synthesized: "64:ff9b::c000:aa")
+
+        // Then the prefix is found within seconds, not after CheckIntervalSec= (60 s)
+        try waitForProperties("NAT64Prefix from RFC 7050 after a miss", timeout: .seconds(20)) { $0.string(.nat64Prefix) == "64:ff9b::/96" }
+    }
 }
