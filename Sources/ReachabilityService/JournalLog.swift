@@ -28,8 +28,13 @@ public enum JournalLog {
 
     /// The fields of the entry for publishing `snapshot` after `previous` (nil: the first):
     /// a "status changed" `MESSAGE_ID` when `Status` changed, a "connectivity changed" one when
-    /// only `Connectivity` did, none for a change of the other properties alone.
-    public static func publishedFields(_ snapshot: ReachabilitySnapshot, previous: ReachabilitySnapshot?) -> [(name: String, value: String)] {
+    /// only `Connectivity` did, none for a change of the entry's other fields alone; nil (no
+    /// entry) when none of its fields changed: an announcement of `Interfaces` or another
+    /// property the line does not name writes nothing (a burst of container links would
+    /// otherwise repeat the same line 4 times a second).
+    public static func publishedFields(_ snapshot: ReachabilitySnapshot, previous: ReachabilitySnapshot?) -> [(name: String, value: String)]? {
+        let fields = statusFields(snapshot)
+        if let previous, statusFields(previous).map(\.value) == fields.map(\.value) { return nil }
         let messageID: String? = if previous?.status != snapshot.status {
             statusChangedMessageID
         } else if previous?.connectivity != snapshot.connectivity {
@@ -37,7 +42,12 @@ public enum JournalLog {
         } else {
             nil
         }
-        return (messageID.map { [("MESSAGE_ID", $0)] } ?? []) + [
+        return (messageID.map { [("MESSAGE_ID", $0)] } ?? []) + fields
+    }
+
+    /// What a status entry says of `snapshot`, as journal fields.
+    private static func statusFields(_ snapshot: ReachabilitySnapshot) -> [(name: String, value: String)] {
+        [
             ("REACHABILITY_STATUS", snapshot.status.rawValue),
             ("REACHABILITY_INTERFACE", snapshot.interface),
             ("REACHABILITY_TRANSPORT", snapshot.transport?.rawValue ?? ""),

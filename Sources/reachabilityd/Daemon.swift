@@ -168,11 +168,13 @@ final class Daemon: @unchecked Sendable {
         let previous = object.snapshot
         // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
         object.publish(snapshot)
-        let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
-        Log.write(
-            .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal), DNS \(snapshot.dns.rawValue) (\(snapshot.reason)).",
-            fields: JournalLog.publishedFields(snapshot, previous: previous)
-        )
+        if let fields = JournalLog.publishedFields(snapshot, previous: previous) {
+            let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
+            Log.write(
+                .info, "Status: \(snapshot.status.rawValue), connectivity \(snapshot.connectivity.rawValue)\(portal), DNS \(snapshot.dns.rawValue) (\(snapshot.reason)).",
+                fields: fields
+            )
+        }
         counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
         writeMetrics()
         let status = "STATUS=\(snapshot.status.rawValue): \(snapshot.reason)"

@@ -22,12 +22,20 @@ final class JournalFieldsTests: XCTestCase {
             (snapshot(.reachableViaEthernet), snapshot(.reachableViaEthernet, reason: "another gateway"), nil, #line),
         ]
         for row in rows {
-            let fields = Dictionary(uniqueKeysWithValues: JournalLog.publishedFields(row.next, previous: row.previous).map { ($0.name, $0.value) })
+            let entry = JournalLog.publishedFields(row.next, previous: row.previous)
+            XCTAssertNotNil(entry, line: row.line)
+            let fields = Dictionary(uniqueKeysWithValues: (entry ?? []).map { ($0.name, $0.value) })
             XCTAssertEqual(fields["MESSAGE_ID"], row.messageID, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_STATUS"], row.next.status.rawValue, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_CONNECTIVITY"], row.next.connectivity.rawValue, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_DNS"], row.next.dns.rawValue, line: row.line)
             XCTAssertEqual(fields["REACHABILITY_CAPTIVE_PORTAL"], row.next.captivePortal, line: row.line)
         }
+    }
+
+    func testAChangeTheEntryDoesNotNameWritesNoEntry() {
+        var next = snapshot(.reachableViaEthernet)
+        next.interfaces = [NetworkInterface(name: "veth7", index: 7, transport: .ethernet, operational: .up)]
+        XCTAssertNil(JournalLog.publishedFields(next, previous: snapshot(.reachableViaEthernet)))
     }
 }
