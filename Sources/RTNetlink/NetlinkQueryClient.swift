@@ -218,6 +218,16 @@ public final class NetlinkQueryClient {
     /// their sequence numbers (stale answers to earlier, timed-out requests included: the
     /// caller drops them).
     private func receiveRouteAnswers() throws(SystemError) -> [(sequence: UInt32, answer: RouteAnswer)] {
+        var answers: [(sequence: UInt32, answer: RouteAnswer)] = []
+        for case .success(let message) in NetlinkParser.parse(datagram: try receiveKernelDatagram()) {
+            if let answer = RouteAnswer(reply: [.success(message)]) { answers.append((message.header.sequence, answer)) }
+        }
+        return answers
+    }
+
+    /// Receives the next datagram from the kernel (another sender's are passed over); its bytes
+    /// are valid until the next receive.
+    private func receiveKernelDatagram() throws(SystemError) -> UnsafeRawBufferPointer {
         while true {
             switch try socket.receive(into: buffer) {
             case .empty:
@@ -227,11 +237,7 @@ public final class NetlinkQueryClient {
             case .foreign:
                 continue
             case .datagram(let count):
-                var answers: [(sequence: UInt32, answer: RouteAnswer)] = []
-                for case .success(let message) in NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
-                    if let answer = RouteAnswer(reply: [.success(message)]) { answers.append((message.header.sequence, answer)) }
-                }
-                return answers
+                return UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             }
         }
     }
@@ -264,18 +270,9 @@ public final class NetlinkQueryClient {
         sequence expected: UInt32, skipping skip: (NetlinkHeader, UnsafeRawBufferPointer) -> Bool = { _, _ in false }
     ) throws(SystemError) -> [Result<NetlinkMessage, NetlinkParseError>] {
         while true {
-            switch try socket.receive(into: buffer) {
-            case .empty:
-                throw SystemError(action: "receive rtnetlink reply", errno: EAGAIN)
-            case .overrun:
-                throw SystemError(action: "receive rtnetlink reply", errno: ENOBUFS)
-            case .foreign:
-                continue
-            case .datagram(let count):
-                let parsed = NetlinkParser.parse(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), skipping: skip)
-                let answers = parsed.filter { if case .success(let message) = $0 { message.header.sequence == expected } else { true } }
-                if answers.contains(where: { if case .success = $0 { true } else { false } }) { return answers }
-            }
+            let parsed = NetlinkParser.parse(datagram: try receiveKernelDatagram(), skipping: skip)
+            let answers = parsed.filter { if case .success(let message) = $0 { message.header.sequence == expected } else { true } }
+            if answers.contains(where: { if case .success = $0 { true } else { false } }) { return answers }
         }
     }
 }
