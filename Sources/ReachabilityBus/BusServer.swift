@@ -302,7 +302,7 @@ extension BusMessage {
                     let element = dictionary[key]!
                     try inContainer(TypeCode.dictionaryEntry, "sv") { () throws(SystemError) in
                         try append(.string(key))
-                        try inContainer(TypeCode.variant, Self.signature(of: element)) { () throws(SystemError) in try append(element) }
+                        try inContainer(TypeCode.variant, element.staticSignature) { () throws(SystemError) in try append(element) }
                     }
                 }
             }
@@ -322,19 +322,6 @@ extension BusMessage {
         static let array = CChar(UInt8(ascii: "a"))
         static let dictionaryEntry = CChar(UInt8(ascii: "e"))
         static let variant = CChar(UInt8(ascii: "v"))
-    }
-
-    /// `value`'s signature (``PropertyValue/signature``) as a static C string.
-    private static func signature(of value: PropertyValue) -> StaticString {
-        switch value {
-        case .string: "s"
-        case .boolean: "b"
-        case .unsigned32: "u"
-        case .unsignedInteger: "t"
-        case .strings: "as"
-        case .dictionary: "a{sv}"
-        case .dictionaries: "aa{sv}"
-        }
     }
 
     /// Opens a container of `type` holding `contents`, runs `body`, closes it.

@@ -160,7 +160,11 @@ public indirect enum PropertyValue: Sendable, Hashable {
     case dictionaries([[String: PropertyValue]])
 
     /// The value's D-Bus type signature.
-    public var signature: String {
+    public var signature: String { staticSignature.description }
+
+    /// The value's D-Bus type signature as a static (C) string: what sd-bus is given per value
+    /// without converting a Swift string.
+    public var staticSignature: StaticString {
         switch self {
         case .string: "s"
         case .boolean: "b"
