@@ -15,15 +15,8 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         // Given an IPv6-only host (a global address on ra0, its default route through the
         // router) whose resolver is a DNS64 answering ipv4only.arpa with 64:ff9b::c000:aa, and
         // no CheckURL=
-        let netns = try netns
-        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
-        try netns.writeEtcFile("resolv.conf", "nameserver \(Self.nameServer)\noptions timeout:1 attempts:1\n")
-        try netns.setIPv6(enabled: true, on: "ra0")
-        let router = try RouterNamespace(linkedTo: netns)
+        let (netns, router) = try ipv6OnlyHost()
         try router.startDNS64NameServer(at: Self.nameServer, synthesized: "64:ff9b::c000:aa")
-        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
-        try netns.ip("-6", "route", "add", "default", "via", Self.nameServer, "dev", "ra0")
         try writeConfiguration("")
         try startDaemon(arguments: ["--config", try configurationPath])
 
@@ -63,14 +56,7 @@ final class NAT64DiscoveryTests: DaemonTestCase {
     func testALookupThatFoundNoPrefixIsRepeatedSoonNotAfterTheInterval() throws {
         // Given the IPv6-only host with the check configured (every 60 s), and its resolver
         // not running yet
-        let netns = try netns
-        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
-        try netns.writeEtcFile("resolv.conf", "nameserver \(Self.nameServer)\noptions timeout:1 attempts:1\n")
-        try netns.setIPv6(enabled: true, on: "ra0")
-        let router = try RouterNamespace(linkedTo: netns)
-        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
-        try netns.ip("-6", "route", "add", "default", "via", Self.nameServer, "dev", "ra0")
+        let (_, router) = try ipv6OnlyHost()
         try writeConfiguration("[Connectivity]\nCheckURL=http://[\(Self.nameServer)]:8080/check\nCheckIntervalSec=60\nCheckTimeoutSec=1\n")
         try startDaemon(arguments: ["--config", try configurationPath])
         try Poll.until("a lookup that found no prefix", timeout: .seconds(20)) { (self.daemon?.log ?? "").contains("RFC 7050: no NAT64 prefix") }
@@ -80,5 +66,20 @@ final class NAT64DiscoveryTests: DaemonTestCase {
 
         // Then the prefix is found within seconds, not after CheckIntervalSec= (60 s)
         try waitForProperties("NAT64Prefix from RFC 7050 after a miss", timeout: .seconds(20)) { $0.string(.nat64Prefix) == "64:ff9b::/96" }
+    }
+
+    /// The test's namespace as an IPv6-only host: a global address on ra0, its default route
+    /// through the router (whose address is the resolver's, once a name server runs there),
+    /// resolv.conf naming it (one try, 1 s); and the router namespace on ra0's other end.
+    private func ipv6OnlyHost() throws -> (TestNamespace, RouterNamespace) {
+        let netns = try netns
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver \(Self.nameServer)\noptions timeout:1 attempts:1\n")
+        try netns.setIPv6(enabled: true, on: "ra0")
+        let router = try RouterNamespace(linkedTo: netns)
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
+        try netns.ip("-6", "route", "add", "default", "via", Self.nameServer, "dev", "ra0")
+        return (netns, router)
     }
 }

@@ -34,18 +34,11 @@ final class NotificationSocketTests: XCTestCase {
     }
 
     func testThatNotificationsArriveInOrderThroughOneSocket() throws {
-        let path = NSTemporaryDirectory() + "notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(receiver, 0)
+        let (receiver, path) = try boundReceiver("notify")
         defer {
             close(receiver)
             unlink(path)
         }
-        guard var address = NotificationSocket.unixAddress(path) else { return XCTFail("no address for \(path)") }
-        let bound = withUnsafePointer(to: &address.address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, address.length) }
-        }
-        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
         let sender = NotificationSocket(notifySocket: path)
         let states = ["READY=1\nSTATUS=reachable: a route", "STATUS=not-reachable: no route", "WATCHDOG=1"]
         for (number, state) in states.enumerated() { XCTAssertGreaterThan(sender.send(state, waiting: number == 0), 0, state) }
@@ -60,17 +53,11 @@ final class NotificationSocketTests: XCTestCase {
     }
 
     func testThatAFullManagerQueueFailsAtOnceUnlessAskedToWait() throws {
-        let path = NSTemporaryDirectory() + "notify-full-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let (receiver, path) = try boundReceiver("notify-full")
         defer {
             close(receiver)
             unlink(path)
         }
-        guard var address = NotificationSocket.unixAddress(path) else { return XCTFail("no address for \(path)") }
-        let bound = withUnsafePointer(to: &address.address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, address.length) }
-        }
-        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
         let sender = NotificationSocket(notifySocket: path)
         // Nobody reads: the queue (net.unix.max_dgram_qlen datagrams) fills, and then the next
         // notification fails with EAGAIN instead of waiting.
@@ -85,5 +72,19 @@ final class NotificationSocketTests: XCTestCase {
 
     func testThatNothingIsSentWithoutAManager() {
         XCTAssertEqual(NotificationSocket(notifySocket: nil).send("READY=1", waiting: true), 0)
+    }
+
+    /// A datagram socket bound at a fresh path in the temporary directory, as the service
+    /// manager's notification socket is; the caller closes it and unlinks the path.
+    private func boundReceiver(_ name: String) throws -> (descriptor: Int32, path: String) {
+        let path = NSTemporaryDirectory() + "\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(receiver, 0)
+        var address = try XCTUnwrap(NotificationSocket.unixAddress(path), "no address for \(path)")
+        let bound = withUnsafePointer(to: &address.address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, address.length) }
+        }
+        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
+        return (receiver, path)
     }
 }
