@@ -112,8 +112,97 @@ final class NAT64TranslationTests: DaemonTestCase {
         XCTAssertEqual(page.standardOutput, "served over IPv4\n")
     }
 
+    func testAPlainTunVPNOverTheIPv6OnlyUplinkIsAVPNNotACLAT() throws {
+        // Given an IPv6-only host whose router advertises the NAT64 prefix
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+
+        // When a VPN client brings up tun0 with 10.8.0.2/24 and IPv4's default route over it
+        _ = try attachedTun(address: "10.8.0.2/24")
+        try netns.ip("route", "add", "default", "dev", "tun0")
+
+        // Then it is a VPN: IPv4 native over tun0, not a CLAT
+        let published = try waitForProperties("IPv4 reachable over tun0") { $0.bool(.ipv4Reachable) == true && $0.string(.ipv4Interface) == "tun0" }
+        XCTAssertEqual(published.string(.ipv4Access), "native", "\(published)")
+        XCTAssertEqual(published.string(.interface), "tun0")
+        XCTAssertEqual(published.string(.transport), "vpn")
+        XCTAssertFalse(published.string(.reason)?.contains("CLAT") == true, "\(published)")
+        XCTAssertEqual(published.interfaces.first { $0.name == "tun0" }?.transport, .vpn)
+        // and the VPN's own network is reached directly over it
+        let destination = try busctl.checkDestination("10.8.0.1")
+        XCTAssertEqual(destination["via"], "direct", "\(destination)")
+        XCTAssertEqual(destination["interface"], "tun0")
+        XCTAssertEqual(destination["transport"], "ethernet", "the medium beneath the tunnel")
+    }
+
+    func testThroughTheCLATAnAddressNoNAT64TranslatesIsNotReachable() throws {
+        // Given an IPv6-only host with a CLAT (tayga, 192.0.0.1) and IPv4's default route through it
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        let clat = try startCLAT()
+        defer { _ = clat.terminate() }
+        try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
+
+        // When / Then: what no NAT64 translates stays not reachable through the CLAT, as through NAT64
+        for (address, range) in [("169.254.1.1", "link-local (169.254.0.0/16)"), ("240.0.0.1", "reserved (240.0.0.0/4)")] {
+            let destination = try busctl.checkDestination(address)
+            XCTAssertEqual(destination["status"], "not-reachable", "\(destination)")
+            XCTAssertEqual(destination["via"], "clat", "\(destination)")
+            XCTAssertTrue(destination["reason"]?.contains("\(address) is \(range), which no NAT64 translates") == true, "\(destination)")
+        }
+        // and an application's connection there fails, as the answer says
+        let refused = try curl("http://169.254.1.1:8081/", seconds: 3)
+        XCTAssertNotEqual(refused.termination, .exited(0), refused.standardOutput)
+        // while the IPv4-only server (a private address the network-specific prefix translates) is reached
+        XCTAssertEqual(try busctl.checkDestination("\(Self.server)")["via"], "clat")
+    }
+
+    func testTheCLATsTunIsListedWithItsUplinksTransportNotAsAVPN() throws {
+        // Given an IPv6-only host over ra0 (ethernet)
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+
+        // When a CLAT runs on tun clat (192.0.0.1)
+        let clat = try startCLAT()
+        defer { _ = clat.terminate() }
+
+        // Then Interfaces lists clat with ra0's transport, and Reason does not call it a VPN
+        let published = try waitForProperties("IPv4Access clat, clat listed") {
+            $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true && $0.interfaces.contains { $0.name == "clat" && $0.operational == .up }
+        }
+        XCTAssertEqual(published.interfaces.first { $0.name == "clat" }?.transport, .ethernet, "\(published.interfaces)")
+        let reason = try XCTUnwrap(published.string(.reason))
+        XCTAssertFalse(reason.contains("vpn"), reason)
+        XCTAssertTrue(reason.contains("on clat (CLAT over ra0, ethernet)"), reason)
+    }
+
+    func testWithTheWellKnownPrefixAnIPv6LiteralEmbeddingAPrivateAddressIsNotReachable() throws {
+        // Given an IPv6-only host whose router advertises the well-known prefix 64:ff9b::/96
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        defer { nat64.forEach { _ = $0.terminate() } }
+        try router.namespace.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("NAT64Prefix 64:ff9b::/96") { $0.string(.nat64Prefix) == "64:ff9b::/96" && $0.string(.ipv4Access) == "nat64" }
+
+        // When an application asks about 64:ff9b::a01:203, which embeds 10.1.2.3
+        let embedded = try busctl.checkDestination("64:ff9b::a01:203")
+
+        // Then not reachable, as NAT64 refuses it (RFC 6052 §3.1), and the reason says why
+        XCTAssertEqual(embedded["status"], "not-reachable", "\(embedded)")
+        XCTAssertEqual(embedded["via"], "nat64")
+        XCTAssertEqual(embedded["address"], "64:ff9b::a01:203")
+        XCTAssertTrue(embedded["reason"]?.contains("64:ff9b::a01:203 embeds 10.1.2.3, which is private-use (10.0.0.0/8)") == true, "\(embedded)")
+        // while one embedding a global address is reached through NAT64
+        let global = try busctl.checkDestination("64:ff9b::808:808")
+        XCTAssertEqual(global["status"], "reachable-via-ethernet", "\(global)")
+        XCTAssertEqual(global["via"], "nat64")
+    }
+
     /// curl from the host's namespace.
-    private func curl(_ url: String) throws -> CommandResult {
-        try Command.run("ip", ["netns", "exec", try netns.name, "curl", "-sS", "-m", "10", url], timeout: .seconds(15))
+    private func curl(_ url: String, seconds: Int = 10) throws -> CommandResult {
+        try Command.run("ip", ["netns", "exec", try netns.name, "curl", "-sS", "-m", "\(seconds)", url], timeout: .seconds(seconds + 5))
     }
 }
