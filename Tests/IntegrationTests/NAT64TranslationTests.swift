@@ -34,10 +34,7 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testCheckDestinationOfTheIPv4ServerGivesTheSynthesizedAddressWhichServesThePage() throws {
         // Given an IPv6-only host behind tayga, which the router advertises
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
-        try waitForProperties("IPv4Access nat64") { $0.string(.nat64Prefix) == Self.prefix && $0.string(.ipv4Access) == "nat64" }
+        try startIPv6OnlyHostBehindNAT64Advertising(Self.prefix)
 
         // When an application asks where to connect to the IPv4-only server
         let destination = try busctl.checkDestination("\(Self.server)")
@@ -62,18 +59,13 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testWithTheWellKnownPrefixAPrivateAddressIsNotSynthesizedAndAGlobalOneIs() throws {
         // Given an IPv6-only host whose router advertises the well-known prefix 64:ff9b::/96
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
-        try waitForProperties("NAT64Prefix 64:ff9b::/96") { $0.string(.nat64Prefix) == "64:ff9b::/96" && $0.string(.ipv4Access) == "nat64" }
+        try startIPv6OnlyHostBehindNAT64Advertising("64:ff9b::/96")
 
         // When / Then: a private address stays not reachable, and the reason says why (RFC 6052 §3.1)
-        let private10 = try busctl.checkDestination("10.1.2.3")
-        XCTAssertEqual(private10["status"], "not-reachable", "\(private10)")
-        XCTAssertEqual(private10["via"], "direct")
-        XCTAssertEqual(private10["address"], "10.1.2.3")
-        XCTAssertTrue(private10["reason"]?.contains("10.1.2.3 is private-use (10.0.0.0/8), which NAT64 with the well-known prefix 64:ff9b::/96 does not translate (RFC 6052 §3.1)") == true,
-                      "\(private10)")
+        try assertNotReachable(
+            "10.1.2.3", via: "direct",
+            because: "10.1.2.3 is private-use (10.0.0.0/8), which NAT64 with the well-known prefix 64:ff9b::/96 does not translate (RFC 6052 §3.1)"
+        )
         // a global one is reached at 64:ff9b::a.b.c.d
         let global = try busctl.checkDestination("8.8.8.8")
         XCTAssertEqual(global["via"], "nat64", "\(global)")
@@ -83,10 +75,7 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testWithACLATTheLiteralWorksAndTheStatusDescribesTheUplinkNotTheTun() throws {
         // Given an IPv6-only host behind the NAT64, which it knows of
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
-        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+        try startIPv6OnlyHostBehindNAT64Advertising(Self.prefix)
 
         // When a CLAT runs on the host: tayga on tun clat, 192.0.0.1 (RFC 7335) mapped to
         // fd00::c1a7, IPv4's default route through it
@@ -114,10 +103,7 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testAPlainTunVPNOverTheIPv6OnlyUplinkIsAVPNNotACLAT() throws {
         // Given an IPv6-only host whose router advertises the NAT64 prefix
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
-        try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+        try startIPv6OnlyHostBehindNAT64Advertising(Self.prefix)
 
         // When a VPN client brings up tun0 with 10.8.0.2/24 and IPv4's default route over it
         _ = try attachedTun(address: "10.8.0.2/24")
@@ -139,19 +125,14 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testThroughTheCLATAnAddressNoNAT64TranslatesIsNotReachable() throws {
         // Given an IPv6-only host with a CLAT (tayga, 192.0.0.1) and IPv4's default route through it
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try startIPv6OnlyHostBehindNAT64Advertising(Self.prefix)
         let clat = try startCLAT()
         defer { _ = clat.terminate() }
         try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" && $0.bool(.ipv4Reachable) == true }
 
         // When / Then: what no NAT64 translates stays not reachable through the CLAT, as through NAT64
         for (address, range) in [("169.254.1.1", "link-local (169.254.0.0/16)"), ("240.0.0.1", "reserved (240.0.0.0/4)")] {
-            let destination = try busctl.checkDestination(address)
-            XCTAssertEqual(destination["status"], "not-reachable", "\(destination)")
-            XCTAssertEqual(destination["via"], "clat", "\(destination)")
-            XCTAssertTrue(destination["reason"]?.contains("\(address) is \(range), which no NAT64 translates") == true, "\(destination)")
+            try assertNotReachable(address, via: "clat", because: "\(address) is \(range), which no NAT64 translates")
         }
         // and an application's connection there fails, as the answer says
         let refused = try curl("http://169.254.1.1:8081/", seconds: 3)
@@ -162,9 +143,7 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testTheCLATsTunIsListedWithItsUplinksTransportNotAsAVPN() throws {
         // Given an IPv6-only host over ra0 (ethernet)
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix(Self.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try startIPv6OnlyHostBehindNAT64Advertising(Self.prefix)
 
         // When a CLAT runs on tun clat (192.0.0.1)
         let clat = try startCLAT()
@@ -182,23 +161,38 @@ final class NAT64TranslationTests: DaemonTestCase {
 
     func testWithTheWellKnownPrefixAnIPv6LiteralEmbeddingAPrivateAddressIsNotReachable() throws {
         // Given an IPv6-only host whose router advertises the well-known prefix 64:ff9b::/96
-        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
-        defer { nat64.forEach { _ = $0.terminate() } }
-        try router.namespace.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
-        try waitForProperties("NAT64Prefix 64:ff9b::/96") { $0.string(.nat64Prefix) == "64:ff9b::/96" && $0.string(.ipv4Access) == "nat64" }
+        try startIPv6OnlyHostBehindNAT64Advertising("64:ff9b::/96")
 
         // When an application asks about 64:ff9b::a01:203, which embeds 10.1.2.3
-        let embedded = try busctl.checkDestination("64:ff9b::a01:203")
-
         // Then not reachable, as NAT64 refuses it (RFC 6052 §3.1), and the reason says why
-        XCTAssertEqual(embedded["status"], "not-reachable", "\(embedded)")
-        XCTAssertEqual(embedded["via"], "nat64")
-        XCTAssertEqual(embedded["address"], "64:ff9b::a01:203")
-        XCTAssertTrue(embedded["reason"]?.contains("64:ff9b::a01:203 embeds 10.1.2.3, which is private-use (10.0.0.0/8)") == true, "\(embedded)")
+        try assertNotReachable("64:ff9b::a01:203", via: "nat64", because: "64:ff9b::a01:203 embeds 10.1.2.3, which is private-use (10.0.0.0/8)")
         // while one embedding a global address is reached through NAT64
         let global = try busctl.checkDestination("64:ff9b::808:808")
         XCTAssertEqual(global["status"], "reachable-via-ethernet", "\(global)")
         XCTAssertEqual(global["via"], "nat64")
+    }
+
+    /// ``startIPv6OnlyHostBehindNAT64()`` with the router advertising `prefix`, once the daemon
+    /// publishes it with `IPv4Access` `nat64`; the router (whose namespace lives as long as it)
+    /// and the NAT64's processes are kept until the test's teardown.
+    private func startIPv6OnlyHostBehindNAT64Advertising(_ prefix: String) throws {
+        let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
+        addTeardownBlock {
+            nat64.forEach { _ = $0.terminate() }
+            withExtendedLifetime(router) {}
+        }
+        try router.namespace.advertiseNAT64Prefix(prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
+        try waitForProperties("NAT64Prefix \(prefix), IPv4Access nat64") { $0.string(.nat64Prefix) == prefix && $0.string(.ipv4Access) == "nat64" }
+    }
+
+    /// Asserts that `CheckDestination(address)` is not reachable `via`, at the address given,
+    /// with a reason containing `reason`.
+    private func assertNotReachable(_ address: String, via: String, because reason: String, line: UInt = #line) throws {
+        let destination = try busctl.checkDestination(address)
+        XCTAssertEqual(destination["status"], "not-reachable", "\(destination)", line: line)
+        XCTAssertEqual(destination["via"], via, "\(destination)", line: line)
+        XCTAssertEqual(destination["address"], address, line: line)
+        XCTAssertTrue(destination["reason"]?.contains(reason) == true, "\(destination)", line: line)
     }
 
     /// curl from the host's namespace.
