@@ -40,6 +40,9 @@ public enum NameServerOrigin: Sendable, Hashable {
     case resolvedLink(InterfaceIndex)
     /// systemd-resolved's fallback servers (`FallbackDNS=`), which it uses while no other is known.
     case resolvedFallback
+    /// glibc's own server, 127.0.0.1, which its resolver asks when the resolv.conf file (the
+    /// path) has no `nameserver` line or cannot be read.
+    case resolverDefault(String)
 
     /// The origin in a sentence's words: "/etc/resolv.conf", "systemd-resolved (global)",
     /// "systemd-resolved (link 3)".
@@ -49,6 +52,7 @@ public enum NameServerOrigin: Sendable, Hashable {
         case .resolvedGlobal: "systemd-resolved (global)"
         case .resolvedLink(let index): "systemd-resolved (link \(index))"
         case .resolvedFallback: "systemd-resolved (fallback)"
+        case .resolverDefault(let path): "glibc's default (no nameserver in \(path))"
         }
     }
 }
@@ -85,11 +89,14 @@ public enum ResolvConf {
     /// The most servers glibc's resolver uses (`MAXNS`): later `nameserver` lines are ignored.
     public static let maximumServers = 3
 
-    /// The servers an application's resolver asks, in order, read as glibc reads them: lines that
-    /// begin with the keyword `nameserver` (no leading blank) and an address (an IPv6 one may carry
-    /// a `%zone`); the first ``maximumServers`` such lines count, duplicates included, lines
-    /// whose address does not parse are skipped; other lines (comments, `search`, `options`)
-    /// ignored.
+    /// The server glibc's resolver asks when resolv.conf names none (`INADDR_LOOPBACK`).
+    public static let resolverDefault = IPAddress("127.0.0.1")!
+
+    /// The addresses of a resolv.conf's `nameserver` lines, read as glibc reads them: lines that
+    /// begin with the keyword `nameserver` (no leading blank) and an address — an IPv4 one in any
+    /// form `inet_aton` takes ("127.1"), an IPv6 one possibly with a `%zone`; the first
+    /// ``maximumServers`` such lines count, duplicates included, lines whose address does not
+    /// parse are skipped; other lines (comments, `search`, `options`) ignored.
     ///
     /// - Parameter text: the file's contents.
     /// - Returns: the addresses, in order, without duplicates.
@@ -97,13 +104,23 @@ public enum ResolvConf {
         var lines: [IPAddress] = []
         for line in text.split(whereSeparator: \.isNewline) where lines.count < maximumServers {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).flatMap { $0.split(separator: "\t") }
-            guard line.hasPrefix("nameserver"), fields.count >= 2, fields[0] == "nameserver",
-                  let address = IPAddress(String(fields[1])) else { continue }
+            guard line.hasPrefix("nameserver"), fields.count >= 2, fields[0] == "nameserver" else { continue }
+            let text = String(fields[1])
+            guard let address = IPAddress.ipv4(numbersAndDots: text) ?? IPAddress(text).flatMap({ $0.family == .ipv6 ? $0 : nil }) else { continue }
             lines.append(address)
         }
         return lines.reduce(into: []) { servers, address in
             if !servers.contains(address) { servers.append(address) }
         }
+    }
+
+    /// The servers an application's resolver asks, given the resolv.conf at `path` (`text`, nil
+    /// when it cannot be read): its ``nameServers(in:)``, or, when it names none or cannot be
+    /// read, glibc's default, 127.0.0.1 (its `res_init` adds the loopback address then).
+    public static func servers(in text: String?, path: String) -> [NameServer] {
+        let addresses = nameServers(in: text ?? "")
+        guard !addresses.isEmpty else { return [NameServer(address: resolverDefault, origin: .resolverDefault(path))] }
+        return addresses.map { NameServer(address: $0, origin: .resolvConf(path)) }
     }
 
     /// Whether `servers` (a resolv.conf's) hand every query to systemd-resolved's stub.

@@ -72,13 +72,13 @@ public final class NameServerSources {
     }
 
     private func readResolvConf() {
-        let servers = ResolvConf.nameServers(in: readSmallFile(resolvConfPath) ?? "")
-        let stub = ResolvConf.pointsAtResolvedStub(servers)
+        let servers = ResolvConf.servers(in: readSmallFile(resolvConfPath), path: resolvConfPath)
+        let stub = ResolvConf.pointsAtResolvedStub(servers.map(\.address))
         if stub != usesResolved { Log.debug("\(resolvConfPath) \(stub ? "names systemd-resolved's stub: following its upstream servers" : "names its servers itself").") }
         usesResolved = stub
         guard stub else {
             stopFollowingResolved()
-            update(servers.map { NameServer(address: $0, origin: .resolvConf(resolvConfPath)) })
+            update(servers)
             return
         }
         followResolved()

@@ -131,6 +131,51 @@ final class ResolvConfTests: XCTestCase {
         )
     }
 
+    func testAddressFormsGlibcTakes() {
+        // Given a nameserver line's address, Then glibc's resolver (inet_aton, then inet_pton
+        // for IPv6) reads it as this server, or skips the line (nil)
+        let rows: [(address: String, server: String?, line: UInt)] = [
+            ("192.0.2.53", "192.0.2.53", #line),
+            ("127.1", "127.0.0.1", #line),
+            ("10.1.2", "10.1.0.2", #line),
+            ("0x7f.1", "127.0.0.1", #line),
+            ("0177.0.0.1", "127.0.0.1", #line),
+            ("2130706433", "127.0.0.1", #line),
+            ("2001:db8::53", "2001:db8::53", #line),
+            ("fe80::1%eth0", "fe80::1%eth0", #line),
+            ("::ffff:192.0.2.1", "::ffff:192.0.2.1", #line),
+            ("192.0.2.53%eth0", nil, #line),
+            ("256.1.1.1", nil, #line),
+            ("1.2.3.4.5", nil, #line),
+            ("0x", nil, #line),
+            ("example.org", nil, #line),
+        ]
+        for row in rows {
+            // When the line is read
+            let servers = ResolvConf.nameServers(in: "nameserver \(row.address) # trailing words are ignored\n")
+            // Then
+            XCTAssertEqual(servers, row.server.map { [IPAddress($0)!] } ?? [], row.address, line: row.line)
+        }
+    }
+
+    func testGlibcAsksTheLoopbackWhenTheFileNamesNoServer() {
+        let path = "/etc/resolv.conf"
+        let loopback = [NameServer(address: IPAddress("127.0.0.1")!, origin: .resolverDefault(path))]
+        // Given the file's text (nil: it cannot be read), Then the servers an application asks
+        let rows: [(text: String?, servers: [NameServer], line: UInt)] = [
+            ("nameserver 192.0.2.53\n", [NameServer(address: IPAddress("192.0.2.53")!, origin: .resolvConf(path))], #line),
+            ("nameserver 127.1\n", [NameServer(address: IPAddress("127.0.0.1")!, origin: .resolvConf(path))], #line),
+            ("search example.org\noptions edns0\n", loopback, #line),
+            ("", loopback, #line),
+            ("nameserver example.org\n", loopback, #line),
+            (nil, loopback, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(ResolvConf.servers(in: row.text, path: path), row.servers, "\(row.text ?? "no file")", line: row.line)
+        }
+        XCTAssertEqual(loopback[0].origin.description, "glibc's default (no nameserver in /etc/resolv.conf)")
+    }
+
     func testResolvedStub() {
         XCTAssertTrue(ResolvConf.pointsAtResolvedStub([IPAddress("127.0.0.53")!]))
         XCTAssertTrue(ResolvConf.pointsAtResolvedStub([IPAddress("127.0.0.53")!, IPAddress("127.0.0.54")!]))
