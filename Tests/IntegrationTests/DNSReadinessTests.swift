@@ -95,6 +95,30 @@ final class DNSReadinessTests: DaemonTestCase {
         XCTAssertEqual(ra0?["dns"]?.strings, ["fe80::1%ra0"], "\(reachable)")
     }
 
+    func testANameserverIsJudgedByTheFlowOfAQueryUDPToPort53() throws {
+        // Given a reachable host whose nameserver the main table does not route (an
+        // `unreachable` route), and table 100 that routes it
+        let path = try resolvConf
+        try "nameserver 198.51.100.53\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
+        try netns.ip("route", "add", "198.51.100.53/32", "via", "10.77.0.1", "dev", "ra0", "table", "100")
+        try waitForDNS(.unreachable)
+
+        // When a rule sends queries (UDP to port 53) to table 100: they go out, so reachable
+        try netns.ip("rule", "add", "ipproto", "udp", "dport", "53", "lookup", "100", "priority", "100")
+        try waitForDNS(.reachable)
+        try waitForExplain(containing: "nameserver 198.51.100.53 from \(path): unicast route via 10.77.0.1 dev ra0")
+
+        // When the rule sends only TCP to port 443 there instead: queries have no route, so unreachable
+        try netns.ip("rule", "del", "ipproto", "udp", "dport", "53", "lookup", "100", "priority", "100")
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "lookup", "100", "priority", "100")
+        let unreachable = try waitForDNS(.unreachable)
+        XCTAssertTrue(try XCTUnwrap(unreachable.string(.reason)).contains("but no nameserver is routed (198.51.100.53: "), "\(unreachable)")
+    }
+
     func testAResolverOnThisHostCountsWhileTheHostIsReachable() throws {
         // Given a local resolver (dnsmasq, unbound) named in resolv.conf, and no route
         let path = try resolvConf
