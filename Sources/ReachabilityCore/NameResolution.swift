@@ -6,7 +6,8 @@
 public enum DNSReadiness: String, Sendable, CaseIterable, Hashable {
     /// Before the first evaluation.
     case unknown
-    /// No nameserver is configured.
+    /// No nameserver takes public names: none is configured, systemd-resolved (named by
+    /// resolv.conf) is not running, or the only ones are split-DNS servers of their link's domains.
     case none
     /// Nameservers are configured, and the kernel routes none of them from a usable source.
     case unreachable
@@ -63,6 +64,10 @@ public struct NameServer: Sendable, Hashable {
     public var address: IPAddress
     /// Where the server was configured.
     public var origin: NameServerOrigin
+    /// Whether names outside its link's routing domains may go to it: false for a split-DNS
+    /// server, which systemd-resolved asks only about its link's own domains
+    /// (``ResolvedDefaultRoute``).
+    public var servesAnyDomain: Bool
 
     /// The link the server is configured for, where known: systemd-resolved's link, or the zone
     /// of a link-local server (an index, or a name that `index(ofZone:)` resolves); nil for a
@@ -73,10 +78,12 @@ public struct NameServer: Sendable, Hashable {
         return indexOfZone(zone)
     }
 
-    /// A server configured at `address`, found in `origin`.
-    public init(address: IPAddress, origin: NameServerOrigin) {
+    /// A server configured at `address`, found in `origin`, which serves names of any domain
+    /// unless `servesAnyDomain` says otherwise.
+    public init(address: IPAddress, origin: NameServerOrigin, servesAnyDomain: Bool = true) {
         self.address = address
         self.origin = origin
+        self.servesAnyDomain = servesAnyDomain
     }
 }
 

@@ -119,6 +119,58 @@ final class DNSReadinessTests: DaemonTestCase {
         XCTAssertTrue(try XCTUnwrap(unreachable.string(.reason)).contains("but no nameserver is routed (198.51.100.53: "), "\(unreachable)")
     }
 
+    func testSystemdResolvedStoppingIsSeenAtOnceAndItsReturnFollowed() throws {
+        // Given resolv.conf naming resolved's stub, and resolved (a stand-in on the test's bus)
+        // with one global server, on a reachable host
+        let path = try resolvConf
+        try "nameserver 127.0.0.53\noptions edns0 trust-ad\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        let resolved = try StandInResolved(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(0, "198.51.100.53")])
+        try waitForDNS(.reachable)
+        try waitForExplain(containing: "nameserver 198.51.100.53 from systemd-resolved (global): unicast route via 10.77.0.1 dev ra0")
+
+        // When resolved stops: its stub answers nothing, so there is no server at once
+        resolved.stop()
+        let none = try waitForDNS(.none)
+        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).hasSuffix(", but no nameserver is configured"), "\(none)")
+
+        // When it comes back: its servers again
+        let restarted = try StandInResolved(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(0, "198.51.100.53")])
+        try waitForDNS(.reachable)
+        restarted.stop()
+    }
+
+    func testASplitDNSServerOfALinkThatIsNoDefaultRouteIsNotCounted() throws {
+        // Given a reachable host whose resolv.conf names resolved's stub, and a VPN link (vpn0)
+        // whose server is resolved's only one, for `~corp.example` alone (DefaultRoute false)
+        let path = try resolvConf
+        try "nameserver 127.0.0.53\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try netns.addQuietVethPair("vpn0", peer: "vpn1")
+        try netns.ip("addr", "add", "10.8.0.2/24", "dev", "vpn0")
+        for link in ["vpn1", "vpn0"] { try netns.ip("link", "set", link, "up") }
+        let vpn = try XCTUnwrap(Int32(try netns.ip("-o", "link", "show", "vpn0").prefix { $0 != ":" }))
+        let resolved = try StandInResolved(
+            bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(vpn, "10.8.0.53")], defaultRoutes: [vpn: false]
+        )
+
+        // Then no server takes a public name: none, though the VPN's server is routed
+        let none = try waitForDNS(.none)
+        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).contains("but no nameserver takes names outside its link's own domains (10.8.0.53"), "\(none)")
+        try waitForExplain(containing: "nameserver 10.8.0.53 from systemd-resolved (link \(vpn)): unicast route dev vpn0")
+        try waitForExplain(containing: "only for its link's own domains")
+
+        // When the VPN becomes a default route (`~.`, or DefaultRoute=yes), seen at the next link change
+        try resolved.configure(servers: [(vpn, "10.8.0.53")], defaultRoutes: [vpn: true])
+        try netns.ip("addr", "add", "10.8.0.3/24", "dev", "vpn0")
+        // Then its server counts
+        try waitForDNS(.reachable)
+    }
+
     func testAResolverOnThisHostCountsWhileTheHostIsReachable() throws {
         // Given a local resolver (dnsmasq, unbound) named in resolv.conf, and no route
         let path = try resolvConf

@@ -34,21 +34,33 @@ final class DNSRuleTests: XCTestCase {
     static let resolvConf = NameServerOrigin.resolvConf("/etc/resolv.conf")
 
     /// A server at `address` whose facts are `facts` (a caller's address, as the daemon asks).
-    static func server(_ address: String, _ facts: DestinationFacts, origin: NameServerOrigin = resolvConf) -> NameServerFacts {
+    static func server(_ address: String, _ facts: DestinationFacts, origin: NameServerOrigin = resolvConf, servesAnyDomain: Bool = true) -> NameServerFacts {
         var facts = facts
         facts.purpose = .callerAddress
-        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin), facts: facts)
+        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin, servesAnyDomain: servesAnyDomain), facts: facts)
     }
 
     static let routedOnEth0 = server("192.0.2.53", Fixture.routed(.ipv4, via: Fixture.eth0))
     static let unroutedIPv4 = server("198.51.100.53", Fixture.failed(.ipv4, errno: ENETUNREACH))
     static let unroutedIPv6 = server("2001:db8::53", Fixture.routed(.ipv6, via: Fixture.link(Fixture.wlan0, hasCarrier: false)))
     static let localResolver = server("127.0.0.1", Fixture.thisHost(.ipv4))
+    /// A split-DNS VPN's server: routed, but resolved asks it only about its link's domains.
+    static let splitDNS = server("10.8.0.53", Fixture.routed(.ipv4, via: Fixture.eth0), origin: .resolvedLink(InterfaceIndex(7)), servesAnyDomain: false)
 
     static let rows: [Row] = [
         // Given no server at all, nothing else matters.
         Row("no server configured", [], .none, "no nameserver is configured"),
         Row("no server configured, though a lookup answered (from /etc/hosts)", [], lookups: .answered, .none, "no nameserver is configured"),
+
+        // Given only servers of a link's own domains (split DNS), however routed: none for a public name.
+        Row(
+            "only a split-DNS server, routed", [splitDNS], .none,
+            "no nameserver takes names outside its link's own domains (10.8.0.53 from systemd-resolved (link 7))"
+        ),
+        Row(
+            "a split-DNS server and a lookup that answered (a name of its domain)", [splitDNS], lookups: .answered, .none,
+            "no nameserver takes names outside its link's own domains (10.8.0.53 from systemd-resolved (link 7))"
+        ),
 
         // Given servers the kernel routes nowhere.
         Row("the only server has no route", [unroutedIPv4], .unreachable, "no nameserver is routed (198.51.100.53: no default route)"),
@@ -68,6 +80,11 @@ final class DNSRuleTests: XCTestCase {
         // Given a routed server.
         Row("one routed server", [routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
         Row("the first routed server is named", [unroutedIPv4, routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
+        Row("a routed split-DNS server is passed over", [splitDNS, routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
+        Row(
+            "a routed split-DNS server does not make up for an unrouted one", [splitDNS, unroutedIPv4], .unreachable,
+            "no nameserver is routed (198.51.100.53: no default route)"
+        ),
         Row("a resolver on this host while the host is reachable", [localResolver], .reachable, "nameserver 127.0.0.1 is routed on this host"),
         Row("the check's lookup answered", [routedOnEth0], lookups: .answered, .answering, "the check's name lookup got an answer"),
         Row(
@@ -102,6 +119,33 @@ final class DNSRuleTests: XCTestCase {
         XCTAssertLessThan(DNSReadiness.failing.rank, DNSReadiness.reachable.rank)
         XCTAssertLessThan(DNSReadiness.reachable.rank, DNSReadiness.answering.rank)
         XCTAssertEqual(DNSReadiness.none.rank, DNSReadiness.unknown.rank)
+    }
+}
+
+/// Which of systemd-resolved's servers a public name goes to.
+final class ResolvedDefaultRouteTests: XCTestCase {
+    func testOnlyALinkThatIsNoDefaultRouteKeepsItsServersToItsDomains() {
+        let link = NameServerOrigin.resolvedLink(InterfaceIndex(7))
+        let rows: [(origin: NameServerOrigin, linkIsDefaultRoute: Bool?, serves: Bool, line: UInt)] = [
+            // Given resolved's global servers: always a default route (whatever a link says)
+            (.resolvedGlobal, false, true, #line),
+            (.resolvedFallback, nil, true, #line),
+            // Given a server of resolv.conf, or glibc's default: glibc asks it about every name
+            (.resolvConf("/etc/resolv.conf"), false, true, #line),
+            (.resolverDefault("/etc/resolv.conf"), nil, true, #line),
+            // Given a link's server: as its link's DefaultRoute says (configured, else resolved's
+            // own rule: no routing-only domain, or `~.`)
+            (link, true, true, #line),
+            (link, false, false, #line),
+            // Given a link whose DefaultRoute could not be read (a resolved without it): counted
+            (link, nil, true, #line),
+        ]
+        for row in rows {
+            // When
+            let serves = ResolvedDefaultRoute.servesAnyDomain(row.origin, linkIsDefaultRoute: row.linkIsDefaultRoute)
+            // Then
+            XCTAssertEqual(serves, row.serves, "\(row.origin.description), DefaultRoute \(row.linkIsDefaultRoute.map(String.init) ?? "unknown")", line: row.line)
+        }
     }
 }
 
