@@ -225,10 +225,9 @@ public final class NameServerSources {
         }
     }
 
-    /// resolved's object path for link `index`: a path label's leading digit is escaped as
-    /// `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
+    /// resolved's object path for link `index` (``SystemdLinkPath``).
     static func resolvedLinkPath(_ index: InterfaceIndex) -> String {
-        "/org/freedesktop/resolve1/link/_3" + String(index.rawValue)
+        SystemdLinkPath.path(ofLink: index, under: "/org/freedesktop/resolve1/link")
     }
 
     /// Stops following.

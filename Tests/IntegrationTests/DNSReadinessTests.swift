@@ -60,6 +60,18 @@ final class DNSReadinessTests: DaemonTestCase {
         )
     }
 
+    /// Writes `text` to the resolver configuration, starts the daemon following it, and makes
+    /// the host reachable (ra0 and a default route); returns the configuration's path.
+    @discardableResult
+    private func startReachable(resolvConf text: String) throws -> String {
+        let path = try resolvConf
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        return path
+    }
+
     /// Waits until Explain's text contains `text`.
     private func waitForExplain(containing text: String) throws {
         let busctl = try busctl
@@ -98,11 +110,7 @@ final class DNSReadinessTests: DaemonTestCase {
     func testANameserverIsJudgedByTheFlowOfAQueryUDPToPort53() throws {
         // Given a reachable host whose nameserver the main table does not route (an
         // `unreachable` route), and table 100 that routes it
-        let path = try resolvConf
-        try "nameserver 198.51.100.53\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try startDaemon(arguments: ["--resolv-conf", path])
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
+        let path = try startReachable(resolvConf: "nameserver 198.51.100.53\n")
         try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
         try netns.ip("route", "add", "198.51.100.53/32", "via", "10.77.0.1", "dev", "ra0", "table", "100")
         try waitForDNS(.unreachable)
@@ -122,11 +130,7 @@ final class DNSReadinessTests: DaemonTestCase {
     func testSystemdResolvedStoppingIsSeenAtOnceAndItsReturnFollowed() throws {
         // Given resolv.conf naming resolved's stub, and resolved (a stand-in on the test's bus)
         // with one global server, on a reachable host
-        let path = try resolvConf
-        try "nameserver 127.0.0.53\noptions edns0 trust-ad\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try startDaemon(arguments: ["--resolv-conf", path])
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
+        try startReachable(resolvConf: "nameserver 127.0.0.53\noptions edns0 trust-ad\n")
         let resolved = try StandInResolved(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(0, "198.51.100.53")])
         try waitForDNS(.reachable)
         try waitForExplain(containing: "nameserver 198.51.100.53 from systemd-resolved (global): unicast route via 10.77.0.1 dev ra0")
@@ -145,11 +149,7 @@ final class DNSReadinessTests: DaemonTestCase {
     func testASplitDNSServerOfALinkThatIsNoDefaultRouteIsNotCounted() throws {
         // Given a reachable host whose resolv.conf names resolved's stub, and a VPN link (vpn0)
         // whose server is resolved's only one, for `~corp.example` alone (DefaultRoute false)
-        let path = try resolvConf
-        try "nameserver 127.0.0.53\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try startDaemon(arguments: ["--resolv-conf", path])
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
+        try startReachable(resolvConf: "nameserver 127.0.0.53\n")
         try netns.addQuietVethPair("vpn0", peer: "vpn1")
         try netns.ip("addr", "add", "10.8.0.2/24", "dev", "vpn0")
         for link in ["vpn1", "vpn0"] { try netns.ip("link", "set", link, "up") }
