@@ -44,7 +44,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter text: e.g. "192.0.2.7", "127.1" or "0x7f.1".
     /// - Returns: the address; nil when `text` is not one.
-    public static func ipv4(numbersAndDots text: String) -> IPAddress? {
+    package static func ipv4(numbersAndDots text: String) -> IPAddress? {
         // inet_aton stops at whitespace and ignores what follows; glibc's resolver takes only
         // an address that ends the text (its `__inet_aton_exact`).
         guard !text.isEmpty, !text.utf8.contains(where: { $0 == 0 || $0 == 32 || (9...13).contains($0) }) else { return nil }
