@@ -100,6 +100,17 @@ public struct BusMessage {
         return number
     }
 
+    /// Reads one boolean (`b`).
+    /// The corresponding C function is `sd_bus_message_read_basic`.
+    public func readBoolean() throws(SystemError) -> Bool {
+        var flag: Int32 = 0
+        let read = try sdCall("read a boolean from a bus message") {
+            sd_bus_message_read_basic(message, Self.character("b"), &flag)
+        }
+        guard read > 0 else { throw SystemError(action: "read a boolean from a bus message", errno: EBADMSG) }
+        return flag != 0
+    }
+
     /// Reads an array of strings (`as`, or `ao`/`ag` given their type character).
     /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
     public func readStringArray(type: Character = "s") throws(SystemError) -> [String] {
@@ -168,9 +179,7 @@ public struct BusMessage {
         case "s", "o":
             return .string(try readString(type: Character(signature)))
         case "b":
-            var flag: Int32 = 0
-            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
-            return .boolean(flag != 0)
+            return .boolean(try readBoolean())
         case "u":
             var number: UInt32 = 0
             try sdCall(action) { sd_bus_message_read_basic(message, Self.character("u"), &number) }

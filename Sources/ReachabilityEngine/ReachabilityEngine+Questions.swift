@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import RTNetlink
 import ReachabilityCore
 import SystemSupport
 
@@ -155,17 +156,23 @@ extension ReachabilityEngine {
     /// The share under which the nameservers are watched.
     static let nameServerShare = CallerShare(connection: "nameservers")
 
-    /// What the kernel answers for a query to `server`, as a caller's address: a link-local
-    /// server's zone, or the link systemd-resolved sends to a per-link server over, binds the
-    /// flow to that link. `answered` holds answers already asked in this walk.
+    /// What the kernel answers for a query to `server` (``StatusReducer/nameServerFlow``), as
+    /// a caller's address: a link-local server's zone, or the link systemd-resolved sends to a
+    /// per-link server over, binds the flow to that link. `answered` holds answers already
+    /// asked in this walk.
     func nameServerFacts(_ server: NameServer, answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]) -> NameServerFacts {
-        NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: Self.resolvedLink(of: server), answered: answered))
+        NameServerFacts(
+            server: server,
+            facts: destinationFacts(
+                server.address, purpose: .callerAddress, boundTo: Self.resolvedLink(of: server), flow: StatusReducer.nameServerFlow, answered: answered
+            )
+        )
     }
 
     /// The question ``nameServerFacts(_:answered:)`` asks the kernel about `server`; nil when
     /// its zone names no link.
     func nameServerQuestion(_ server: NameServer) -> KernelLookups.Question? {
-        question(about: server.address, boundTo: Self.resolvedLink(of: server))
+        question(about: server.address, boundTo: Self.resolvedLink(of: server), flow: StatusReducer.nameServerFlow)
     }
 
     /// The link systemd-resolved sends to `server` over, for a per-link server; nil otherwise.
@@ -177,26 +184,28 @@ extension ReachabilityEngine {
     /// The question about `destination` for user `uid` (nil: the daemon's own): a link-local
     /// IPv6 destination's zone binds the flow to that link (`sin6_scope_id`, `RTA_OIF`); like
     /// the kernel, any other destination's zone is not looked at. `link`, when given, binds the
-    /// flow to that link otherwise (as systemd-resolved sends to a link's own servers). Nil when
-    /// the zone names no link.
-    private func question(about destination: IPAddress, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil) -> KernelLookups.Question? {
+    /// flow to that link otherwise (as systemd-resolved sends to a link's own servers). `flow`
+    /// is the connection's protocol and port. Nil when the zone names no link.
+    private func question(
+        about destination: IPAddress, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil, flow: FlowKeys = StatusReducer.applicationFlow
+    ) -> KernelLookups.Question? {
         var zoneLink = link
         if destination.family == .ipv6, destination.scope == .link, let zone = destination.zone {
             guard let index = mirror.table.index(ofZone: zone) else { return nil }
             zoneLink = index
         }
-        return KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid)
+        return KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid, flow: flow)
     }
 
     /// Asks the kernel about `destination` for user `uid` (nil: the daemon's own), bound as
-    /// ``question(about:uid:boundTo:)`` says, and gathers what the rule needs, for `purpose`.
+    /// ``question(about:uid:boundTo:flow:)`` says, and gathers what the rule needs, for `purpose`.
     /// An answer in `answered` (asked earlier in the same walk) is not asked again.
     private func destinationFacts(
         _ destination: IPAddress, purpose: DestinationPurpose, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil,
-        answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]
+        flow: FlowKeys = StatusReducer.applicationFlow, answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]
     ) -> DestinationFacts {
         let scope = destination.scope
-        guard let question = question(about: destination, uid: uid, boundTo: link) else {
+        guard let question = question(about: destination, uid: uid, boundTo: link, flow: flow) else {
             return DestinationFacts(
                 family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope, purpose: purpose
             )

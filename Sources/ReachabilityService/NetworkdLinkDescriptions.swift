@@ -30,7 +30,6 @@ public final class NetworkdLinkDescriptions {
     static let busName = "org.freedesktop.network1"
     /// The path under which networkd exports its links.
     private static let linkPathNamespace = "/org/freedesktop/network1/link"
-    private static let linkPathPrefix = linkPathNamespace + "/"
 
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
@@ -116,15 +115,13 @@ public final class NetworkdLinkDescriptions {
         timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(500))
     }
 
-    /// networkd's object path for link `index`: networkd escapes a path label's leading digit
-    /// as `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
+    /// networkd's object path for link `index` (``SystemdLinkPath``): "2" is "_32".
     static func path(ofLink index: InterfaceIndex) -> String {
-        linkPathPrefix + "_3" + String(index.rawValue)
+        SystemdLinkPath.path(ofLink: index, under: linkPathNamespace)
     }
 
     /// The link index a networkd link object path names; nil for another path.
     static func linkIndex(ofPath path: String) -> InterfaceIndex? {
-        guard path.hasPrefix(linkPathPrefix + "_3"), let number = Int32(path.dropFirst(linkPathPrefix.count + 2)), number > 0 else { return nil }
-        return InterfaceIndex(number)
+        SystemdLinkPath.linkIndex(ofPath: path, under: linkPathNamespace)
     }
 }

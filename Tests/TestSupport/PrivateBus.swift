@@ -84,6 +84,31 @@ package final class PrivateBus {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
+    /// Lets a stand-in for a system service (root, as the tests run) own `name` and be called
+    /// by anyone, as the service's own policy file does on a real system: a policy file in the
+    /// bus's directory of test-only policies, then `ReloadConfig`, which returns once the bus
+    /// has read it.
+    ///
+    /// - Parameter name: the service's well-known name, e.g. `org.freedesktop.resolve1`.
+    /// - Throws: `HarnessError` when the file cannot be written or the bus does not reload.
+    package func allowStandIn(for name: String) throws {
+        let policy = """
+            <busconfig>
+              <policy user="root"><allow own="\(Self.escaped(name))"/></policy>
+              <policy context="default"><allow send_destination="\(Self.escaped(name))"/></policy>
+            </busconfig>
+            """
+        try policy.write(toFile: Self.standInPolicyDirectory(socketPath: socketPath) + "/\(name).conf", atomically: true, encoding: .utf8)
+        try Command.run("busctl", [
+            "--address=\(address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
+        ]).check()
+    }
+
+    /// The directory of the stand-ins' policy files (``allowStandIn(for:)``), beside the socket.
+    private static func standInPolicyDirectory(socketPath: String) -> String {
+        (socketPath as NSString).deletingLastPathComponent + "/bus.d"
+    }
+
     /// Stops the bus; harmless when repeated.
     package func stop() {
         process.terminate()
@@ -100,8 +125,9 @@ package final class PrivateBus {
     }
 
     /// The bus configuration: `scripts/private-system-bus.conf.in` (shared with `make run`)
-    /// with the socket, every project policy file, and root as the test-only owner of the name
-    /// (the daemon under test runs as root; the shipped policy lets only `reachabilityd` own it).
+    /// with the socket, every project policy file, the directory of the stand-ins' policies, and
+    /// root as the test-only owner of the name (the daemon under test runs as root; the shipped
+    /// policy lets only `reachabilityd` own it).
     ///
     /// - Parameters:
     ///   - socketPath: the listening socket's path.
@@ -109,7 +135,10 @@ package final class PrivateBus {
     /// - Returns: the XML text.
     /// - Throws: when the template cannot be read.
     package static func configuration(socketPath: String, policyFiles: [String]) throws -> String {
-        let includes = policyFiles.map { "  <include>\(escaped($0))</include>" }.joined(separator: "\n")
+        let standIns = standInPolicyDirectory(socketPath: socketPath)
+        try FileManager.default.createDirectory(atPath: standIns, withIntermediateDirectories: true)
+        let includes = (policyFiles.map { "  <include>\(escaped($0))</include>" } + ["  <includedir>\(escaped(standIns))</includedir>"])
+            .joined(separator: "\n")
         return try String(contentsOfFile: TestPaths.privateBusTemplate, encoding: .utf8)
             .replacingOccurrences(of: "@SOCKET_PATH@", with: escaped(socketPath))
             .replacingOccurrences(of: "@OWNER_USER@", with: "root")
