@@ -19,7 +19,8 @@
  *                      as GLib's own monitors do
  *   can_reach()        every address the connectable enumerates (names resolved by GResolver),
  *                      each asked with CheckDestination (CheckAddress of an older daemon);
- *                      reachable when one is, an IPv4 one through NAT64 included
+ *                      reachable when one is as GLib connects it: an IPv4 one only through
+ *                      NAT64 is not (GLib connects it over an IPv4 socket), through a CLAT is
  *
  * GInitable: fails at once, without waiting, when the bus name has no owner and is not
  * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors.
@@ -820,7 +821,9 @@ typedef struct {
   GSocketConnectable *destination;
   GSocketAddressEnumerator *addresses;
   GDBusConnection *bus;   /* the connection the questions go over */
-  gchar *last_address;    /* for the error message */
+  gchar *last_address;    /* the address asked about, also for the error message */
+  gboolean last_is_ipv4;  /* whether it is an IPv4 one, which GLib connects over an IPv4 socket */
+  gboolean last_only_through_nat64; /* whether the daemon reaches it only through NAT64 */
   gboolean asks_check_address; /* the daemon (or its bus policy) predates CheckDestination */
 } Reach;
 
@@ -948,18 +951,24 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   GVariant *destination = NULL;
+  const gchar *via = NULL;
   if (reach->asks_check_address)
     g_variant_get (reply, "(&s&s)", &status, NULL);
   else
     {
-      /* CheckDestination's status: reachable through NAT64 (at the synthesized address, where
-       * GLib's applications, which connect by name, get through DNS64) counts as reachable. */
       destination = g_variant_get_child_value (reply, 0);
       if (!g_variant_lookup (destination, REACHABILITYD_DESTINATION_STATUS, "&s", &status))
         status = REACHABILITYD_STATUS_UNKNOWN;
+      g_variant_lookup (destination, REACHABILITYD_DESTINATION_VIA, "&s", &via);
     }
+  /* An IPv4 address reachable only through NAT64 is not reachable for the application: GLib
+   * (GSocketClient, GNetworkAddress) connects an IPv4 address over an IPv4 socket and never
+   * builds the NAT64 address, so the connection fails. A name is asked by its addresses: the
+   * AAAA a DNS64 synthesized is an IPv6 address inside the prefix, reachable as it is. Through
+   * a CLAT the IPv4 socket does get through (via "clat"). */
+  reach->last_only_through_nat64 = reach->last_is_ipv4 && g_strcmp0 (via, REACHABILITYD_VIA_NAT64) == 0;
   if (g_strcmp0 (status, REACHABILITYD_STATUS_NOT_REACHABLE) != 0
-      && g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0)
+      && g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0 && !reach->last_only_through_nat64)
     {
       g_task_return_boolean (task, TRUE);
       g_object_unref (task);
@@ -1016,6 +1025,10 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
       else if (!read_published (self).available)
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE,
                                  "Network unreachable: reachabilityd reports no route to the Internet");
+      else if (reach->last_only_through_nat64)
+        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
+                                 "Host unreachable: reachabilityd reaches %s only through NAT64, at its IPv6 "
+                                 "address (connect by name, through DNS64)", reach->last_address);
       else
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
                                  "Host unreachable: reachabilityd reports no route to %s", reach->last_address);
@@ -1030,6 +1043,8 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   g_free (reach->last_address);
   reach->last_address = address_literal (G_INET_SOCKET_ADDRESS (address));
+  reach->last_is_ipv4 = g_inet_address_get_family (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (address)))
+                        == G_SOCKET_FAMILY_IPV4;
   g_object_unref (address);
   ask_daemon (task);
 }

@@ -219,17 +219,47 @@ final class GioModuleTests: DaemonTestCase {
         }
     }
 
-    func testCanReachAnIPv4LiteralThroughNAT64OnAnIPv6OnlyHost() throws {
-        // Given an IPv6-only host behind tayga, which the router advertises
+    /// What an application gets from `can_reach(HOST:PORT)` and from connecting there with
+    /// `GSocketClient`, printed beside GLib's monitor's answer.
+    private func reachAndConnect(_ scenario: String, _ host: String, _ port: String) throws -> (reach: String, connect: String) {
+        let reach = try sideBySide(scenario, "can-reach", host, port).module
+        let connect = try query(.module, ["connect", host, port])
+        print("  GSocketClient connect: \(connect)")
+        return (reach, connect)
+    }
+
+    func testOnAnIPv6OnlyHostBehindNAT64CanReachAnswersWhatTheConnectionGets() throws {
+        // Given an IPv6-only host behind tayga, which the router advertises, and the IPv4-only
+        // server's name answered as a DNS64 synthesizes it (its address inside the prefix)
         let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
         defer { nat64.forEach { _ = $0.terminate() } }
+        let synthesized = "2001:db8:64::a63:1"
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n\(synthesized) ipv4-only.example\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
         try router.namespace.advertiseNAT64Prefix(NAT64Testbed.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
         try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+        XCTAssertEqual(try busctl.checkDestination("\(NAT64Testbed.server)")["address"], synthesized)
 
-        // When / Then: the IPv4-only server's literal is reachable for GLib (through NAT64, as
-        // CheckDestination says), though the literal itself has no route
-        XCTAssertEqual(try sideBySide("IPv4 literal through NAT64", "can-reach", "\(NAT64Testbed.server)", "8081").module, "reachable")
-        XCTAssertEqual(try busctl.checkAddress("\(NAT64Testbed.server)"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+        // When / Then: the literal is not reachable for GLib, which connects it over an IPv4
+        // socket (only the synthesized address goes through NAT64): can_reach says what the
+        // connection gets
+        let literal = try reachAndConnect("IPv4 literal behind NAT64, no CLAT", "\(NAT64Testbed.server)", "8081")
+        XCTAssertTrue(literal.connect.hasPrefix("error "), literal.connect)
+        XCTAssertTrue(literal.reach.hasPrefix("error g-io-error-quark host-unreachable "), literal.reach)
+        // and the name whose AAAA the DNS64 synthesized is reachable, as its connection is
+        let name = try reachAndConnect("a name with a DNS64 AAAA", "ipv4-only.example", "8081")
+        XCTAssertEqual(name.connect, "connected")
+        XCTAssertEqual(name.reach, "reachable")
+
+        // When the host runs a CLAT: the application's IPv4 socket gets through it
+        let clat = try startCLAT()
+        defer { _ = clat.terminate() }
+        try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" }
+
+        // Then the literal is reachable, as its connection is
+        let throughCLAT = try reachAndConnect("IPv4 literal through the CLAT", "\(NAT64Testbed.server)", "8081")
+        XCTAssertEqual(throughCLAT.connect, "connected")
+        XCTAssertEqual(throughCLAT.reach, "reachable")
     }
 
     func testCanReachAsksCheckAddressWhenTheBusPolicyPredatesCheckDestination() throws {
@@ -372,21 +402,62 @@ final class GioModuleTests: DaemonTestCase {
     /// GLib's netlink monitor's answers: the default route, or none.
     private static let onlineThroughGLib = "available=1 metered=0 connectivity=full", offlineThroughGLib = offline
 
-    /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
-    /// following the module (`arguments` after `follow`), and waits for its `ready` line.
-    private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
+    /// Starts the daemon with ra0 declared wwan and a default route over it.
+    private func startDaemonOverWWAN() throws {
         try writeConfiguration("[Reachability]\nTransport=ra0:wwan\n")
         try startDaemon(arguments: ["--config", try configurationPath])
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaWWAN)
+    }
+
+    /// Starts `gio/tests/follow.c` following the module (`arguments` after `follow`) and waits
+    /// for its `ready` line; returns both.
+    private func startApplication(_ arguments: [String] = [], build: Build = .plain) throws -> (RunningApplication, ready: String) {
         let application = try RunningApplication(
             namespace: try netns.name, binary: try consumer("follow", build), arguments: arguments,
             environment: try environment(.module, build), directory: try XCTUnwrap(directory)
         )
-        let ready = try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") }
+        return (application, try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") })
+    }
+
+    /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
+    /// following the module (`arguments` after `follow`), and waits for its `ready` line.
+    private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
+        try startDaemonOverWWAN()
+        let (application, ready) = try startApplication(arguments, build: build)
         XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughTheDaemon)")
         return application
+    }
+
+    func testAStalledDaemonCostsANewApplicationNoWaitAndItFollowsTheDaemonOnceItAnswers() throws {
+        // Given a daemon stopped (SIGSTOP) while it owns its name
+        try startDaemonOverWWAN()
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        defer { daemon.send(SIGCONT) }
+
+        // When a GLib application starts
+        let started = ContinuousClock.now
+        let (application, ready) = try startApplication()
+        let waited = ContinuousClock.now - started
+        defer { _ = application.process.terminate() }
+
+        // Then its monitor is the module's, answering as GLib's meanwhile, without waiting out
+        // the call's 5 s timeout
+        print("FIGURE: GIO module, daemon stopped: a new application ready after \(waited): \(ready)")
+        XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughGLib)")
+        XCTAssertLessThan(waited, .seconds(5))
+
+        // When the daemon resumes
+        daemon.send(SIGCONT)
+
+        // Then the application takes the daemon's answer (only the daemon says metered)
+        try application.waitForChanges("the daemon's answer once it resumed", timeout: .seconds(20)) { $0.last == Self.onlineThroughTheDaemon }
+        // and follows it, not GLib's monitor: a lost carrier (GLib keeps the route) is offline
+        try netns.ip("link", "set", "ra1", "down")
+        try waitForStatus(.notReachable)
+        try application.waitForChanges("the daemon's answer to the lost carrier") { $0.last == Self.offline }
     }
 
     func testARunningApplicationOutlivesTheBusFallsBackAndFollowsTheBusBack() throws {
