@@ -23,7 +23,9 @@
  *                      NAT64 is not (GLib connects it over an IPv4 socket), through a CLAT is
  *
  * GInitable: fails at once, without waiting, when the bus name has no owner and is not
- * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors.
+ * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors. An
+ * owner that does not answer within REACHABILITYD_INIT_READ_TIMEOUT_MS (stopped, hung) does not
+ * fail it: the monitor starts as while the daemon is away, and reads the owner asynchronously.
  *
  * Afterwards the module never takes the process down and never keeps a stale state: it talks
  * over a bus connection of its own (not the shared one, whose exit-on-close raises SIGTERM in
@@ -52,6 +54,11 @@
 #define REACHABILITYD_MONITOR_PRIORITY 35
 /* How long a call to the daemon may take (the initial read activates the daemon if needed). */
 #define REACHABILITYD_CALL_TIMEOUT_MS 5000
+/* How long initialisation waits for a running daemon's properties: its answer takes about a
+ * millisecond, so an owner that has not answered by then is stalled (stopped, or hung), and the
+ * application, blocked in g_network_monitor_get_default(), does not wait for it any longer: the
+ * monitor starts with GLib's answer and reads the daemon's asynchronously. */
+#define REACHABILITYD_INIT_READ_TIMEOUT_MS 1000
 /* How long the daemon may be away before the module answers as GLib's netlink monitor does:
  * a restart (systemd's RestartSec=100ms, then under 0.1 s to the daemon's first answer) stays
  * well within it; an application does not keep a stopped daemon's last word for longer. */
@@ -380,6 +387,19 @@ on_grace_over (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Starts GLib's monitor, relayed by on_fallback_changed(), if it initialises. */
+static void
+start_fallback (ReachabilitydNetworkMonitor *self)
+{
+  GNetworkMonitor *fallback = new_fallback_monitor ();
+  if (fallback == NULL)
+    return;
+  self->fallback_changed_handler = g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
+  lock_for_writing (self);
+  self->fallback = fallback;
+  unlock (self);
+}
+
 /* The daemon cannot be followed (its name lost its owner, or the bus is gone): start GLib's
  * monitor for can_reach() now, and for the state once the grace period is over. */
 static void
@@ -389,13 +409,7 @@ begin_absence (ReachabilitydNetworkMonitor *self)
     return;
   self->source = FROM_LAST_WORD;
   start_timer (self, &self->grace, REACHABILITYD_ABSENCE_GRACE_MS, on_grace_over);
-  GNetworkMonitor *fallback = new_fallback_monitor ();
-  if (fallback == NULL)
-    return;
-  self->fallback_changed_handler = g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
-  lock_for_writing (self);
-  self->fallback = fallback;
-  unlock (self);
+  start_fallback (self);
 }
 
 /* Stops GLib's monitor, if it runs. */
@@ -760,6 +774,7 @@ static gboolean
 reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (initable);
+  GError *read_error = NULL;
   GVariant *reply, *properties;
 
   /* A connection of the module's own: the shared one (g_bus_get) exits the application when
@@ -792,25 +807,47 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   follow_owner (self, bus, owner);
   reply = g_dbus_connection_call_sync (bus, owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
                                        g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
-                                       G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
-  if (reply == NULL)
+                                       G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_INIT_READ_TIMEOUT_MS, cancellable,
+                                       &read_error);
+  if (reply != NULL)
     {
+      self->source = FROM_DAEMON;
+      g_variant_get (reply, "(@a{sv})", &properties);
+      sync_properties (self, properties, FALSE);
+      g_variant_unref (properties);
+      g_variant_unref (reply);
+    }
+  else if (g_error_matches (read_error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    {
+      /* An owner that does not answer (stopped, hung) still owns the name: failing here would
+       * leave the application with GLib's monitor for its whole life (GLib never tries a
+       * monitor again whose init failed). Start as while the daemon is away, without a last
+       * word to keep: GLib's answer now, the daemon's once read (below, then as a stalled
+       * owner's read is retried). */
+      g_debug ("reachabilityd: %s did not answer within %d ms, GLib's monitor answers meanwhile: %s", owner,
+               REACHABILITYD_INIT_READ_TIMEOUT_MS, read_error->message);
+      g_clear_error (&read_error);
+      self->source = FROM_FALLBACK;
+      start_fallback (self);
+      if (self->fallback != NULL)
+        publish (self, fallback_state (self->fallback), FALSE, FALSE);
+    }
+  else
+    {
+      g_propagate_error (error, read_error);
       unfollow_owner (self, bus);
       g_clear_pointer (&self->owner, g_free);
       g_dbus_connection_close (bus, NULL, NULL, NULL);
       g_object_unref (bus);
       return FALSE;
     }
-  self->source = FROM_DAEMON;
-  g_variant_get (reply, "(@a{sv})", &properties);
-  sync_properties (self, properties, FALSE);
-  g_variant_unref (properties);
-  g_variant_unref (reply);
 
   /* From here on, follow the name. Its callbacks run in the thread-default main context of
    * this call, and the subscription and reads they start do too: network-changed is emitted
    * there, as GLib's own monitors do. */
   adopt_bus (self, bus);
+  if (self->source != FROM_DAEMON)
+    read_owner (self);
   return TRUE;
 }
 
