@@ -55,10 +55,12 @@
 /* How long a call to the daemon may take (the initial read activates the daemon if needed). */
 #define REACHABILITYD_CALL_TIMEOUT_MS 5000
 /* How long initialisation waits for a running daemon's properties: its answer takes about a
- * millisecond, so an owner that has not answered by then is stalled (stopped, or hung), and the
- * application, blocked in g_network_monitor_get_default(), does not wait for it any longer: the
- * monitor starts with GLib's answer and reads the daemon's asynchronously. */
-#define REACHABILITYD_INIT_READ_TIMEOUT_MS 1000
+ * millisecond (a few with both cores busy), so an owner that has not answered by then is
+ * stalled (stopped, or hung), and the application, blocked in g_network_monitor_get_default(),
+ * does not wait for it any longer: the monitor starts with GLib's answer and reads the daemon's
+ * asynchronously. Not shorter: a busy daemon answering late costs a wrong first state and a
+ * network-changed; and not 0, for the same reason (applications read the state right away). */
+#define REACHABILITYD_INIT_READ_TIMEOUT_MS 500
 /* How long the daemon may be away before the module answers as GLib's netlink monitor does:
  * a restart (systemd's RestartSec=100ms, then under 0.1 s to the daemon's first answer) stays
  * well within it; an application does not keep a stopped daemon's last word for longer. */

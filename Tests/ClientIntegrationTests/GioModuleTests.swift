@@ -329,24 +329,31 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertEqual(emitted, Array(repeating: ["1", "0"], count: 10).flatMap { $0 })
     }
 
-    func testAnApplicationReadsTheDaemonsPropertiesOnceAtStart() throws {
-        // Given a running daemon and dbus-monitor recording the GetAll calls on the bus
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
+    /// Starts dbus-monitor recording the `GetAll` calls on the bus, once it monitors; returns it
+    /// and the calls recorded so far.
+    private func recordGetAllCalls() throws -> (monitor: ChildProcess, calls: () -> [Substring]) {
         let directory = try XCTUnwrap(directory)
         let recorded = directory.file("getall-calls.out")
         let monitor = try ChildProcess("dbus-monitor", ["--address", try XCTUnwrap(bus).address,
                                                         "type='method_call',interface='org.freedesktop.DBus.Properties',member='GetAll'"],
                                        standardOutput: recorded, standardError: directory.file("getall-calls.err"))
-        defer { _ = monitor.terminate() }
         let calls = { ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("member=GetAll") } }
         // (a monitor's connection loses its unique name once it monitors)
         try Poll.until("dbus-monitor monitoring", observe: { (try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "" }) {
             if let ended = monitor.poll() { throw HarnessError("dbus-monitor ended (\(ended))") }
             return $0.contains("member=NameLost")
         }
+        return (monitor, calls)
+    }
+
+    func testAnApplicationReadsTheDaemonsPropertiesOnceAtStart() throws {
+        // Given a running daemon and dbus-monitor recording the GetAll calls on the bus
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let (monitor, calls) = try recordGetAllCalls()
+        defer { _ = monitor.terminate() }
 
         // When a GLib application starts with the module and follows the next change (by then
         // its name watch has answered, so a second read would have been asked)
@@ -412,20 +419,23 @@ final class GioModuleTests: DaemonTestCase {
     }
 
     /// Starts `gio/tests/follow.c` following the module (`arguments` after `follow`) and waits
-    /// for its `ready` line; returns both.
-    private func startApplication(_ arguments: [String] = [], build: Build = .plain) throws -> (RunningApplication, ready: String) {
+    /// for its `ready` line; returns both, and how long the process took to print it.
+    private func startApplication(_ arguments: [String] = [], build: Build = .plain) throws -> (RunningApplication, ready: String, took: Duration) {
+        let binary = try consumer("follow", build)
+        let started = ContinuousClock.now
         let application = try RunningApplication(
-            namespace: try netns.name, binary: try consumer("follow", build), arguments: arguments,
+            namespace: try netns.name, binary: binary, arguments: arguments,
             environment: try environment(.module, build), directory: try XCTUnwrap(directory)
         )
-        return (application, try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") })
+        let ready = try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") }
+        return (application, ready, ContinuousClock.now - started)
     }
 
     /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
     /// following the module (`arguments` after `follow`), and waits for its `ready` line.
     private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
         try startDaemonOverWWAN()
-        let (application, ready) = try startApplication(arguments, build: build)
+        let (application, ready, _) = try startApplication(arguments, build: build)
         XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughTheDaemon)")
         return application
     }
@@ -438,9 +448,7 @@ final class GioModuleTests: DaemonTestCase {
         defer { daemon.send(SIGCONT) }
 
         // When a GLib application starts
-        let started = ContinuousClock.now
-        let (application, ready) = try startApplication()
-        let waited = ContinuousClock.now - started
+        let (application, ready, waited) = try startApplication()
         defer { _ = application.process.terminate() }
 
         // Then its monitor is the module's, answering as GLib's meanwhile, without waiting out
@@ -693,6 +701,124 @@ final class GioModuleTests: DaemonTestCase {
         let reports = application.errors.components(separatedBy: "WARNING: ThreadSanitizer").count - 1
         print("FIGURE: GIO module under ThreadSanitizer: 20 changes, \(application.lines.last ?? "") property reads by 2 threads, \(reports) race reports")
         XCTAssertEqual(reports, 0, application.errors)
+    }
+
+    // MARK: GLib's own tests and xdg-desktop-portal, as real applications
+
+    /// Skips (fails on CI) when `path`, a tool `make deps` provides, is missing.
+    private func requireTool(_ path: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(path) is missing (make deps provides it)") }
+            throw XCTSkip("\(path) is missing: make deps provides it")
+        }
+    }
+
+    /// Runs GLib's installed test `name` (TAP) in the namespace with the module, within
+    /// `timeout`; requires it to pass, and returns how long it took.
+    @discardableResult
+    private func runGLibInstalledTest(_ name: String, timeout: Duration) throws -> Duration {
+        let started = ContinuousClock.now
+        let result = try Command.run("ip", ["netns", "exec", try netns.name, "\(TestPaths.glibInstalledTests)/\(name)"],
+                                     environment: try environment(.module), timeout: timeout)
+        let took = ContinuousClock.now - started
+        let output = result.standardOutput + result.standardError
+        XCTAssertTrue(result.succeeded, "\(name): \(output)")
+        XCTAssertFalse(output.contains("not ok"), "\(name): \(output)")
+        XCTAssertTrue(output.contains("\nok "), "\(name): \(output)")
+        return took
+    }
+
+    func testGLibsInstalledNetworkMonitorTestsPassWithTheModuleAlsoWithAStalledDaemon() throws {
+        // Given GLib's own tests (libglib2.0-tests), a running daemon, and its GetAll calls recorded
+        try requireTool("\(TestPaths.glibInstalledTests)/network-monitor")
+        try startDaemonOverWWAN()
+        let (monitor, calls) = try recordGetAllCalls()
+        defer { _ = monitor.terminate() }
+
+        // When / Then: they pass with the module as the default monitor, which reads the daemon
+        for test in ["network-monitor", "network-monitor-race"] {
+            let took = try runGLibInstalledTest(test, timeout: .seconds(60))
+            print("FIGURE: GLib's installed \(test) with the module: passed in \(took)")
+        }
+        try Poll.until("the tests' monitors read the daemon", observe: calls) { $0.count >= 2 }
+
+        // When the daemon is stopped (SIGSTOP), still owning its name
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        defer { daemon.send(SIGCONT) }
+
+        // Then the race test still passes, without waiting out the call timeout in each of its
+        // 20 processes (102 s then; the bound here is the command's timeout)
+        let took = try runGLibInstalledTest("network-monitor-race", timeout: .seconds(60))
+        print("FIGURE: GLib's installed network-monitor-race with the daemon stopped: passed in \(took)")
+    }
+
+    /// `org.freedesktop.portal.NetworkMonitor.GetStatus` as a Flatpak app asks it on the session
+    /// bus at `address`: "available=0|1 metered=0|1 connectivity=N" (1 local … 4 full), nil
+    /// while the portal does not answer.
+    private func portalStatus(_ address: String) throws -> String? {
+        struct Reply: Decodable { var data: [[String: BusValue]] }
+        let result = try Busctl(address: address).run(["--json=short", "call", "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                                       "org.freedesktop.portal.NetworkMonitor", "GetStatus"])
+        guard result.succeeded, let status = try JSONDecoder().decode(Reply.self, from: Data(result.standardOutput.utf8)).data.first else { return nil }
+        let flag = { (key: String) in status[key]?.value == .boolean(true) ? "1" : "0" }
+        guard case .unsigned32(let connectivity) = status["connectivity"]?.value else { return "unexpected: \(status)" }
+        return "available=\(flag("available")) metered=\(flag("metered")) connectivity=\(connectivity)"
+    }
+
+    /// The portal's `CanReach(HOST, PORT)`: its boolean, or the error busctl prints.
+    private func portalCanReach(_ address: String, _ host: String, _ port: String) throws -> String {
+        let result = try Busctl(address: address).run(["call", "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                                       "org.freedesktop.portal.NetworkMonitor", "CanReach", "su", host, port])
+        return (result.succeeded ? result.standardOutput : "error \(result.standardError)").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testXdgDesktopPortalsNetworkMonitorGivesFlatpakAppsTheDaemonsStateEvenWhenItStartedWhileTheDaemonStalled() throws {
+        // Given the daemon stopped (SIGSTOP) when xdg-desktop-portal starts on a session bus, in
+        // the namespace, with the module (the portal asks the host's default monitor once, at
+        // its start, for the whole session)
+        try requireTool(TestPaths.xdgDesktopPortal)
+        try startDaemonOverWWAN()
+        try netns.ip("route", "add", "unreachable", "192.0.2.0/24")
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        var resumed = false
+        defer { if !resumed { daemon.send(SIGCONT) } }
+        let sessionDirectory = try TemporaryDirectory(prefix: "rtest-session")
+        let session = try PrivateBus.permissive(in: sessionDirectory)
+        defer { session.stop() }
+        var environment = try environment(.module)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = session.address
+        environment["LD_LIBRARY_PATH"] = TestPaths.xdgDesktopPortalLibraryPath
+        let portal = try ChildProcess("ip", ["netns", "exec", try netns.name, TestPaths.xdgDesktopPortal, "--verbose"], environment: environment,
+                                      standardOutput: sessionDirectory.file("portal.log"), standardError: sessionDirectory.file("portal.log"))
+        defer { _ = portal.terminate() }
+        let portalLog = { (try? String(contentsOfFile: sessionDirectory.file("portal.log"), encoding: .utf8)) ?? "" }
+        let started = ContinuousClock.now
+        let meanwhile = try Poll.until("the portal answers GetStatus", timeout: .seconds(20), observe: {
+            if let ended = portal.poll() { throw HarnessError("xdg-desktop-portal ended (\(ended)): \(portalLog())") }
+            return try self.portalStatus(session.address)
+        }) { $0 != nil }
+        print("FIGURE: xdg-desktop-portal started while the daemon was stopped: answered after \(ContinuousClock.now - started): \(meanwhile ?? "")")
+
+        // When the daemon resumes
+        daemon.send(SIGCONT)
+        resumed = true
+
+        // Then Flatpak apps get the daemon's state (only the daemon says metered), as it publishes it
+        let online = "available=1 metered=1 connectivity=4"
+        try Poll.until("the portal's GetStatus to be the daemon's", timeout: .seconds(20), observe: { try self.portalStatus(session.address) }) { $0 == online }
+        XCTAssertEqual(try busctl.properties()[.metered], .boolean(true))
+        XCTAssertEqual(try portalCanReach(session.address, "198.51.100.7", "443"), "b true")
+        XCTAssertEqual(try portalCanReach(session.address, "192.0.2.7", "443"), "b false")
+
+        // When the link loses carrier (the kernel keeps the route: GLib's monitor would say online)
+        try netns.ip("link", "set", "ra1", "down")
+        try waitForStatus(.notReachable)
+
+        // Then the portal follows the daemon
+        try Poll.until("the portal's GetStatus to follow the daemon", observe: { try self.portalStatus(session.address) }) { $0 == "available=0 metered=0 connectivity=1" }
+        XCTAssertEqual(try portalCanReach(session.address, "198.51.100.7", "443"), "b false")
     }
 }
 
