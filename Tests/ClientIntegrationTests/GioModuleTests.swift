@@ -705,14 +705,6 @@ final class GioModuleTests: DaemonTestCase {
 
     // MARK: GLib's own tests and xdg-desktop-portal, as real applications
 
-    /// Skips (fails on CI) when `path`, a tool `make deps` provides, is missing.
-    private func requireTool(_ path: String) throws {
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(path) is missing (make deps provides it)") }
-            throw XCTSkip("\(path) is missing: make deps provides it")
-        }
-    }
-
     /// Runs GLib's installed test `name` (TAP) in the namespace with the module, within
     /// `timeout`; requires it to pass, and returns how long it took.
     @discardableResult
@@ -730,7 +722,7 @@ final class GioModuleTests: DaemonTestCase {
 
     func testGLibsInstalledNetworkMonitorTestsPassWithTheModuleAlsoWithAStalledDaemon() throws {
         // Given GLib's own tests (libglib2.0-tests), a running daemon, and its GetAll calls recorded
-        try requireTool("\(TestPaths.glibInstalledTests)/network-monitor")
+        try TestPaths.requireTestTool("\(TestPaths.glibInstalledTests)/network-monitor")
         try startDaemonOverWWAN()
         let (monitor, calls) = try recordGetAllCalls()
         defer { _ = monitor.terminate() }
@@ -777,7 +769,7 @@ final class GioModuleTests: DaemonTestCase {
         // Given the daemon stopped (SIGSTOP) when xdg-desktop-portal starts on a session bus, in
         // the namespace, with the module (the portal asks the host's default monitor once, at
         // its start, for the whole session)
-        try requireTool(TestPaths.xdgDesktopPortal)
+        try TestPaths.requireTestTool(TestPaths.xdgDesktopPortal)
         try startDaemonOverWWAN()
         try netns.ip("route", "add", "unreachable", "192.0.2.0/24")
         let daemon = try XCTUnwrap(daemon)

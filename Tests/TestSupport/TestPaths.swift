@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 
 /// Where the suite finds the repository's files and the daemon binary.
 package enum TestPaths {
@@ -67,6 +68,16 @@ package enum TestPaths {
     /// - Throws: `HarnessError` when there is no executable at that path.
     package static func daemonBinary() throws -> String {
         try builtExecutable("reachabilityd", overriddenBy: "REACHABILITYD_PATH")
+    }
+
+    /// Skips the test when `path`, a tool `make deps` provides (installed or unpacked into
+    /// `.build/test-tools`), is missing; on CI (`CI=true`) fails it instead.
+    ///
+    /// - Throws: `XCTSkip`, or `HarnessError` on CI.
+    package static func requireTestTool(_ path: String) throws {
+        guard !FileManager.default.isExecutableFile(atPath: path) else { return }
+        if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(path) is missing (make deps provides it)") }
+        throw XCTSkip("\(path) is missing: make deps provides it")
     }
 
     /// `$variable`, else the product `name` beside the running test executable.
