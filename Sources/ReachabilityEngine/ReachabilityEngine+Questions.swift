@@ -76,7 +76,9 @@ extension ReachabilityEngine {
     public func checkAddress(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
         // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
-        guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        guard let given = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        // The unspecified address is where a connection to it goes: loopback.
+        let address = DestinationRule.connectionTarget(of: given)
         // Before the lookup, so that a route change right after it is not filtered out.
         routeFilter.watch(address, caller: caller)
         return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress, uid: caller.uid))
@@ -91,24 +93,12 @@ extension ReachabilityEngine {
     public func checkDestination(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationAnswer {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
-        let prefix = nat64PrefixInUse
-        let context = DestinationRule.Context(
-            nat64Prefix: prefix.map { NAT64Prefix(network: $0.network, length: $0.length) },
-            clatUplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
-        )
-        return DestinationRule.answer(
-            for: address, as: text, context: context,
-            facts: { destination in
-                // Before the lookup, so that a route change right after it is not filtered out.
-                routeFilter.watch(destination, caller: caller)
-                return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
-            },
-            isCLATRoute: { facts in
-                var source: IPAddress?
-                if case .selected(let selected) = facts.source { source = selected.address }
-                return IPv4AccessRule.isCLAT(ipv4RouteFacts(facts.lookup, source: source, isNAT64PrefixKnown: prefix != nil))
-            }
-        )
+        let context = DestinationRule.Context(nat64Prefix: nat64PrefixInUse.map { NAT64Prefix(network: $0.network, length: $0.length) }, clatUplink: clatUplink)
+        return DestinationRule.answer(for: address, as: text, context: context) { destination in
+            // Before the lookup, so that a route change right after it is not filtered out.
+            routeFilter.watch(destination, caller: caller)
+            return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
+        }
     }
 
     /// `CheckConnectivity()`: when checks run and a family has a route, checks every family now

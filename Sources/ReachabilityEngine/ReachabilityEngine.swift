@@ -456,9 +456,17 @@ public final class ReachabilityEngine: @unchecked Sendable {
         )
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
-        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
+        let clat = CLATPath(routeLink: ipv4.lookup.outputInterfaceIndex.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }, uplink: clatUplink)
+        snapshot.ipv4Access = IPv4AccessRule.decide(
+            ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, nat64Prefix: nat64Prefix, answered: answered)
+        )
         linksInUse = nat64Prefix == nil ? linksRead(probes: [ipv4, ipv6], nameServers: servers ?? []) : .every
-        return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
+        return snapshot.describing(clat)
+    }
+
+    /// The link a CLAT translates onto: IPv6's route's (``CLATPath``).
+    var clatUplink: LinkFacts? {
+        ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
     }
 
     /// The links a walk read (``LinksInUse/read(routeLinks:sourceLinks:links:globalAddressHolders:defaultRouteLinks:zoneNames:configuration:)``),
@@ -493,7 +501,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go
     /// (unless `answered`, this walk's answers, holds it already).
     private func ipv4AccessFacts(
-        isIPv4Reachable: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
+        isIPv4Reachable: Bool, isIPv4RouteThroughCLAT: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
     ) -> IPv4AccessFacts {
         var isSynthesizedProbeReachable = false
         if !isIPv4Reachable, let nat64Prefix,
@@ -502,25 +510,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: synthesizedAnswers, configuration: settings)
             isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
         }
-        var facts = ipv4RouteFacts(answers[.ipv4]?.lookup, source: try? answers[.ipv4]?.source.get(), isNAT64PrefixKnown: nat64Prefix != nil)
-        facts.isIPv4Reachable = isIPv4Reachable
-        facts.isSynthesizedProbeReachable = isSynthesizedProbeReachable
-        return facts
-    }
-
-    /// What ``IPv4AccessRule/isCLAT(_:)`` asks of an IPv4 route (`lookup`, from `source`): the
-    /// probe's, or a caller's address's (`CheckDestination`).
-    func ipv4RouteFacts(_ lookup: RouteLookup?, source: IPAddress?, isNAT64PrefixKnown: Bool) -> IPv4AccessFacts {
-        let table = mirror.table
-        var routeLink: InterfaceIndex?
-        if case .route(let route)? = lookup { routeLink = route.outputInterfaceIndex }
         return IPv4AccessFacts(
-            isIPv4Reachable: true, ipv4Source: source,
-            isIPv4RouteOverTun: routeLink.flatMap { table.links[$0]?.kind } == "tun",
-            hasGlobalIPv4ElsewhereThanTheRoute: table.addresses.contains { address, facts in
-                address.family == .ipv4 && address.index != routeLink && facts.isUsableGlobal && table.links[address.index]?.isLoopback == false
-            },
-            isNAT64PrefixKnown: isNAT64PrefixKnown
+            isIPv4Reachable: isIPv4Reachable, isIPv4RouteThroughCLAT: isIPv4RouteThroughCLAT, isNAT64PrefixKnown: nat64Prefix != nil,
+            isSynthesizedProbeReachable: isSynthesizedProbeReachable
         )
     }
 

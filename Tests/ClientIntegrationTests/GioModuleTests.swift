@@ -213,8 +213,9 @@ final class GioModuleTests: DaemonTestCase {
         try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
         try startReachableWithOwnAddressesOnRa0()
 
-        // Then each is reachable for the module, as for GLib's monitor (and a connection to it works)
-        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2"] {
+        // Then each is reachable for the module, as for GLib's monitor (and a connection to it
+        // works), the unspecified addresses too: a connection to them goes to loopback
+        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2", "0.0.0.0", "::"] {
             XCTAssertEqual(try sideBySide("this host's own \(host)", "can-reach", host, "443").module, "reachable", host)
         }
     }
