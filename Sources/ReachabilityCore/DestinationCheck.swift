@@ -169,6 +169,8 @@ public struct DestinationAnswer: Sendable, Hashable {
 
     /// The key of the reply's status, which the GIO module reads.
     public static let statusKey = "status"
+    /// The key of the reply's path (``DestinationPath``), which the GIO module reads too.
+    public static let viaKey = "via"
 
     /// The reply's dictionary, every key always present (strings, "" when none): `status`,
     /// `interface`, `transport`, `source`, `gateway`, `via`, `address`, `reason`.
@@ -179,7 +181,7 @@ public struct DestinationAnswer: Sendable, Hashable {
             "transport": .string(verdict.link.map(\.effectiveTransport.rawValue) ?? ""),
             "source": .string(source?.description ?? ""),
             "gateway": .string(gateway?.description ?? ""),
-            "via": .string(path.rawValue),
+            Self.viaKey: .string(path.rawValue),
             "address": .string(address),
             "reason": .string(verdict.reason),
         ]
