@@ -253,10 +253,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
-                // A router's default route goes when it stops being one: what it advertised goes too.
+                // A router's default route goes when it stops being one: the API it advertised
+                // goes too. (Its NAT64 prefix stays for its own lifetime: RFC 8781.)
                 guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
-                if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
             if let change = mirror.apply(message.payload) {
