@@ -111,6 +111,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         set { publishing.announceRouting = newValue }
     }
 
+    /// Called on the queue with the links on which routes that router advertisements installed
+    /// were added, replaced or deleted, once per batch: where systemd-networkd handles the
+    /// advertisements it installs their routes again at each one (refreshing their lifetimes),
+    /// while it signals nothing when their PREF64 option changes, so its record is read again
+    /// then. Set on the queue.
+    public var onRouterAdvertisementRoutes: (Set<InterfaceIndex>) -> Void = { _ in }
+
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
 
@@ -229,6 +236,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var nat64PrefixesChanged = false
         // Links or addresses changed that no walk needs: RoutesChanged and the listing still follow.
         var linksChangedAside = false
+        var advertisedRouteLinks: Set<InterfaceIndex> = []
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too, and the policy rules.
@@ -259,6 +267,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
             default: break
             }
+            if let link = message.payload.linkOfRouteFromRouterAdvertisement { advertisedRouteLinks.insert(link) }
             if let change = mirror.apply(message.payload) {
                 if linksInUse.needsWalk(change) { changed = Set(AddressFamily.allCases) } else { linksChangedAside = true }
                 continue
@@ -295,6 +304,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
         }
         if nat64PrefixesChanged { scheduleNAT64Expiry() }
+        if !advertisedRouteLinks.isEmpty { onRouterAdvertisementRoutes(advertisedRouteLinks) }
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
