@@ -460,10 +460,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = self.snapshot.interfaces
-        let advertised = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
-        rfc7050.follow(
-            ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
-        )
+        // RFC 7050 discovery while no router advertised a prefix: on an IPv6-only host (where
+        // NetworkManager keeps the advertisements' PREF64 to itself), or with the check configured.
+        let isDiscoveryWanted = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink) == nil && (!snapshot.isIPv4Reachable || checks.isEnabled)
+        rfc7050.follow(ipv6Path: isDiscoveryWanted ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds)
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
