@@ -156,6 +156,19 @@ public enum ConnectivityCheckVerdict {
 /// When checks run (as NetworkManager does): every interval while `full`; otherwise after 1 s,
 /// doubling per check that is not `full`, up to the interval (``RetryDelays``).
 public enum ConnectivityCheckSchedule {
+    /// The shortest time between two checks (or RFC 7050 lookups) of a family that a path
+    /// change starts: a route flapping costs one per spacing, not one lookup and one HTTP
+    /// exchange per flip.
+    public static let pathChangeSpacingSeconds: Double = 1
+
+    /// When a check that a path change at `now` asks for starts: at once, unless the last
+    /// started at `lastStart` less than ``pathChangeSpacingSeconds`` ago, then at the end of
+    /// that spacing (nanoseconds of a monotonic clock).
+    public static func startAfterPathChange(at now: UInt64, lastStart: UInt64?) -> UInt64 {
+        guard let lastStart else { return now }
+        return max(now, lastStart &+ UInt64(pathChangeSpacingSeconds * 1e9))
+    }
+
     /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
     /// was not `full` (0 for the first).
     public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {

@@ -41,6 +41,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         /// Callers wait for this family's check on demand: until its next verdict (a failure
         /// after `full` checked again first), or until it has no path.
         var isAwaited = false
+        /// When the last check started (nanoseconds of `DispatchTime`): a path change checks
+        /// no sooner than the spacing after it.
+        var lastStarted: UInt64?
     }
 
     private let queue: DispatchQueue
@@ -143,8 +146,10 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
 
     /// Follows each family's path (absent: no route) when checks run: a changed path forgets the
     /// old evidence (the evaluation already did not count it) and starts a check at once (after
-    /// the current turn of the queue, so that a burst of events starts one). The walk's step
-    /// after the evaluation: it cancels and arms, and reports no evidence.
+    /// the current turn of the queue, so that a burst of events starts one), or, when the
+    /// family's last check started less than ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``
+    /// ago, at the end of that spacing: a flapping route costs one check per spacing. The walk's
+    /// step after the evaluation: it cancels and arms, and reports no evidence.
     func follow(_ paths: [AddressFamily: CheckPath]) {
         guard isEnabled else { return }
         for family in AddressFamily.allCases {
@@ -157,7 +162,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 continue
             }
             reset(family, keepingState: true)
-            schedule(family, after: 0)
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = ConnectivityCheckSchedule.startAfterPathChange(at: now, lastStart: families[family]?.lastStarted)
+            schedule(family, after: Double(due - now) / 1e9)
         }
         releaseWaitersWhenSettled()
     }
@@ -265,6 +272,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     private func startCheck(_ family: AddressFamily) {
         guard let client, settings.isEnabled, unavailability == nil, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
         current.nextDue = nil
+        current.lastStarted = DispatchTime.now().uptimeNanoseconds
         if let why = client.unavailability {
             families[family] = current
             return becomeUnavailable(why)

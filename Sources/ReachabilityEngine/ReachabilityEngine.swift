@@ -111,6 +111,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         set { publishing.announceRouting = newValue }
     }
 
+    /// Called on the queue with the links on which routes that router advertisements installed
+    /// were added, replaced or deleted, once per batch: where systemd-networkd handles the
+    /// advertisements it installs their routes again at each one (refreshing their lifetimes),
+    /// while it signals nothing when their PREF64 option changes, so its record is read again
+    /// then. Set on the queue.
+    public var onRouterAdvertisementRoutes: (Set<InterfaceIndex>) -> Void = { _ in }
+
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
 
@@ -229,6 +236,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var nat64PrefixesChanged = false
         // Links or addresses changed that no walk needs: RoutesChanged and the listing still follow.
         var linksChangedAside = false
+        var advertisedRouteLinks: Set<InterfaceIndex> = []
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too, and the policy rules.
@@ -253,12 +261,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
-                // A router's default route goes when it stops being one: what it advertised goes too.
+                // A router's default route goes when it stops being one: the API it advertised
+                // goes too. (Its NAT64 prefix stays for its own lifetime: RFC 8781.)
                 guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
-                if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
+            if let link = message.payload.linkOfRouteFromRouterAdvertisement { advertisedRouteLinks.insert(link) }
             if let change = mirror.apply(message.payload) {
                 if linksInUse.needsWalk(change) { changed = Set(AddressFamily.allCases) } else { linksChangedAside = true }
                 continue
@@ -295,6 +304,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
         }
         if nat64PrefixesChanged { scheduleNAT64Expiry() }
+        if !advertisedRouteLinks.isEmpty { onRouterAdvertisementRoutes(advertisedRouteLinks) }
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
@@ -450,10 +460,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = self.snapshot.interfaces
-        let advertised = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
-        rfc7050.follow(
-            ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
-        )
+        // RFC 7050 discovery while no router advertised a prefix: on an IPv6-only host (where
+        // NetworkManager keeps the advertisements' PREF64 to itself), or with the check configured.
+        let isDiscoveryWanted = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink) == nil && (!snapshot.isIPv4Reachable || checks.isEnabled)
+        rfc7050.follow(ipv6Path: isDiscoveryWanted ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds)
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         let clat = CLATPath(routeLink: ipv4.lookup.outputInterfaceIndex.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }, uplink: clatUplink)

@@ -153,6 +153,7 @@ final class Daemon: @unchecked Sendable {
         do {
             try networkd.start()
             self.networkd = networkd
+            engine.onRouterAdvertisementRoutes = { [weak networkd] links in networkd?.routerAdvertisementRoutesChanged(on: links) }
             try networkManager.start()
             self.networkManager = networkManager
         } catch {

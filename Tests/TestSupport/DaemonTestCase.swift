@@ -19,12 +19,16 @@ open class DaemonTestCase: XCTestCase {
     /// The daemon's signals since it became ready, once started.
     package private(set) var recorder: SignalRecorder?
 
+    /// `<policy>` elements the test's bus adds to the project's (e.g. letting a stand-in for
+    /// another service own its name); nil: none.
+    open var extraBusPolicy: String? { nil }
+
     open override func setUpWithError() throws {
         try super.setUpWithError()
         try PrivilegeGate.requireRoot()
         let directory = try TemporaryDirectory(prefix: "rtest")
         self.directory = directory
-        bus = try PrivateBus(in: directory)
+        bus = try PrivateBus(in: directory, extraPolicy: extraBusPolicy)
         namespace = try TestNamespace()
     }
 

@@ -19,7 +19,30 @@ package final class PrivateBus {
     /// - Parameter directory: where the configuration, socket and logs go.
     /// - Throws: `HarnessError` when the bus does not start.
     package convenience init(in directory: TemporaryDirectory) throws {
-        try self.init(in: directory) { try Self.configuration(socketPath: $0, policyFiles: TestPaths.policyFiles()) }
+        try self.init(in: directory, extraPolicy: nil)
+    }
+
+    /// Starts a bus with the project's policy and `extraPolicy` (`<policy>` elements, e.g. one
+    /// letting root own a stand-in's name), and waits until it has printed its address.
+    ///
+    /// - Parameters:
+    ///   - directory: where the configuration, socket and logs go.
+    ///   - extraPolicy: further `<policy>` elements; nil: none.
+    /// - Throws: `HarnessError` when the bus does not start.
+    package convenience init(in directory: TemporaryDirectory, extraPolicy: String?) throws {
+        var policyFiles = try TestPaths.policyFiles()
+        if let extraPolicy {
+            let path = directory.file("extra-policy.conf")
+            try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                \(extraPolicy)
+                </busconfig>
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            policyFiles.append(path)
+        }
+        try self.init(in: directory) { try Self.configuration(socketPath: $0, policyFiles: policyFiles) }
     }
 
     /// Starts a bus where any connection may own any name and call anything (a session-type
