@@ -212,8 +212,7 @@ final class StatusTests: DaemonTestCase {
         }
         XCTAssertEqual(ready.string(.ipv4Transport), "ethernet")
         // (rb0's links and address may still be listed in Interfaces at the end of their window)
-        try waitUntilRoutingIsSettled()
-        let before = try busctl.properties()
+        let before = try settledProperties()
         let announcedBefore = try signals.propertiesChangedCount
 
         // When IPv6's default moves to rb0, IPv4's staying on ra0
