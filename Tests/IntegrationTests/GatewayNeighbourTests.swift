@@ -32,9 +32,7 @@ final class GatewayNeighbourTests: DaemonTestCase {
 
         // Then back to unknown, with one signal per change
         try waitForProperties("connectivity unknown again") { $0.string(.connectivity) == Connectivity.unknown.rawValue }
-        // (the signal reaches the test's monitor on its own path, maybe after the properties' read)
-        try Poll.until("three ConnectivityChanged", observe: { try signals.connectivityChanges }) { $0.count >= 3 }
-        XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.limited.rawValue, Connectivity.unknown.rawValue])
+        XCTAssertEqual(try signals.waitForConnectivityChanged(count: 3), [Connectivity.unknown.rawValue, Connectivity.limited.rawValue, Connectivity.unknown.rawValue])
     }
 
     func testAFailureSeenWithoutCarrierIsForgottenWhenTheCableComesBack() throws {

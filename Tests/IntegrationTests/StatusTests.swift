@@ -254,7 +254,6 @@ final class StatusTests: DaemonTestCase {
         XCTAssertEqual(routed.string(.connectivity), Connectivity.unknown.rawValue)
         XCTAssertEqual(routed.string(.ipv4Connectivity), Connectivity.unknown.rawValue)
         XCTAssertEqual(routed.string(.ipv6Connectivity), Connectivity.none.rawValue)
-        try Poll.until("two ConnectivityChanged", observe: { try signals.connectivityChanges }) { $0.count >= 2 }
-        XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.none.rawValue])
+        XCTAssertEqual(try signals.waitForConnectivityChanged(count: 2), [Connectivity.unknown.rawValue, Connectivity.none.rawValue])
     }
 }
