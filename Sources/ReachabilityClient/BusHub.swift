@@ -273,10 +273,11 @@ final class BusHub: @unchecked Sendable {
     /// on a connection it closes only while it is still processed, and this one no longer is.
     private func tearDown() {
         epoch += 1
-        // Released before the connection closes: their slots hold it.
-        let lost = sent.sorted { $0.key < $1.key }.map(\.value)
+        // The sent calls' slots go before the connection closes (each holds it); their callers
+        // are told below, with the waiting ones'.
+        let lost = sent.sorted { $0.key < $1.key }.map(\.value.call) + calls.abandon()
+        for call in sent.values { call.deadline.cancel() }
         sent = [:]
-        let waiting = calls.abandon()
         state = nil
         pendingOwner = nil
         propertiesRetry.cancel()
@@ -286,11 +287,7 @@ final class BusHub: @unchecked Sendable {
         connection?.close()
         connection = nil
         // Told once the hub holds no connection: a caller that calls again is answered at once.
-        for call in lost {
-            call.deadline.cancel()
-            call.call.reply(nil)
-        }
-        for call in waiting { call.reply(nil) }
+        for call in lost { call.reply(nil) }
     }
 
     // MARK: - The daemon's name and properties
