@@ -254,12 +254,15 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .deleteLink(let link):
                 captivePortalAPIs.forget(link.index)
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
+                if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
                 // The network that comes back may not be the one that advertised it: a router
                 // advertisement names the API and the NAT64 prefix again. (DHCP's goes with its
-                // lease: networkd and NetworkManager publish that themselves.)
+                // lease: networkd and NetworkManager publish that themselves.) Its gateways'
+                // entries tell of it only once something is sent to them again.
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
+                if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
                 // A router's default route goes when it stops being one: the API it advertised
                 // goes too. (Its NAT64 prefix stays for its own lifetime: RFC 8781.)
@@ -286,7 +289,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
-                guard let change = gateways.apply(neighbour) else { break }
+                guard let change = gateways.apply(neighbour, linkHasCarrier: linkHasCarrier(neighbour.index)) else { break }
                 gatewayEvidence = true
                 // The gateway answers again (an application got through): what checks said
                 // during the outage is checked again now, not at the back-off's next turn.
@@ -535,9 +538,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let probes = Probes.all.filter { families.contains($0.family) || answers[$0.family] == nil }
         let answered = askKernel(probes.map { KernelLookups.Question(destination: $0) } + extra)
         for probe in probes { answers[probe.family] = answered[KernelLookups.Question(destination: probe)] }
-        gateways.follow(answers)
+        gateways.follow(answers, linkHasCarrier: linkHasCarrier)
         // (Both set by the loop above.)
         return (answers[.ipv4]!, answers[.ipv6]!, answered)
+    }
+
+    /// Whether `link` is up with carrier in the mirror: whether its gateways' entries tell of a network.
+    private func linkHasCarrier(_ link: InterfaceIndex) -> Bool {
+        mirror.table.links[link].map { $0.isUp && $0.hasCarrier } ?? false
     }
 
     /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``

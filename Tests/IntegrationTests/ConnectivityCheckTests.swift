@@ -58,7 +58,7 @@ final class ConnectivityCheckTests: DaemonTestCase {
         try waitForConnectivity(.full)
 
         // Then one ConnectivityChanged per change, and Explain shows the last check
-        XCTAssertEqual(try signals.connectivityChanges, ["unknown", "full", "portal", "limited", "full"])
+        XCTAssertEqual(try signals.waitForConnectivityChanged(count: 5), ["unknown", "full", "portal", "limited", "full"])
         let explain = try busctl.explain()
         XCTAssertTrue(explain.contains("check GET \(RouterNamespace.checkURL) over ra0"), explain)
         XCTAssertTrue(explain.contains("check verdict: full; next check in"), explain)

@@ -179,6 +179,17 @@ open class DaemonTestCase: XCTestCase {
         }
     }
 
+    /// The published properties once the daemon's announcements are settled
+    /// (``waitUntilRoutingIsSettled()``): what a test compares `Generation` with, or counts
+    /// signals from, after its set-up, so that the set-up's own `Interfaces` listing (announced
+    /// at the end of its window, after the status it brought) is not taken for the change under test.
+    ///
+    /// - Throws: `HarnessError` when they are not settled by the deadline, or `busctl` fails.
+    package func settledProperties() throws -> PublishedProperties {
+        try waitUntilRoutingIsSettled()
+        return try busctl.properties()
+    }
+
     /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default
     /// route and waits for the one `StatusChanged` to reachable-via-ethernet.
     ///
