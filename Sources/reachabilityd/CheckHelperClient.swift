@@ -180,11 +180,18 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         while let helper, helper.pid == pid {
             let count = buffer.withUnsafeMutableBytes { recv(helper.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            guard count > 0, let message = try? CheckHelperMessage(decoding: buffer[..<count]) else {
-                Log.warning("Connectivity check: the check helper (pid \(pid)) \(count == 0 ? "exited" : "answered what it should not"); it starts again at the next check.")
+            guard count > 0 else {
+                Log.warning("Connectivity check: the check helper (pid \(pid)) exited; it starts again at the next check.")
                 return end(helper)
             }
-            deliver(message)
+            do throws(CheckHelperMessage.Malformed) {
+                deliver(try CheckHelperMessage(decoding: buffer[..<count]))
+            } catch {
+                // Nothing a helper sends is trusted: a helper that sends what it should not is
+                // ended, and what it held fails.
+                Log.warning("Connectivity check: the check helper (pid \(pid)) answered what it should not (\(error)); it starts again at the next check.")
+                return end(helper, because: "the check helper's answer was refused: \(error)")
+            }
         }
     }
 
@@ -205,14 +212,14 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         }
     }
 
-    /// Kills `helper`; every request it held is answered as failed.
-    private func end(_ helper: Helper) {
+    /// Kills `helper`; every request it held is answered as failed, `because`.
+    private func end(_ helper: Helper, because why: String = "the check helper ended before answering") {
         stop(helper)
         self.helper = nil
         let abandoned = pending
         pending = [:]
         for (token, entry) in abandoned.sorted(by: { $0.key < $1.key }) {
-            fail(token, entry.request, because: "the check helper ended before answering")
+            fail(token, entry.request, because: why)
         }
     }
 
