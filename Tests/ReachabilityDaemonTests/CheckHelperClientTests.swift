@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import ReachabilityCore
 import Synchronization
+import TestSupport
 import XCTest
 
 @testable import reachabilityd
@@ -38,6 +39,49 @@ final class CheckHelperClientTests: XCTestCase {
         XCTAssertTrue(seconds.isFinite, "seconds: \(seconds)")
         guard case .failed(let why, _) = outcome else { return XCTFail("delivered: \(outcome)") }
         XCTAssertTrue(why.contains("seconds"), why)
+    }
+
+    func testTheHelpersLookupsReachNoUnixSocket() throws {
+        try XCTSkipUnless(getuid() == 0, "a mount namespace of its own takes root")
+        // Given the real helper in a mount namespace whose /run holds a listener where glibc's
+        // resolver looks for nscd (/var/run/nscd/socket), which notes any connection
+        let directory = NSTemporaryDirectory() + "check-helper-unix-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let connected = directory + "/connected", wrapper = directory + "/helper", namespaced = directory + "/helper.py"
+        try "#!/bin/sh\nexec /usr/bin/unshare --mount --propagation private /usr/bin/python3 \(namespaced)\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
+        let script = """
+            import os, socket, subprocess
+            subprocess.run(['mount', '-t', 'tmpfs', 'tmpfs', '/run'], check=True)
+            os.makedirs('/run/nscd')
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind('/run/nscd/socket')
+            listener.listen(8)
+            listener.settimeout(0.2)
+            helper = os.fork()
+            if helper == 0:
+                os.execve('\(try TestPaths.daemonBinary())', ['reachabilityd', '--connectivity-check-helper'], {})
+            while os.waitpid(helper, os.WNOHANG) == (0, 0):
+                try:
+                    connection, _ = listener.accept()
+                    connection.close()
+                    open('\(connected)', 'w').close()
+                except socket.timeout:
+                    pass
+            """
+        try script.write(toFile: namespaced, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(wrapper, 0o755), 0)
+        let queue = DispatchQueue(label: "CheckHelperClientTests")
+        let client = CheckHelperClient(queue: queue, executable: wrapper)
+        defer { queue.sync { client.releaseResources() } }
+
+        // When it looks a name up
+        let answered = expectation(description: "the lookup answered")
+        queue.sync { client.lookUpAddresses(of: "localhost", family: .ipv4) { _ in answered.fulfill() } }
+        wait(for: [answered], timeout: 60)
+
+        // Then nothing connected to the listener
+        XCTAssertFalse(FileManager.default.fileExists(atPath: connected), "the helper connected to a Unix socket (nscd's)")
     }
 
     /// A script that answers each exchange on descriptor 3 with status 204 in `seconds` (a

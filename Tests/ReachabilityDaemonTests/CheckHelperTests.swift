@@ -110,6 +110,13 @@ final class CheckHelperWireAndSandboxTests: XCTestCase {
         let architecture = CReachProcess_auditArchitecture()
         let allow = UInt32(SECCOMP_RET_ALLOW), refuse = UInt32(SECCOMP_RET_ERRNO) | UInt32(EPERM), kill = UInt32(SECCOMP_RET_KILL_PROCESS)
         let openat = Int(CReachProcess_syscallOpenat()), socket = Int(CReachProcess_syscallSocket())
+        // <asm/unistd.h>'s socketpair (Swift does not import SYS_*).
+        #if arch(x86_64)
+        let socketpair = 53
+        #elseif arch(arm64)
+        let socketpair = 199
+        #endif
+        let stream = UInt64(SOCK_STREAM.rawValue), datagram = UInt64(SOCK_DGRAM.rawValue), flags = UInt64(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
         // <asm/unistd.h>'s numbers (Swift does not import SYS_*).
         #if arch(x86_64)
         let (read, connect, execve, unlinkat, ptrace, kill_) = (0, 42, 59, 263, 101, 62)
@@ -121,7 +128,11 @@ final class CheckHelperWireAndSandboxTests: XCTestCase {
             ("connect", connect, [], allow),
             ("socket(AF_INET)", socket, [UInt64(AF_INET)], allow),
             ("socket(AF_INET6)", socket, [UInt64(AF_INET6)], allow),
-            ("socket(AF_UNIX)", socket, [UInt64(AF_UNIX)], allow),
+            ("socket(AF_UNIX)", socket, [UInt64(AF_UNIX)], refuse),
+            ("socketpair(AF_UNIX, SOCK_STREAM)", socketpair, [UInt64(AF_UNIX), stream], allow),
+            ("socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC)", socketpair, [UInt64(AF_UNIX), stream | flags], allow),
+            ("socketpair(AF_UNIX, SOCK_DGRAM)", socketpair, [UInt64(AF_UNIX), datagram], refuse),
+            ("socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC)", socketpair, [UInt64(AF_UNIX), UInt64(SOCK_SEQPACKET.rawValue) | flags], refuse),
             ("socket(AF_NETLINK)", socket, [UInt64(AF_NETLINK)], refuse),
             ("socket(AF_PACKET)", socket, [UInt64(AF_PACKET)], refuse),
             ("openat(O_RDONLY)", openat, [UInt64(bitPattern: Int64(AT_FDCWD)), 0, UInt64(O_RDONLY | O_CLOEXEC)], allow),
