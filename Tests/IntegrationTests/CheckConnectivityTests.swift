@@ -60,14 +60,8 @@ final class CheckConnectivityTests: DaemonTestCase {
 
     func testCallersDuringOneCheckShareItAndOtherCallsAreServedMeanwhile() throws {
         // Given full, and a server that now takes 1.5 s to answer
-        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
-        try waitForConnectivity(.full)
-        let before = router.requests.count
-        try router.setMode("slow")
-
         // When root asks, and while its check is at the server, nobody asks too
-        let first = try startCheckConnectivity(as: nil)
-        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        let (router, before, first) = try startCheckAtTheServer(mode: "slow")
         let second = try startCheckConnectivity(as: "nobody")
 
         // Then meanwhile the daemon answers another call at once, both replies still pending
@@ -120,13 +114,9 @@ final class CheckConnectivityTests: DaemonTestCase {
     }
 
     func testOneUsersWaitingCallsAreBoundedAndTheRestAnsweredBusy() throws {
-        // Given a check in flight that the server never answers (3 s, then 3 s more to confirm)
-        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
-        try waitForConnectivity(.full)
-        let before = router.requests.count
-        try router.setMode("hang")
-        let first = try startCheckConnectivity(as: nil)
-        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        // Given root's check in flight, which the server never answers (3 s, then 3 s more to confirm)
+        let (router, _, first) = try startCheckAtTheServer(mode: "hang")
+        defer { withExtendedLifetime(router) {} }
 
         // When user nobody makes more calls than it may have waiting, on one connection
         let answers = try manyCheckConnectivityCalls(as: "nobody", count: OnDemandCheckGate.waitingCallsPerCaller + 8)
@@ -138,13 +128,9 @@ final class CheckConnectivityTests: DaemonTestCase {
     }
 
     func testTheWaitingCallsOfAConnectionThatLeftAreDropped() throws {
-        // Given a check in flight that the server never answers
-        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
-        try waitForConnectivity(.full)
-        let before = router.requests.count
-        try router.setMode("hang")
-        let first = try startCheckConnectivity(as: nil)
-        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        // Given root's check in flight, which the server never answers
+        let (router, _, first) = try startCheckAtTheServer(mode: "hang")
+        defer { withExtendedLifetime(router) {} }
 
         // When user nobody makes every call it may have waiting and leaves the bus, then asks
         // again from a new connection
@@ -157,6 +143,18 @@ final class CheckConnectivityTests: DaemonTestCase {
     }
 
     // MARK: - Callers
+
+    /// Full; then the server in `mode`, and root's call, whose check is at the server (`before`:
+    /// the requests it had seen until then).
+    private func startCheckAtTheServer(mode: String) throws -> (router: RouterNamespace, before: Int, call: (process: ChildProcess, output: String)) {
+        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
+        try waitForConnectivity(.full)
+        let before = router.requests.count
+        try router.setMode(mode)
+        let call = try startCheckConnectivity(as: nil)
+        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        return (router, before, call)
+    }
 
     /// A `busctl call … CheckConnectivity` running as `user` (nil: root), its output in a file.
     private func startCheckConnectivity(as user: String?) throws -> (process: ChildProcess, output: String) {

@@ -10,12 +10,9 @@ import XCTest
 final class CheckHelperWireCorpusReplayTests: XCTestCase {
     func testThatEverySeedAndCrasherKeepsTheDecodersInvariants() throws {
         // Given
-        let seeds = try FuzzInputs.files(in: "corpus/helper-wire")
-        let crashers = try FuzzInputs.files(in: "crashers/helper-wire")
-        XCTAssertGreaterThan(seeds.count, 0, "no seed corpus under \(FuzzInputs.directory.path)")
-        XCTAssertGreaterThan(crashers.count, 0, "no crashers under \(FuzzInputs.directory.path)")
+        let files = try FuzzInputs.replayed("helper-wire")
 
-        for file in seeds + crashers {
+        for file in files {
             // When the daemon decodes it
             let violations = CheckHelperWireOracle.violations(of: [UInt8](try Data(contentsOf: file)))
 
