@@ -106,6 +106,13 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
     /// Hands `message` (`token`'s) to the helper, started if none runs, expecting its answer
     /// within `seconds`; answers it as failed, from the queue, when no helper can take it.
     private func send(_ message: CheckHelperMessage, token: Int, awaiting request: Pending, seconds: Double) {
+        // The helper holds the daemon's requests to the same rules (an API's URI comes from the
+        // network): one it would refuse fails here, not by ending it.
+        do throws(CheckHelperMessage.Malformed) {
+            _ = try CheckHelperMessage(decoding: message.encoded)
+        } catch {
+            return fail(token, request, because: "the request cannot go to the check helper: \(error)")
+        }
         var failure = "the check helper stopped taking requests"
         do throws(SystemError) {
             // A helper that died since its last answer (its end not read yet) is replaced once.

@@ -85,7 +85,7 @@ enum CheckHelperProcess {
                 }
             case .lookUp(let token, let host, let family):
                 client.lookUpAddresses(of: host, family: family) { [self] addresses in
-                    answer(.lookedUp(token: token, addresses: addresses.map(\.description)))
+                    answer(.lookedUp(token: token, addresses: addresses.prefix(CheckHelperMessage.addressLimit).map(\.description)))
                 }
             case .cancel(let token):
                 if let clientToken = clientTokens.removeValue(forKey: token) { client.cancel(clientToken) }

@@ -41,6 +41,29 @@ final class CheckHelperClientTests: XCTestCase {
         XCTAssertTrue(why.contains("seconds"), why)
     }
 
+    func testARequestTheHelperWouldRefuseFailsWithoutReachingIt() throws {
+        // Given a client whose helper would be a program that does not exist
+        let queue = DispatchQueue(label: "CheckHelperClientTests")
+        let client = CheckHelperClient(queue: queue, executable: "/nonexistent/reachabilityd")
+        let answered = expectation(description: "the exchange answered")
+        let failure = Mutex<String?>(nil)
+
+        // When it is asked for an exchange of a URL with a control character (an API's URI
+        // comes from the network)
+        queue.sync {
+            _ = client.start(HTTPCheckRequest(url: "https://portal.example/\u{1B}[2J", family: .ipv6, interfaceName: "eth0", timeoutSeconds: 5)) { outcome, _, _ in
+                if case .failed(let why, _) = outcome { failure.withLock { $0 = why } }
+                answered.fulfill()
+            }
+        }
+        wait(for: [answered], timeout: 10)
+
+        // Then it failed saying so, before any helper was started
+        let why = try XCTUnwrap(failure.withLock { $0 })
+        XCTAssertTrue(why.hasPrefix("the request cannot go to the check helper: url holds a control character"), why)
+        XCTAssertNil(queue.sync { client.unavailability })
+    }
+
     func testTheHelpersLookupsReachNoUnixSocket() throws {
         try XCTSkipUnless(getuid() == 0, "a mount namespace of its own takes root")
         // Given the real helper in a mount namespace whose /run holds a listener where glibc's
