@@ -102,8 +102,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// Checks on demand (`CheckConnectivity()`): when `startingNew`, starts a check now of every
     /// family that has a path and none in flight; then calls `done` (with its waiter's token)
     /// once every family checked (or found in flight) has its verdict, on the queue after the
-    /// walk its evidence schedules, so that the published snapshot has it. Families that lose their path, a reload that
-    /// changes the settings, or checks that cannot run let `done` go earlier.
+    /// walk its evidence schedules, so that the published snapshot has it. Families that lose
+    /// their path, a reload that changes the settings, or checks that cannot run let `done` go
+    /// earlier.
     ///
     /// - Returns: the waiter's token for ``forgetWaiter(_:)``; nil when there is nothing to wait
     ///   for (nothing in flight, and nothing started): `done` is not called.

@@ -43,10 +43,11 @@ enum CheckHelperMessage: Equatable {
         var description: String
     }
 
-    /// The helper's answer to an exchange, its fields made what the daemon accepts (``init(decoding:)``):
-    /// a redirection that is not http or https, or too long, is dropped (a verdict ignores it
-    /// anyway); texts are cut at their limit and their control characters replaced; seconds
-    /// are kept between 0 and ``longestSeconds``.
+    /// The helper's answer to an exchange, its fields made what the daemon accepts
+    /// (``init(decoding:)``): a redirection that is not http or https, or too long, is dropped
+    /// (a verdict ignores it anyway); a status that is not three digits fails the exchange;
+    /// texts are cut at their limit and their control characters replaced; seconds are kept
+    /// between 0 and ``longestSeconds``.
     static func answer(token: Int, outcome: HTTPCheckOutcome, seconds: Double, lookup: NameLookupEvidence?) -> CheckHelperMessage {
         let sendable: HTTPCheckOutcome
         switch outcome {
