@@ -80,6 +80,9 @@ public enum HTTPCheckOutcome: Sendable, Hashable {
     /// unit's `IPAddressDeny=`, dropped the packet) — rather than a refusal or another answer.
     case failed(String, silent: Bool = false)
 
+    /// The most body bytes an exchange keeps (a portal page's start, an API's JSON).
+    public static let bodyLimit = 16 * 1024
+
     /// "HTTP 204", "HTTP 302 to http://portal/", "failed: Timeout was reached".
     public var summary: String {
         switch self {
@@ -117,8 +120,9 @@ public struct CaptivePortalAPIAnswer: Sendable, Hashable {
 }
 
 /// The scheme of a URL, lower-cased: "https" of "HTTPS://portal/"; nil without one.
-enum URLScheme {
-    static func of(_ url: String) -> String? {
+package enum URLScheme {
+    /// The scheme of `url`, lower-cased; nil without one.
+    package static func of(_ url: String) -> String? {
         guard let colon = url.firstIndex(of: ":"), colon > url.startIndex,
               url[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
               url[url.startIndex].isLetter

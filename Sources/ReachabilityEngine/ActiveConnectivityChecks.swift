@@ -58,10 +58,11 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     var onEvidence: () -> Void = {}
     /// The captive-portal API a link's routers advertise.
     var captivePortalAPI: (InterfaceIndex) -> String? = { _ in nil }
-    /// What runs once no family is awaited any more (``checkNow(startingNew:then:)``).
-    private var waiters: [() -> Void] = []
+    /// What runs once no family is awaited any more (``checkNow(startingNew:then:)``), by token.
+    private var waiters: [Int: () -> Void] = [:]
     /// The waiters let go, to run at the queue's next turn.
-    private var released: [() -> Void] = []
+    private var released: [Int: () -> Void] = [:]
+    private var nextWaiter = 1
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -102,15 +103,16 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     }
 
     /// Checks on demand (`CheckConnectivity()`): when `startingNew`, starts a check now of every
-    /// family that has a path and none in flight; then calls `done` once every family checked
-    /// (or found in flight) has its verdict, on the queue after the walk its evidence schedules,
-    /// so that the published snapshot has it. Families that lose their path, a reload that
-    /// changes the settings, or checks that cannot run let `done` go earlier.
+    /// family that has a path and none in flight; then calls `done` (with its waiter's token)
+    /// once every family checked (or found in flight) has its verdict, on the queue after the
+    /// walk its evidence schedules, so that the published snapshot has it. Families that lose
+    /// their path, a reload that changes the settings, or checks that cannot run let `done` go
+    /// earlier.
     ///
-    /// - Returns: false when there is nothing to wait for (nothing in flight, and nothing
-    ///   started): `done` is not called.
-    func checkNow(startingNew: Bool, then done: @escaping () -> Void) -> Bool {
-        guard isEnabled, unavailability == nil else { return false }
+    /// - Returns: the waiter's token for ``forgetWaiter(_:)``; nil when there is nothing to wait
+    ///   for (nothing in flight, and nothing started): `done` is not called.
+    func checkNow(startingNew: Bool, then done: @escaping (_ waiter: Int) -> Void) -> Int? {
+        guard isEnabled, unavailability == nil else { return nil }
         for (family, current) in families where current.state.path != nil {
             if current.inFlight.isEmpty, !current.state.isConfirmingFailure, !current.isAwaited {
                 guard startingNew else { continue }
@@ -121,9 +123,17 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
             }
             families[family]?.isAwaited = unavailability == nil
         }
-        guard isAnyFamilyAwaited else { return false }
-        waiters.append(done)
-        return true
+        guard isAnyFamilyAwaited else { return nil }
+        let waiter = nextWaiter
+        nextWaiter += 1
+        waiters[waiter] = { done(waiter) }
+        return waiter
+    }
+
+    /// Drops the waiter `waiter` (its caller left): it is not called.
+    func forgetWaiter(_ waiter: Int) {
+        waiters[waiter] = nil
+        released[waiter] = nil
     }
 
     private var isAnyFamilyAwaited: Bool {
@@ -134,13 +144,14 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// later turn of the queue, after the walk that the last verdict scheduled.
     private func releaseWaitersWhenSettled() {
         guard !waiters.isEmpty, !isAnyFamilyAwaited else { return }
-        released += waiters
-        waiters = []
+        released.merge(waiters) { first, _ in first }
+        waiters = [:]
         queue.async { [weak self] in
             guard let self else { return }
             let now = released
-            released = []
-            now.forEach { $0() }
+            released = [:]
+            // In the order they came.
+            now.sorted { $0.key < $1.key }.forEach { $0.value() }
         }
     }
 

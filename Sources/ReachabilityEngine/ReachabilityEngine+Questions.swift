@@ -106,16 +106,54 @@ extension ReachabilityEngine {
     /// and calls `reply` with the published `Connectivity` once they finished — unless a check
     /// is in flight (then it waits for that one) or `caller` started one within
     /// ``OnDemandCheckGate/windowSeconds`` (then it replies at once); otherwise replies at once.
+    /// A call that would wait while `caller` has ``OnDemandCheckGate/waitingCallsPerCaller``
+    /// waiting is refused.
     ///
     /// - Parameters:
     ///   - caller: who asks (its uid, as the bus reports it, is the caller of the window).
-    ///   - reply: called once on the queue, now or when the checks finished.
-    public func checkConnectivity(caller: CallerShare, reply: @escaping (Connectivity) -> Void) {
+    ///   - connection: the asking connection, whose calls ``forgetConnectivityCalls(of:)`` drops.
+    ///   - reply: called once on the queue, now or when the checks finished; never when refused.
+    /// - Returns: false when the call is refused (`reply` is not called): answer it busy.
+    public func checkConnectivity(caller: CallerShare, connection: String, reply: @escaping (Connectivity) -> Void) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
-        let answer = { [weak self] in reply(self?.publishedSnapshot.connectivity ?? .unknown) }
-        guard checks.canCheckNow else { return answer() }
+        guard checks.canCheckNow else {
+            reply(publishedSnapshot.connectivity)
+            return true
+        }
         let decision = onDemandChecks.decide(for: caller, checkInFlight: checks.isCheckInFlight, now: clockSeconds(CLOCK_MONOTONIC))
-        guard decision != .lastResult, checks.checkNow(startingNew: decision == .startCheck, then: answer) else { return answer() }
+        switch decision {
+        case .busy:
+            return false
+        case .lastResult:
+            reply(publishedSnapshot.connectivity)
+        case .startCheck, .shareCheckInFlight:
+            // The waiter holds only its token: a call dropped when its caller leaves is gone whole.
+            let waiter = checks.checkNow(startingNew: decision == .startCheck) { [weak self] in self?.answerConnectivityCall(waiting: $0) }
+            guard let waiter else {
+                onDemandChecks.stoppedWaiting(caller)
+                reply(publishedSnapshot.connectivity)
+                return true
+            }
+            waitingConnectivityCalls[waiter] = WaitingConnectivityCall(caller: caller, connection: connection, reply: reply)
+        }
+        return true
+    }
+
+    /// Drops the `CheckConnectivity()` calls of `connection` (it left the bus): nobody is there
+    /// to read their answers, and they no longer count against their caller.
+    public func forgetConnectivityCalls(of connection: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for (waiter, call) in waitingConnectivityCalls where call.connection == connection {
+            waitingConnectivityCalls[waiter] = nil
+            checks.forgetWaiter(waiter)
+            onDemandChecks.stoppedWaiting(call.caller)
+        }
+    }
+
+    private func answerConnectivityCall(waiting waiter: Int) {
+        guard let call = waitingConnectivityCalls.removeValue(forKey: waiter) else { return }
+        onDemandChecks.stoppedWaiting(call.caller)
+        call.reply(publishedSnapshot.connectivity)
     }
 
     /// Forgets the watched destinations of the share named `caller` (its last bus connection

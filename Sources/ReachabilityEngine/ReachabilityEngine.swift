@@ -72,8 +72,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
-    /// Who may start a check on demand (``checkConnectivity(caller:reply:)``).
+    /// Who may start a check on demand (``checkConnectivity(caller:connection:reply:)``).
     var onDemandChecks = OnDemandCheckGate()
+    /// The `CheckConnectivity()` calls waiting for a check, by the checks' waiter token.
+    var waitingConnectivityCalls: [Int: WaitingConnectivityCall] = [:]
+    /// A `CheckConnectivity()` call waiting for a check: whose, from which connection, its reply.
+    struct WaitingConnectivityCall {
+        var caller: CallerShare
+        var connection: String
+        var reply: (Connectivity) -> Void
+    }
     /// The configured nameservers (``setNameServers(_:)``), asked about in every walk for `DNS`;
     /// nil until the daemon has read them (`DNS` is `unknown` till then). `Interfaces` lists
     /// each link's.
