@@ -81,6 +81,34 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         try waitForProperties("dual stack, no discovery") { $0.bool(.ipv4Reachable) == true && $0.string(.nat64Prefix) == "" }
     }
 
+    func testOnAHostWithSystemdResolvedThePrefixComesFromResolvedsBusAPIWithoutADNSPacket() throws {
+        // Given the IPv6-only host as NetworkManager leaves it (accept_ra=0), resolv.conf naming
+        // resolved's stub, resolved (a stand-in on the test's bus) whose answer for the AAAA of
+        // ipv4only.arpa carries 2001:db8:6464::/96, a DNS server on the stub's address counting
+        // what reaches it (answering "no such name"), and no CheckURL=
+        let (netns, router) = try ipv6OnlyHost()
+        try netns.sysctl("net.ipv6.conf.ra0.accept_ra", "0")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.53\noptions edns0 trust-ad timeout:1 attempts:1\n")
+        let stub = try StubResolver(.nameError, address: "127.0.0.53", in: netns)
+        let ra0 = try XCTUnwrap(Int32(try netns.ip("-o", "link", "show", "ra0").prefix { $0 != ":" }))
+        let resolved = try StandInResolved(
+            bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(ra0, Self.nameServer)], defaultRoutes: [ra0: true],
+            hostnames: [RFC7050.name: ["2001:db8:6464::c000:aa", "2001:db8:6464::c000:ab"]]
+        )
+        try writeConfiguration("")
+        try startDaemon(arguments: ["--config", try configurationPath])
+
+        // Then the prefix comes from resolved's answer on the bus, asked over ra0 (IPv6's path's
+        // link: that network's resolver), and no DNS packet was sent
+        let discovered = try waitForProperties("NAT64Prefix from resolved's bus API", timeout: .seconds(30)) {
+            $0.string(.nat64Prefix) == "2001:db8:6464::/96"
+        }
+        XCTAssertEqual(discovered.string(.ipv4Access), "nat64", "\(discovered)")
+        XCTAssertEqual(resolved.calls.first, "ResolveHostname \(ra0) \(RFC7050.name) 10 0", "\(resolved.calls)")
+        XCTAssertEqual(stub.queries, 0, "DNS queries sent to resolved's stub")
+        XCTAssertEqual(router.requests, [])
+    }
+
     func testAGatewayChangeOnTheSameLinkKeepsTheDiscoveredPrefixAndLooksNothingUp() throws {
         // Given the IPv6-only host with its DNS64's prefix discovered
         let (netns, router) = try ipv6OnlyHost()
