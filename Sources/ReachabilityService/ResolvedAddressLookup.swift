@@ -21,6 +21,8 @@ public final class ResolvedAddressLookup: IPv6AddressLookup, @unchecked Sendable
     private let queue: DispatchQueue
     /// The system bus; nil until ``attach(to:)``.
     private var connection: BusConnection?
+    /// The lookups asked for before ``attach(to:)`` (the engine starts before the bus is up).
+    private var waiting: [(name: String, link: InterfaceIndex, completion: @Sendable (IPv6AddressLookupAnswer) -> Void)] = []
 
     /// What the operator can do when resolved does not answer at all.
     static let remedy = "resolv.conf names systemd-resolved's stub but resolved does not answer on the system bus: "
@@ -35,11 +37,13 @@ public final class ResolvedAddressLookup: IPv6AddressLookup, @unchecked Sendable
     public func attach(to connection: BusConnection) {
         dispatchPrecondition(condition: .onQueue(queue))
         self.connection = connection
+        for lookup in waiting { lookUpIPv6Addresses(of: lookup.name, over: lookup.link, completion: lookup.completion) }
+        waiting = []
     }
 
     public func lookUpIPv6Addresses(of name: String, over link: InterfaceIndex, completion: @escaping @Sendable (IPv6AddressLookupAnswer) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let connection else { return queue.async { completion(.failed(reason: "not connected to the system bus yet", remedy: nil)) } }
+        guard let connection else { return waiting.append((name, link, completion)) }
         let queue = queue
         connection.queue.async {
             do throws(SystemError) {

@@ -83,20 +83,29 @@ final class NAT64DiscoveryTests: DaemonTestCase {
 
     func testOnAHostWithSystemdResolvedThePrefixComesFromResolvedsBusAPIWithoutADNSPacket() throws {
         // Given the IPv6-only host as NetworkManager leaves it (accept_ra=0), resolv.conf naming
-        // resolved's stub, resolved (a stand-in on the test's bus) whose answer for the AAAA of
-        // ipv4only.arpa carries 2001:db8:6464::/96, a DNS server on the stub's address counting
-        // what reaches it (answering "no such name"), and no CheckURL=
+        // resolved's stub, a DNS server on the stub's address counting what reaches it
+        // (answering "no such name"), no CheckURL=, and resolved not running
         let (netns, router) = try ipv6OnlyHost()
         try netns.sysctl("net.ipv6.conf.ra0.accept_ra", "0")
         try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.53\noptions edns0 trust-ad timeout:1 attempts:1\n")
         let stub = try StubResolver(.nameError, address: "127.0.0.53", in: netns)
         let ra0 = try XCTUnwrap(Int32(try netns.ip("-o", "link", "show", "ra0").prefix { $0 != ":" }))
+        try writeConfiguration("")
+        try startDaemon(arguments: ["--config", try configurationPath])
+
+        // Then the journal says once what the operator can do, however often the lookup fails
+        let remedy = "start systemd-resolved, or name the network's resolver in resolv.conf and allow its address with an IPAddressAllow= drop-in"
+        try Poll.until("two lookups that found resolved not running", timeout: .seconds(20), observe: { self.daemon?.log ?? "" }) { log in
+            log.components(separatedBy: "RFC 7050: systemd-resolved: ").count > 2
+        }
+        XCTAssertEqual((daemon?.log ?? "").components(separatedBy: remedy).count - 1, 1, daemon?.log ?? "")
+
+        // When resolved (a stand-in on the test's bus) starts, its answer for the AAAA of
+        // ipv4only.arpa carrying 2001:db8:6464::/96
         let resolved = try StandInResolved(
             bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(ra0, Self.nameServer)], defaultRoutes: [ra0: true],
             hostnames: [RFC7050.name: ["2001:db8:6464::c000:aa", "2001:db8:6464::c000:ab"]]
         )
-        try writeConfiguration("")
-        try startDaemon(arguments: ["--config", try configurationPath])
 
         // Then the prefix comes from resolved's answer on the bus, asked over ra0 (IPv6's path's
         // link: that network's resolver), and no DNS packet was sent
