@@ -103,7 +103,7 @@ final class RFC7050Discovery: @unchecked Sendable {
         guard asked == generation, let path else { return }
         isLookupOut = false
         var answers: [IPAddress] = []
-        var failure = "no NAT64 prefix in the AAAA records"
+        var failure = "none in its AAAA records"
         switch answer {
         case .addresses(let addresses):
             answers = addresses
@@ -123,7 +123,7 @@ final class RFC7050Discovery: @unchecked Sendable {
         let interval = Duration.milliseconds(Int(intervalSeconds * 1000))
         let delay = misses == 0 ? interval : RetryDelays(first: .seconds(1), longest: interval).delay(afterFailures: misses)
         if misses > 0 {
-            Log.debug("RFC 7050: \(failure) (\(RFC7050.name) over \(path.linkName)); asked again in \(delay).")
+            Log.debug("RFC 7050: no NAT64 prefix from \(RFC7050.name) over \(path.linkName) (\(failure)); asked again in \(delay).")
         }
         armTimer(at: .now() + .milliseconds(Int(delay / .milliseconds(1))))
     }
