@@ -52,7 +52,7 @@ public final class ResolvedAddressLookup: IPv6AddressLookup, @unchecked Sendable
                     member: "ResolveHostname", arguments: [.int32(link.rawValue), .string(name), .int32(AF_INET6), .uint64(0)],
                     returning: ResolvedHostnameAddresses.self, timeoutMicroseconds: 10_000_000, startsService: false
                 ) { reply in
-                    let answer = Self.answer(reply)
+                    let answer = Self.answer(reply.map(\.addresses))
                     queue.async { completion(answer) }
                 }
             } catch {
@@ -61,13 +61,13 @@ public final class ResolvedAddressLookup: IPv6AddressLookup, @unchecked Sendable
         }
     }
 
-    /// What resolved's reply comes to.
-    static func answer(_ reply: Result<ResolvedHostnameAddresses, BusError>) -> IPv6AddressLookupAnswer {
+    /// What resolved's reply (its IPv6 addresses, or its error) comes to.
+    static func answer(_ reply: Result<[IPAddress], BusError>) -> IPv6AddressLookupAnswer {
         switch reply {
-        case .success(let found) where found.addresses.isEmpty:
+        case .success(let addresses) where addresses.isEmpty:
             .failed(reason: "systemd-resolved found no IPv6 address", remedy: nil)
-        case .success(let found):
-            .addresses(found.addresses)
+        case .success(let addresses):
+            .addresses(addresses)
         case .failure(let error) where error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner:
             .failed(reason: "systemd-resolved: \(error)", remedy: remedy)
         case .failure(let error):
