@@ -12,9 +12,11 @@ import SystemSupport
 /// link (RFC 7050 §3: the network's own resolver), at once on IPv6's path and then
 /// every `CheckIntervalSec=`; while lookups find no prefix (a resolver that did not answer yet,
 /// a DNS64 not reachable yet) again after 1 s, doubling up to that interval, as the check
-/// retries. A failure whose way the operator can mend (``IPv6AddressLookupAnswer/failed(reason:remedy:)``'s
-/// remedy) is said once at notice level, not at each retry. Lookups start at most once per ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``:
-/// a flapping route costs one lookup per spacing, not one per flip.
+/// retries. A failure whose way the operator can mend (a remedy in
+/// ``IPv6AddressLookupAnswer/failed(reason:remedy:)``) is said once at notice level, not at each
+/// retry (again only after a lookup got through). Lookups start at most once per
+/// ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``: a flapping route costs one lookup per
+/// spacing, not one per flip.
 ///
 /// The prefix found is kept while IPv6's path stays on its link (a new gateway there is the
 /// same network, and the same DNS64), and replaced only by a lookup's answer; it is dropped
@@ -47,7 +49,8 @@ final class RFC7050Discovery: @unchecked Sendable {
     /// When the last lookup started (nanoseconds of `DispatchTime`); nil: none yet.
     private var lastLookup: UInt64?
     private var timer: DispatchSourceTimer?
-    /// The remedies already said (each once: the retries fail the same way).
+    /// The remedies said since the last lookup that got through (each once: the retries fail
+    /// the same way).
     private var remediesSaid: Set<String> = []
 
     init(queue: DispatchQueue) {
@@ -107,6 +110,7 @@ final class RFC7050Discovery: @unchecked Sendable {
         switch answer {
         case .addresses(let addresses):
             answers = addresses
+            remediesSaid = []
         case .failed(let reason, let remedy):
             failure = reason
             if let remedy, remediesSaid.insert(remedy).inserted {

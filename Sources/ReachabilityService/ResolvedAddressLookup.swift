@@ -17,7 +17,7 @@ import SystemSupport
 /// a VPN's among them). resolved's errors (`NoSuchRR`, `DnssecFailed`, a timeout…) are
 /// answers that found nothing; one that says resolved does not run names the remedy. Confined
 /// to `queue`, where answers come; the call is made on the connection's own queue.
-public final class ResolvedAddressLookup: IPv6AddressLookup, @unchecked Sendable {
+public final class ResolvedAddressLookup: IPv6AddressLookup {
     private let queue: DispatchQueue
     /// The system bus; nil until ``attach(to:)``.
     private var connection: BusConnection?
