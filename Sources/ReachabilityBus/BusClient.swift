@@ -44,6 +44,16 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { message.isEmpty ? name : "\(name): \(message)" }
 }
 
+/// A method call's argument: the basic types the daemon's calls send.
+public enum BusArgument: Sendable, Equatable {
+    /// Signature `s`.
+    case string(String)
+    /// Signature `i`.
+    case int32(Int32)
+    /// Signature `t`.
+    case uint64(UInt64)
+}
+
 /// A message received in a callback, valid only during that callback: the typed reads the
 /// client needs. Reads advance through the message's body.
 public struct BusMessage {
@@ -402,7 +412,7 @@ extension BusConnection {
         return BusSlot(slot!)
     }
 
-    /// Calls a method with string arguments; `reply` gets the method's return or error on the
+    /// Calls a method; `reply` gets the method's return or error on the
     /// queue (a synthesized error when the call times out or the connection drops while it is
     /// processed).
     ///
@@ -411,7 +421,7 @@ extension BusConnection {
     ///   - path: the object path.
     ///   - interface: the interface.
     ///   - member: the method.
-    ///   - arguments: string arguments, in order.
+    ///   - arguments: the arguments, in order.
     ///   - timeoutMicroseconds: how long to wait for the reply; 0 is sd-bus's default (25 s).
     ///   - startsService: whether the bus may start (activate) `destination` for the call; when
     ///     false, a service that is not running answers `ServiceUnknown` at once.
@@ -419,7 +429,7 @@ extension BusConnection {
     /// The corresponding C functions are `sd_bus_message_new_method_call`,
     /// `sd_bus_message_set_auto_start` and `sd_bus_call_async`.
     package func call(
-        destination: String, path: String, interface: String, member: String, arguments: [String] = [],
+        destination: String, path: String, interface: String, member: String, arguments: [BusArgument] = [],
         timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) {
         let slot = try sendCall(
@@ -444,14 +454,14 @@ extension BusConnection {
         timeoutMicroseconds: UInt64 = 0, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) -> BusSlot {
         BusSlot(try sendCall(
-            destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments.map(BusArgument.string),
             timeoutMicroseconds: timeoutMicroseconds, startsService: true, reply: reply
         ))
     }
 
     /// Sends the call and returns its slot, which the caller owns (one reference).
     private func sendCall(
-        destination: String, path: String, interface: String, member: String, arguments: [String],
+        destination: String, path: String, interface: String, member: String, arguments: [BusArgument],
         timeoutMicroseconds: UInt64, startsService: Bool, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) -> OpaquePointer {
         let action = "call \(interface).\(member)"
@@ -461,7 +471,14 @@ extension BusConnection {
         if !startsService { try sdCall(action) { sd_bus_message_set_auto_start(message, 0) } }
         for argument in arguments {
             try sdCall(action) {
-                argument.withCString { sd_bus_message_append_basic(message, BusMessage.character("s"), $0) }
+                switch argument {
+                case .string(let string):
+                    string.withCString { sd_bus_message_append_basic(message, BusMessage.character("s"), $0) }
+                case .int32(var number):
+                    sd_bus_message_append_basic(message, BusMessage.character("i"), &number)
+                case .uint64(var number):
+                    sd_bus_message_append_basic(message, BusMessage.character("t"), &number)
+                }
             }
         }
         let box = Unmanaged.passRetained(MessageHandlerBox(reply))
@@ -497,13 +514,25 @@ extension BusConnection {
     ///   - startsService: whether the bus may start (activate) `destination` for the call.
     ///   - reply: called once with the outcome.
     public func call<Reply: BusReplyValue>(
-        destination: String, path: String, interface: String, member: String, arguments: [String] = [], returning type: Reply.Type,
+        destination: String, path: String, interface: String, member: String, arguments: [BusArgument], returning type: Reply.Type,
         timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (Result<Reply, BusError>) -> Void
     ) throws(SystemError) {
         try call(
             destination: destination, path: path, interface: interface, member: member, arguments: arguments,
             timeoutMicroseconds: timeoutMicroseconds, startsService: startsService
         ) { message in reply(message.result(as: type)) }
+    }
+
+    /// Calls a method with string arguments, as ``call(destination:path:interface:member:arguments:returning:timeoutMicroseconds:startsService:reply:)``
+    /// does with typed ones.
+    public func call<Reply: BusReplyValue>(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [], returning type: Reply.Type,
+        timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (Result<Reply, BusError>) -> Void
+    ) throws(SystemError) {
+        try call(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments.map(BusArgument.string), returning: type,
+            timeoutMicroseconds: timeoutMicroseconds, startsService: startsService, reply: reply
+        )
     }
 }
 

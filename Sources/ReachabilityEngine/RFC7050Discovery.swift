@@ -7,12 +7,16 @@ import SystemSupport
 /// advertised a prefix (to the kernel or to systemd-networkd), and either the host is IPv6-only
 /// (no IPv4 route: NetworkManager handles router advertisements itself and keeps their PREF64
 /// option to itself) or the connectivity check is configured. The AAAA records of
-/// `ipv4only.arpa` are looked up through the system resolver, as an application's lookup goes
-/// (the check client's lookups: away from the queue, bounded), at once on IPv6's path and then
+/// `ipv4only.arpa` are looked up through ``lookup`` (the way the owner chose: systemd-resolved
+/// over the bus, or the system resolver as an application's lookup goes), over IPv6's path's
+/// link (RFC 7050 §3: the network's own resolver), at once on IPv6's path and then
 /// every `CheckIntervalSec=`; while lookups find no prefix (a resolver that did not answer yet,
 /// a DNS64 not reachable yet) again after 1 s, doubling up to that interval, as the check
-/// retries. Lookups start at most once per ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``:
-/// a flapping route costs one lookup per spacing, not one per flip.
+/// retries. A failure whose way the operator can mend (a remedy in
+/// ``IPv6AddressLookupAnswer/failed(reason:remedy:)``) is said once at notice level, not at each
+/// retry (again only after a lookup got through). Lookups start at most once per
+/// ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``: a flapping route costs one lookup per
+/// spacing, not one per flip.
 ///
 /// The prefix found is kept while IPv6's path stays on its link (a new gateway there is the
 /// same network, and the same DNS64), and replaced only by a lookup's answer; it is dropped
@@ -27,8 +31,8 @@ final class RFC7050Discovery: @unchecked Sendable {
     }
 
     private let queue: DispatchQueue
-    /// The resolver's way (the check's client); nil: nothing is looked up.
-    var client: HTTPCheckClient?
+    /// The way to the network's resolver; nil: nothing is looked up.
+    var lookup: IPv6AddressLookup?
     /// Called on the queue when ``discovered`` changed from a lookup's answer (never from
     /// ``follow(ipv6Path:intervalSeconds:)``).
     var onChange: () -> Void = {}
@@ -45,6 +49,9 @@ final class RFC7050Discovery: @unchecked Sendable {
     /// When the last lookup started (nanoseconds of `DispatchTime`); nil: none yet.
     private var lastLookup: UInt64?
     private var timer: DispatchSourceTimer?
+    /// The remedies said since the last lookup that got through (each once: the retries fail
+    /// the same way).
+    private var remediesSaid: Set<String> = []
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -85,19 +92,31 @@ final class RFC7050Discovery: @unchecked Sendable {
     }
 
     private func lookUp() {
-        guard let client, path != nil, !isLookupOut else { return }
+        guard let lookup, let path, !isLookupOut else { return }
         lastLookup = DispatchTime.now().uptimeNanoseconds
         isLookupOut = true
         let asked = generation
         // (The answer comes on the queue.)
-        client.lookUpAddresses(of: RFC7050.name, family: .ipv6) { [weak self] answers in
-            self?.answered(answers, generation: asked)
+        lookup.lookUpIPv6Addresses(of: RFC7050.name, over: path.link) { [weak self] answer in
+            self?.answered(answer, generation: asked)
         }
     }
 
-    private func answered(_ answers: [IPAddress], generation asked: Int) {
+    private func answered(_ answer: IPv6AddressLookupAnswer, generation asked: Int) {
         guard asked == generation, let path else { return }
         isLookupOut = false
+        var answers: [IPAddress] = []
+        var failure = "none in its AAAA records"
+        switch answer {
+        case .addresses(let addresses):
+            answers = addresses
+            remediesSaid = []
+        case .failed(let reason, let remedy):
+            failure = reason
+            if let remedy, remediesSaid.insert(remedy).inserted {
+                Log.notice("RFC 7050: the lookup of \(RFC7050.name) failed (\(reason)); \(remedy)")
+            }
+        }
         let next = RFC7050.prefixes(fromAnswers: answers).first.map { Discovered(prefix: IPPrefix($0.network, length: $0.length), path: path) }
         if next?.prefix != discovered?.prefix {
             Log.info(next.map { "RFC 7050: the NAT64 prefix \($0.prefix) (\(RFC7050.name) through the system resolver)." } ?? "RFC 7050: no NAT64 prefix.")
@@ -108,7 +127,7 @@ final class RFC7050Discovery: @unchecked Sendable {
         let interval = Duration.milliseconds(Int(intervalSeconds * 1000))
         let delay = misses == 0 ? interval : RetryDelays(first: .seconds(1), longest: interval).delay(afterFailures: misses)
         if misses > 0 {
-            Log.debug("RFC 7050: no NAT64 prefix in the AAAA records of \(RFC7050.name) over \(path.linkName); asked again in \(delay).")
+            Log.debug("RFC 7050: no NAT64 prefix from \(RFC7050.name) over \(path.linkName) (\(failure)); asked again in \(delay).")
         }
         armTimer(at: .now() + .milliseconds(Int(delay / .milliseconds(1))))
     }

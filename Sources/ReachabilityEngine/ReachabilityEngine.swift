@@ -103,8 +103,19 @@ public final class ReachabilityEngine: @unchecked Sendable {
         get { checks.client }
         set {
             checks.client = newValue
-            rfc7050.client = newValue
+            chooseNAT64PrefixLookup()
         }
+    }
+
+    /// The way RFC 7050's lookup of `ipv4only.arpa` goes to the network's resolver; nil (the
+    /// default): through ``checkClient``'s resolver. Its answers come on the queue. Set before
+    /// ``start(onChange:)``.
+    public var nat64PrefixLookup: IPv6AddressLookup? {
+        didSet { chooseNAT64PrefixLookup() }
+    }
+
+    private func chooseNAT64PrefixLookup() {
+        rfc7050.lookup = nat64PrefixLookup ?? checks.client.map { CheckClientAddressLookup(client: $0) }
     }
 
     /// Called on the queue after batches of link, address, route, rule or nexthop events (and

@@ -33,8 +33,9 @@ public final class NameServerSources {
     private var connection: BusConnection?
     private var resolvedAppearance: NameOwnerWatch?
     private var resolvedFile: FollowedPath?
-    /// Whether resolv.conf hands every query to resolved's stub.
-    private var usesResolved = false
+    /// Whether resolv.conf hands every query to resolved's stub (the host's lookups go to
+    /// systemd-resolved).
+    public private(set) var usesResolved = false
     /// The last list recorded.
     private var recorded: [NameServer]?
     /// The number of the latest reading of resolved's servers: the answers of an earlier one,

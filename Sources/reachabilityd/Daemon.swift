@@ -24,6 +24,8 @@ final class Daemon: @unchecked Sendable {
     private var networkManager: NetworkManagerCaptivePortals?
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
     private let nameServerSources: NameServerSources
+    /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
+    private let resolvedLookup: ResolvedAddressLookup
     /// What the metrics count beside the published snapshot.
     private var counters = MetricsCounters()
     private let metricsFile = MetricsTextfile()
@@ -48,7 +50,10 @@ final class Daemon: @unchecked Sendable {
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // The exchanges run in the check helper, started when a CheckURL= is configured and a
         // check starts: libcurl is never loaded here.
-        engine.checkClient = CheckHelperClient(queue: queue)
+        let checkClient = CheckHelperClient(queue: queue)
+        engine.checkClient = checkClient
+        resolvedLookup = ResolvedAddressLookup(queue: queue)
+        engine.nat64PrefixLookup = NetworkResolverLookup(resolved: resolvedLookup, helperClient: checkClient, nameServerSources: nameServerSources)
     }
 
     /// Starts on the queue and never returns; the process exits from a signal or a failure.
@@ -125,6 +130,7 @@ final class Daemon: @unchecked Sendable {
             }
             startDHCPCaptivePortalReaders(connection: connection)
             nameServerSources.attach(to: connection)
+            resolvedLookup.attach(to: connection)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)

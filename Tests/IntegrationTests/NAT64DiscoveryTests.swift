@@ -81,6 +81,43 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         try waitForProperties("dual stack, no discovery") { $0.bool(.ipv4Reachable) == true && $0.string(.nat64Prefix) == "" }
     }
 
+    func testOnAHostWithSystemdResolvedThePrefixComesFromResolvedsBusAPIWithoutADNSPacket() throws {
+        // Given the IPv6-only host as NetworkManager leaves it (accept_ra=0), resolv.conf naming
+        // resolved's stub, a DNS server on the stub's address counting what reaches it
+        // (answering "no such name"), no CheckURL=, and resolved not running
+        let (netns, router) = try ipv6OnlyHost()
+        try netns.sysctl("net.ipv6.conf.ra0.accept_ra", "0")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.53\noptions edns0 trust-ad timeout:1 attempts:1\n")
+        let stub = try StubResolver(.nameError, address: "127.0.0.53", in: netns)
+        let ra0 = try XCTUnwrap(Int32(try netns.ip("-o", "link", "show", "ra0").prefix { $0 != ":" }))
+        try writeConfiguration("")
+        try startDaemon(arguments: ["--config", try configurationPath])
+
+        // Then the journal says once what the operator can do, however often the lookup fails
+        let remedy = "start systemd-resolved, or name the network's resolver in resolv.conf and allow its address with an IPAddressAllow= drop-in"
+        try Poll.until("two lookups that found resolved not running", timeout: .seconds(20), observe: { self.daemon?.log ?? "" }) { log in
+            log.components(separatedBy: "(systemd-resolved: ").count > 3
+        }
+        XCTAssertEqual((daemon?.log ?? "").components(separatedBy: remedy).count - 1, 1, daemon?.log ?? "")
+
+        // When resolved (a stand-in on the test's bus) starts, its answer for the AAAA of
+        // ipv4only.arpa carrying 2001:db8:6464::/96
+        let resolved = try StandInResolved(
+            bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(ra0, Self.nameServer)], defaultRoutes: [ra0: true],
+            hostnames: [RFC7050.name: ["2001:db8:6464::c000:aa", "2001:db8:6464::c000:ab"]]
+        )
+
+        // Then the prefix comes from resolved's answer on the bus, asked over ra0 (IPv6's path's
+        // link: that network's resolver), and no DNS packet was sent
+        let discovered = try waitForProperties("NAT64Prefix from resolved's bus API", timeout: .seconds(30)) {
+            $0.string(.nat64Prefix) == "2001:db8:6464::/96"
+        }
+        XCTAssertEqual(discovered.string(.ipv4Access), "nat64", "\(discovered)")
+        XCTAssertEqual(resolved.calls.first, "ResolveHostname \(ra0) \(RFC7050.name) 10 0", "\(resolved.calls)")
+        XCTAssertEqual(stub.queries, 0, "DNS queries sent to resolved's stub")
+        XCTAssertEqual(router.requests, [])
+    }
+
     func testAGatewayChangeOnTheSameLinkKeepsTheDiscoveredPrefixAndLooksNothingUp() throws {
         // Given the IPv6-only host with its DNS64's prefix discovered
         let (netns, router) = try ipv6OnlyHost()
@@ -158,6 +195,13 @@ final class NAT64DiscoveryTests: DaemonTestCase {
         try writeConfiguration("[Connectivity]\nCheckURL=http://[\(Self.nameServer)]:8080/check\nCheckIntervalSec=60\nCheckTimeoutSec=1\n")
         try startDaemon(arguments: ["--config", try configurationPath])
         try Poll.until("a lookup that found no prefix", timeout: .seconds(20)) { (self.daemon?.log ?? "").contains("RFC 7050: no NAT64 prefix") }
+        // (and the journal says once, not at each retry, what the packaged unit's sandbox needs
+        // for a resolver other than systemd-resolved)
+        let remedy = "unless a drop-in allows the resolver's address with IPAddressAllow= (reachabilityd(8))"
+        try Poll.until("two lookups that found nothing", timeout: .seconds(20), observe: { self.daemon?.log ?? "" }) { log in
+            log.components(separatedBy: "asked again in").count > 2
+        }
+        XCTAssertEqual((daemon?.log ?? "").components(separatedBy: remedy).count - 1, 1, daemon?.log ?? "")
 
         // When the DNS64 starts answering
         try router.startDNS64NameServer(at: Self.nameServer, synthesized: "64:ff9b::c000:aa")
