@@ -279,8 +279,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     routing = true
                     if nameServers?.contains(where: { route.prefixContains($0.address) }) == true { nameServerRoutes = true }
                 }
-            case .ruleChanged:
-                lookups.rulesChanged()
+            case .ruleChanged(let added, let selectors):
+                lookups.ruleChanged(added: added, selectors: selectors)
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
