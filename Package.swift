@@ -113,8 +113,8 @@ let package = Package(
         // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
         .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
         // The executable's own types, through @testable import: the command line, the journal
-        // fields, the check helper's messages and seccomp filter.
-        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink"]),
+        // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
+        .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.
         .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),

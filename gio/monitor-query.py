@@ -7,6 +7,8 @@ naming reachabilityd or GLib's netlink monitor, to print both answers side by si
     monitor-query.py state                 "<type> available=0|1 metered=0|1 connectivity=<nick>"
     monitor-query.py can-reach HOST PORT   "reachable", or "error <domain> <code> <message>"
                                            (GNetworkAddress, resolving names as GLib does)
+    monitor-query.py connect HOST PORT     "connected", or the error as above: what the
+                                           application then gets (GSocketClient, 5 s timeout)
 """
 import sys
 
@@ -23,10 +25,17 @@ def main(arguments):
         print(f"{type(monitor).__gtype__.name} available={int(monitor.get_network_available())} "
               f"metered={int(monitor.get_network_metered())} connectivity={connectivity}")
         return 0
-    if arguments[:1] == ["can-reach"] and len(arguments) == 3:
+    if arguments[:1] in (["can-reach"], ["connect"]) and len(arguments) == 3:
+        destination = Gio.NetworkAddress.new(arguments[1], int(arguments[2]))
         try:
-            monitor.can_reach(Gio.NetworkAddress.new(arguments[1], int(arguments[2])), None)
-            print("reachable")
+            if arguments[0] == "can-reach":
+                monitor.can_reach(destination, None)
+                print("reachable")
+            else:
+                client = Gio.SocketClient.new()
+                client.set_timeout(5)
+                client.connect(destination, None).close(None)
+                print("connected")
         except GLib.Error as error:
             code = Gio.IOErrorEnum(error.code).value_nick if error.domain == "g-io-error-quark" else error.code
             print(f"error {error.domain} {code} {error.message}")

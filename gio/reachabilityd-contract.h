@@ -21,8 +21,11 @@
 
 #define REACHABILITYD_METHOD_CHECK_ADDRESS "CheckAddress"
 #define REACHABILITYD_METHOD_CHECK_DESTINATION "CheckDestination"
-/* The key of CheckDestination's answer that the module reads. */
+/* The keys of CheckDestination's answer that the module reads, and the path it refuses to an
+ * IPv4 address (an application connects to the literal, not to its NAT64 address). */
 #define REACHABILITYD_DESTINATION_STATUS "status"
+#define REACHABILITYD_DESTINATION_VIA "via"
+#define REACHABILITYD_VIA_NAT64 "nat64"
 
 /* CheckAddress's and CheckDestination's errors. */
 #define REACHABILITYD_ERROR_INVALID_ADDRESS "org.reachabilityd.Error.InvalidAddress"

@@ -19,10 +19,13 @@
  *                      as GLib's own monitors do
  *   can_reach()        every address the connectable enumerates (names resolved by GResolver),
  *                      each asked with CheckDestination (CheckAddress of an older daemon);
- *                      reachable when one is, an IPv4 one through NAT64 included
+ *                      reachable when one is as GLib connects it: an IPv4 one only through
+ *                      NAT64 is not (GLib connects it over an IPv4 socket), through a CLAT is
  *
  * GInitable: fails at once, without waiting, when the bus name has no owner and is not
- * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors.
+ * activatable, so that g_network_monitor_get_default() falls back to GLib's own monitors. An
+ * owner that does not answer within REACHABILITYD_INIT_READ_TIMEOUT_MS (stopped, hung) does not
+ * fail it: the monitor starts as while the daemon is away, and reads the owner asynchronously.
  *
  * Afterwards the module never takes the process down and never keeps a stale state: it talks
  * over a bus connection of its own (not the shared one, whose exit-on-close raises SIGTERM in
@@ -51,6 +54,13 @@
 #define REACHABILITYD_MONITOR_PRIORITY 35
 /* How long a call to the daemon may take (the initial read activates the daemon if needed). */
 #define REACHABILITYD_CALL_TIMEOUT_MS 5000
+/* How long initialisation waits for a running daemon's properties: its answer takes about a
+ * millisecond (a few with both cores busy), so an owner that has not answered by then is
+ * stalled (stopped, or hung), and the application, blocked in g_network_monitor_get_default(),
+ * does not wait for it any longer: the monitor starts with GLib's answer and reads the daemon's
+ * asynchronously. Not shorter: a busy daemon answering late costs a wrong first state and a
+ * network-changed; and not 0, for the same reason (applications read the state right away). */
+#define REACHABILITYD_INIT_READ_TIMEOUT_MS 500
 /* How long the daemon may be away before the module answers as GLib's netlink monitor does:
  * a restart (systemd's RestartSec=100ms, then under 0.1 s to the daemon's first answer) stays
  * well within it; an application does not keep a stopped daemon's last word for longer. */
@@ -379,6 +389,19 @@ on_grace_over (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Starts GLib's monitor, relayed by on_fallback_changed(), if it initialises. */
+static void
+start_fallback (ReachabilitydNetworkMonitor *self)
+{
+  GNetworkMonitor *fallback = new_fallback_monitor ();
+  if (fallback == NULL)
+    return;
+  self->fallback_changed_handler = g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
+  lock_for_writing (self);
+  self->fallback = fallback;
+  unlock (self);
+}
+
 /* The daemon cannot be followed (its name lost its owner, or the bus is gone): start GLib's
  * monitor for can_reach() now, and for the state once the grace period is over. */
 static void
@@ -388,13 +411,7 @@ begin_absence (ReachabilitydNetworkMonitor *self)
     return;
   self->source = FROM_LAST_WORD;
   start_timer (self, &self->grace, REACHABILITYD_ABSENCE_GRACE_MS, on_grace_over);
-  GNetworkMonitor *fallback = new_fallback_monitor ();
-  if (fallback == NULL)
-    return;
-  self->fallback_changed_handler = g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
-  lock_for_writing (self);
-  self->fallback = fallback;
-  unlock (self);
+  start_fallback (self);
 }
 
 /* Stops GLib's monitor, if it runs. */
@@ -759,6 +776,7 @@ static gboolean
 reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   ReachabilitydNetworkMonitor *self = REACHABILITYD_NETWORK_MONITOR (initable);
+  GError *read_error = NULL;
   GVariant *reply, *properties;
 
   /* A connection of the module's own: the shared one (g_bus_get) exits the application when
@@ -791,25 +809,47 @@ reachabilityd_network_monitor_initable_init (GInitable *initable, GCancellable *
   follow_owner (self, bus, owner);
   reply = g_dbus_connection_call_sync (bus, owner, REACHABILITYD_OBJECT_PATH, FREEDESKTOP_PROPERTIES, "GetAll",
                                        g_variant_new ("(s)", REACHABILITYD_INTERFACE), G_VARIANT_TYPE ("(a{sv})"),
-                                       G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_CALL_TIMEOUT_MS, cancellable, error);
-  if (reply == NULL)
+                                       G_DBUS_CALL_FLAGS_NO_AUTO_START, REACHABILITYD_INIT_READ_TIMEOUT_MS, cancellable,
+                                       &read_error);
+  if (reply != NULL)
     {
+      self->source = FROM_DAEMON;
+      g_variant_get (reply, "(@a{sv})", &properties);
+      sync_properties (self, properties, FALSE);
+      g_variant_unref (properties);
+      g_variant_unref (reply);
+    }
+  else if (g_error_matches (read_error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    {
+      /* An owner that does not answer (stopped, hung) still owns the name: failing here would
+       * leave the application with GLib's monitor for its whole life (GLib never tries a
+       * monitor again whose init failed). Start as while the daemon is away, without a last
+       * word to keep: GLib's answer now, the daemon's once read (below, then as a stalled
+       * owner's read is retried). */
+      g_debug ("reachabilityd: %s did not answer within %d ms, GLib's monitor answers meanwhile: %s", owner,
+               REACHABILITYD_INIT_READ_TIMEOUT_MS, read_error->message);
+      g_clear_error (&read_error);
+      self->source = FROM_FALLBACK;
+      start_fallback (self);
+      if (self->fallback != NULL)
+        publish (self, fallback_state (self->fallback), FALSE, FALSE);
+    }
+  else
+    {
+      g_propagate_error (error, read_error);
       unfollow_owner (self, bus);
       g_clear_pointer (&self->owner, g_free);
       g_dbus_connection_close (bus, NULL, NULL, NULL);
       g_object_unref (bus);
       return FALSE;
     }
-  self->source = FROM_DAEMON;
-  g_variant_get (reply, "(@a{sv})", &properties);
-  sync_properties (self, properties, FALSE);
-  g_variant_unref (properties);
-  g_variant_unref (reply);
 
   /* From here on, follow the name. Its callbacks run in the thread-default main context of
    * this call, and the subscription and reads they start do too: network-changed is emitted
    * there, as GLib's own monitors do. */
   adopt_bus (self, bus);
+  if (self->source != FROM_DAEMON)
+    read_owner (self);
   return TRUE;
 }
 
@@ -820,7 +860,9 @@ typedef struct {
   GSocketConnectable *destination;
   GSocketAddressEnumerator *addresses;
   GDBusConnection *bus;   /* the connection the questions go over */
-  gchar *last_address;    /* for the error message */
+  gchar *last_address;    /* the address asked about, also for the error message */
+  gboolean last_is_ipv4;  /* whether it is an IPv4 one, which GLib connects over an IPv4 socket */
+  gboolean last_only_through_nat64; /* whether the daemon reaches it only through NAT64 */
   gboolean asks_check_address; /* the daemon (or its bus policy) predates CheckDestination */
 } Reach;
 
@@ -948,18 +990,24 @@ on_checked (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   GVariant *destination = NULL;
+  const gchar *via = NULL;
   if (reach->asks_check_address)
     g_variant_get (reply, "(&s&s)", &status, NULL);
   else
     {
-      /* CheckDestination's status: reachable through NAT64 (at the synthesized address, where
-       * GLib's applications, which connect by name, get through DNS64) counts as reachable. */
       destination = g_variant_get_child_value (reply, 0);
       if (!g_variant_lookup (destination, REACHABILITYD_DESTINATION_STATUS, "&s", &status))
         status = REACHABILITYD_STATUS_UNKNOWN;
+      g_variant_lookup (destination, REACHABILITYD_DESTINATION_VIA, "&s", &via);
     }
+  /* An IPv4 address reachable only through NAT64 is not reachable for the application: GLib
+   * (GSocketClient, GNetworkAddress) connects an IPv4 address over an IPv4 socket and never
+   * builds the NAT64 address, so the connection fails. A name is asked by its addresses: the
+   * AAAA a DNS64 synthesized is an IPv6 address inside the prefix, reachable as it is. Through
+   * a CLAT the IPv4 socket does get through (via "clat"). */
+  reach->last_only_through_nat64 = reach->last_is_ipv4 && g_strcmp0 (via, REACHABILITYD_VIA_NAT64) == 0;
   if (g_strcmp0 (status, REACHABILITYD_STATUS_NOT_REACHABLE) != 0
-      && g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0)
+      && g_strcmp0 (status, REACHABILITYD_STATUS_UNKNOWN) != 0 && !reach->last_only_through_nat64)
     {
       g_task_return_boolean (task, TRUE);
       g_object_unref (task);
@@ -1016,6 +1064,10 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
       else if (!read_published (self).available)
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE,
                                  "Network unreachable: reachabilityd reports no route to the Internet");
+      else if (reach->last_only_through_nat64)
+        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
+                                 "Host unreachable: reachabilityd reaches %s only through NAT64, at its IPv6 "
+                                 "address (connect by name, through DNS64)", reach->last_address);
       else
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
                                  "Host unreachable: reachabilityd reports no route to %s", reach->last_address);
@@ -1030,6 +1082,8 @@ on_enumerated (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   g_free (reach->last_address);
   reach->last_address = address_literal (G_INET_SOCKET_ADDRESS (address));
+  reach->last_is_ipv4 = g_inet_address_get_family (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (address)))
+                        == G_SOCKET_FAMILY_IPV4;
   g_object_unref (address);
   ask_daemon (task);
 }

@@ -29,6 +29,7 @@ test_packages=(
   libglib2.0-dev              # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
   curl                        # the metrics test scrapes node_exporter
   dnsmasq-base                # a real DNS server in the DNS tests' router namespace (no service: the -base package)
+  libglib2.0-tests            # GLib's own network-monitor tests, run against the GIO module (postinst: byte-compiles only)
 )
 # The metrics test runs Debian's real node_exporter, unpacked from its .deb into the build
 # directory, not installed: installing prometheus-node-exporter enables and starts a service
@@ -37,11 +38,19 @@ node_exporter_package=prometheus-node-exporter
 # The NAT64 tests run Debian's real tayga the same way: its postinst starts the service, which
 # would configure a nat64 tun, routes and NAT44 on the host.
 tayga_package=tayga
-unpacked_tools=("$node_exporter_package:usr/bin/prometheus-node-exporter" "$tayga_package:usr/sbin/tayga")
+# The GIO module's tests run Debian's real xdg-desktop-portal (NetworkMonitor, as Flatpak apps
+# ask it) the same way, with the two libraries it needs that GLib's packages do not bring: its
+# postinst enables a user unit in every login session, and its dependencies' run modprobe and
+# update-initramfs (fuse3) and sysctl --system (bubblewrap). A library is checked by its
+# copyright file, which has no architecture triplet in its path.
+unpacked_tools=("$node_exporter_package:usr/bin/prometheus-node-exporter" "$tayga_package:usr/sbin/tayga"
+                "xdg-desktop-portal:usr/libexec/xdg-desktop-portal"
+                "libjson-glib-1.0-0:usr/share/doc/libjson-glib-1.0-0/copyright"
+                "libpipewire-0.3-0:usr/share/doc/libpipewire-0.3-0/copyright")
 
 tests=yes
 case ${1:-} in
-  --list-test-tools) printf '%s\n' "${test_packages[@]}" "$node_exporter_package" "$tayga_package"; exit 0 ;;
+  --list-test-tools) printf '%s\n' "${test_packages[@]}" "${unpacked_tools[@]%%:*}"; exit 0 ;;
   --run) packages=("${run_packages[@]}"); tests=no ;;
   "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
   -*) echo "install-deps: unknown option $1" >&2; exit 64 ;;
@@ -84,7 +93,7 @@ fi
 for tool in "${unpacked_tools[@]}"; do
   package=${tool%%:*}
   root=$repo/.build/test-tools/$package
-  [ $tests = yes ] && [ ! -x "$root/${tool#*:}" ] || continue
+  [ $tests = yes ] && [ ! -e "$root/${tool#*:}" ] || continue
   echo "install-deps: unpacking $package into $root (not installed)" >&2
   download=$(mktemp -d /tmp/reachabilityd-deps.XXXXXX)
   trap 'rm -rf "$download"' EXIT

@@ -22,11 +22,12 @@ unsigned int CReachProcess_auditArchitecture(void) {
 #endif
 }
 
-// What libcurl, its TLS library, glibc's resolver (files, dns; nscd or systemd-resolved's NSS
-// module over AF_UNIX), libdispatch's threads and the Swift runtime were seen to call in the
-// helper (strace -f over the connectivity tests), besides socket/openat/open, filtered on an
-// argument. Nothing here creates, renames, removes or changes a file, starts a program, or
-// reaches another process (only the helper's own threads: tgkill).
+// What libcurl, its TLS library, glibc's resolver (files, dns), libdispatch's threads and the
+// Swift runtime were seen to call in the helper (strace -f over the connectivity tests), besides
+// socket/socketpair/openat/open, filtered on an argument. Nothing here creates, renames, removes
+// or changes a file, starts a program, or reaches another process (only the helper's own
+// threads: tgkill); with no AF_UNIX socket but a connected stream pair, connect and sendto reach
+// no local socket either.
 static const int checkHelperSyscalls[] = {
     // Memory, threads, time, signals.
     __NR_brk, __NR_mmap, __NR_munmap, __NR_mremap, __NR_mprotect, __NR_madvise,
@@ -44,7 +45,7 @@ static const int checkHelperSyscalls[] = {
     __NR_fadvise64, __NR_dup, __NR_dup3,
     __NR_eventfd2, __NR_pipe2, __NR_epoll_create1, __NR_epoll_ctl, __NR_epoll_pwait, __NR_ppoll, __NR_pselect6,
     // Sockets (made by socket(), filtered on its family).
-    __NR_socketpair, __NR_connect, __NR_bind, __NR_setsockopt, __NR_getsockopt, __NR_getsockname,
+    __NR_connect, __NR_bind, __NR_setsockopt, __NR_getsockopt, __NR_getsockname,
     __NR_getpeername, __NR_sendto, __NR_recvfrom, __NR_sendmsg, __NR_recvmsg, __NR_sendmmsg,
     __NR_recvmmsg, __NR_shutdown,
 #if defined(__x86_64__)
@@ -59,6 +60,7 @@ const int *CReachProcess_checkHelperSyscalls(size_t *count) {
 }
 
 int CReachProcess_syscallSocket(void) { return __NR_socket; }
+int CReachProcess_syscallSocketpair(void) { return __NR_socketpair; }
 int CReachProcess_syscallOpenat(void) { return __NR_openat; }
 int CReachProcess_syscallOpen(void) {
 #ifdef __NR_open
@@ -115,8 +117,11 @@ int CReachProcess_spawnWithSocket(const char *path, char *const arguments[], int
         && (error = posix_spawnattr_setsigmask(&attributes, &none)) == 0
         && (error = posix_spawnattr_setsigdefault(&attributes, &all)) == 0
         && (error = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0) {
-        // The daemon's environment: libcurl and the resolver read what they read in-process.
-        error = posix_spawn(pid, path, &actions, &attributes, arguments, environ);
+        // No environment: the daemon's holds what the helper must not have (NOTIFY_SOCKET,
+        // JOURNAL_STREAM, the configuration's path...), and the exchange needs none (libcurl's
+        // proxy is set off, the resolver reads its files).
+        char *const environment[] = { NULL };
+        error = posix_spawn(pid, path, &actions, &attributes, arguments, environment);
     }
     posix_spawnattr_destroy(&attributes);
 destroyActions:

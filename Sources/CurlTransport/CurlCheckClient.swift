@@ -16,8 +16,8 @@ import SystemSupport
 public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     /// The `User-Agent` of every exchange.
     public static let userAgent = "reachabilityd (connectivity check)"
-    /// The most body bytes kept per exchange (a portal page's start, an API's JSON).
-    public static let bodyLimit = 16 * 1024
+    /// The most body bytes kept per exchange.
+    public static let bodyLimit = HTTPCheckOutcome.bodyLimit
 
     private let queue: DispatchQueue
     private var multi: OpaquePointer?

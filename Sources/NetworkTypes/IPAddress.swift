@@ -37,6 +37,22 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Parses an IPv4 address in any of the forms `inet_aton` takes, as glibc's resolver reads a
+    /// resolv.conf `nameserver` line: dotted with one to four parts ("127.1" is 127.0.0.1),
+    /// each decimal, octal ("0177") or hexadecimal ("0x7f"), and nothing after it.
+    /// The corresponding C function is `inet_aton`.
+    ///
+    /// - Parameter text: e.g. "192.0.2.7", "127.1" or "0x7f.1".
+    /// - Returns: the address; nil when `text` is not one.
+    package static func ipv4(numbersAndDots text: String) -> IPAddress? {
+        // inet_aton stops at whitespace and ignores what follows; glibc's resolver takes only
+        // an address that ends the text (its `__inet_aton_exact`).
+        guard !text.isEmpty, !text.utf8.contains(where: { $0 == 0 || $0 == 32 || (9...13).contains($0) }) else { return nil }
+        var address = in_addr()
+        guard inet_aton(text, &address) == 1 else { return nil }
+        return IPAddress(family: .ipv4, bytes: withUnsafeBytes(of: address.s_addr) { Array($0) })
+    }
+
     /// An address from its bytes; nil when their count is not the family's address length.
     public init?(family: AddressFamily, bytes: [UInt8]) {
         self.init(family: family, bytes: bytes, zone: nil)

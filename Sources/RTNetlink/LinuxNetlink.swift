@@ -51,6 +51,8 @@ enum LinuxNetlink {
     static let linkInfoLength = MemoryLayout<ifinfomsg>.size
     static let addressInfoLength = MemoryLayout<ifaddrmsg>.size
     static let routeInfoLength = MemoryLayout<rtmsg>.size
+    /// `rtm_protocol` of a route a router advertisement installed.
+    static let routeOriginRouterAdvertisement = UInt8(RTPROT_RA)
     /// Where `rtm_dst_len` is in `struct rtmsg` (after the one-byte `rtm_family`).
     static let routeDestinationLengthOffset = MemoryLayout<rtmsg>.offset(of: \rtmsg.rtm_dst_len)!
     static let neighbourInfoLength = MemoryLayout<ndmsg>.size

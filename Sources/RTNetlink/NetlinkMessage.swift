@@ -84,6 +84,13 @@ public struct RouteMessage: Sendable, Hashable {
     /// `RTA_PREFSRC`: in a lookup's answer, the source address the kernel selects for the flow
     /// when the lookup named none.
     var preferredSource: [UInt8]?
+    /// `rtm_protocol`: who installed the route (`RTPROT_*`).
+    var origin: UInt8 = 0
+
+    /// Whether a router advertisement installed the route (`RTPROT_RA`): the kernel's own
+    /// handling, or systemd-networkd's (which installs each advertisement's routes again to
+    /// refresh their lifetimes).
+    public var isFromRouterAdvertisement: Bool { origin == LinuxNetlink.routeOriginRouterAdvertisement }
 }
 
 /// What a neighbour entry (`ndm_state`) says about reaching its address on its link.
@@ -222,6 +229,15 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     case overrun
     /// `NLMSG_NOOP` or any type this parser does not interpret.
     case other(type: UInt16)
+
+    /// The link of a route a router advertisement installed (``RouteMessage/isFromRouterAdvertisement``),
+    /// added, replaced or deleted; nil for any other message.
+    public var linkOfRouteFromRouterAdvertisement: InterfaceIndex? {
+        switch self {
+        case .newRoute(let route), .deleteRoute(let route): route.isFromRouterAdvertisement ? route.outputInterface : nil
+        default: nil
+        }
+    }
 }
 
 /// One parsed netlink message.

@@ -158,7 +158,8 @@ public enum NetlinkParser {
             table: RouteTable(rawValue: UInt32(body[4])),
             type: RouteType(rawValue: body[7]),
             scope: body[6],
-            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self),
+            origin: body[5]
         )
         try forEachAttribute(in: body, from: LinuxNetlink.routeInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
             switch attribute {
@@ -209,7 +210,8 @@ public enum NetlinkParser {
         let value = bytes[(header + 2)..<(header + max(length, 2))]
         switch bytes[header] {
         case LinuxNetlink.captivePortalOption: option.captivePortalAPI = String(decoding: value.prefix { $0 != 0 }, as: UTF8.self)
-        case LinuxNetlink.nat64PrefixOption: option.nat64Prefix = NAT64PrefixOption(value: value)
+        // RFC 8781 §4: a PREF64 option whose Length is not 2 (16 bytes) is ignored.
+        case LinuxNetlink.nat64PrefixOption where bytes[header + 1] == 2: option.nat64Prefix = NAT64PrefixOption(value: value)
         default: break
         }
         return option

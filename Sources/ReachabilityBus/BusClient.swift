@@ -100,6 +100,17 @@ public struct BusMessage {
         return number
     }
 
+    /// Reads one boolean (`b`).
+    /// The corresponding C function is `sd_bus_message_read_basic`.
+    public func readBoolean() throws(SystemError) -> Bool {
+        var flag: Int32 = 0
+        let read = try sdCall("read a boolean from a bus message") {
+            sd_bus_message_read_basic(message, Self.character("b"), &flag)
+        }
+        guard read > 0 else { throw SystemError(action: "read a boolean from a bus message", errno: EBADMSG) }
+        return flag != 0
+    }
+
     /// Reads an array of strings (`as`, or `ao`/`ag` given their type character).
     /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_read_basic`.
     public func readStringArray(type: Character = "s") throws(SystemError) -> [String] {
@@ -168,9 +179,7 @@ public struct BusMessage {
         case "s", "o":
             return .string(try readString(type: Character(signature)))
         case "b":
-            var flag: Int32 = 0
-            try sdCall(action) { sd_bus_message_read_basic(message, Self.character("b"), &flag) }
-            return .boolean(flag != 0)
+            return .boolean(try readBoolean())
         case "u":
             var number: UInt32 = 0
             try sdCall(action) { sd_bus_message_read_basic(message, Self.character("u"), &number) }
@@ -394,7 +403,8 @@ extension BusConnection {
     }
 
     /// Calls a method with string arguments; `reply` gets the method's return or error on the
-    /// queue (a synthesized error when the call times out or the connection drops).
+    /// queue (a synthesized error when the call times out or the connection drops while it is
+    /// processed).
     ///
     /// - Parameters:
     ///   - destination: the bus name to call.
@@ -412,6 +422,38 @@ extension BusConnection {
         destination: String, path: String, interface: String, member: String, arguments: [String] = [],
         timeoutMicroseconds: UInt64 = 0, startsService: Bool = true, reply: @escaping (BusMessage) -> Void
     ) throws(SystemError) {
+        let slot = try sendCall(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+            timeoutMicroseconds: timeoutMicroseconds, startsService: startsService, reply: reply
+        )
+        // The bus owns the pending call from here; the box goes when the call completes or the
+        // connection is freed.
+        sd_bus_slot_set_floating(slot, 1)
+        sd_bus_slot_unref(slot)
+    }
+
+    /// Calls a method as ``call(destination:path:interface:member:arguments:timeoutMicroseconds:startsService:reply:)``
+    /// does, for a caller that must know every call it made ends: the call is pending while the
+    /// returned slot lives, and releasing the slot cancels it (`reply` is then never called).
+    /// A connection closed with calls pending does not answer them: their holder does.
+    ///
+    /// - Returns: the pending call.
+    /// The corresponding C function is `sd_bus_call_async`.
+    package func heldCall(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [],
+        timeoutMicroseconds: UInt64 = 0, reply: @escaping (BusMessage) -> Void
+    ) throws(SystemError) -> BusSlot {
+        BusSlot(try sendCall(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+            timeoutMicroseconds: timeoutMicroseconds, startsService: true, reply: reply
+        ))
+    }
+
+    /// Sends the call and returns its slot, which the caller owns (one reference).
+    private func sendCall(
+        destination: String, path: String, interface: String, member: String, arguments: [String],
+        timeoutMicroseconds: UInt64, startsService: Bool, reply: @escaping (BusMessage) -> Void
+    ) throws(SystemError) -> OpaquePointer {
         let action = "call \(interface).\(member)"
         var message: OpaquePointer?
         try sdCall(action) { sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) }
@@ -432,12 +474,10 @@ extension BusConnection {
             box.release()
             throw error
         }
-        // The bus owns the pending call from here; the box goes when the call completes or the
-        // connection is freed.
+        // The box goes with the slot.
         sd_bus_slot_set_destroy_callback(slot, MessageHandlerBox.destroy)
-        sd_bus_slot_set_floating(slot, 1)
-        sd_bus_slot_unref(slot)
         rearm()
+        return slot!
     }
 }
 

@@ -129,21 +129,24 @@ public final class NameOwnerWatch {
     }
 
     /// Calls `appeared` whenever the service `name` gets an owner: once at the start if it
-    /// runs already, and at each start or restart. A service that stops is not reported.
+    /// runs already, and at each start or restart; and `departed`, when given, whenever it
+    /// stops (its name loses its owner).
     ///
     /// - Parameters:
     ///   - name: the service's well-known name.
     ///   - description: the service's name for the debug log ("systemd-networkd").
     ///   - connection: the connection to watch on.
     ///   - appeared: called on the queue when the service (re)appears.
+    ///   - departed: called on the queue when the service stops.
     public static func appearances(
-        of name: String, description: String, on connection: BusConnection, appeared: @escaping () -> Void
+        of name: String, description: String, on connection: BusConnection, appeared: @escaping () -> Void, departed: (() -> Void)? = nil
     ) throws(SystemError) -> NameOwnerWatch {
         try NameOwnerWatch(of: name, on: connection) { event in
             if event.owner != nil {
                 appeared()
             } else if case .ownerChanged = event {
-                return
+                Log.debug("\(description) stopped.")
+                departed?()
             } else {
                 Log.debug("\(description) is not running.")
             }

@@ -125,23 +125,38 @@ final class BusHub: @unchecked Sendable {
         var member: String
         var arguments: [String]
         var timeoutMicroseconds: UInt64
-        var reply: (BusMessage?) -> Void
+        /// Called once: with the reply or an error, or nil when the connection went.
+        var reply: (Result<BusMessage, BusError>?) -> Void
+    }
+
+    /// A call sent on the current connection, until it is answered.
+    private struct SentCall {
+        var call: WaitingCall
+        /// The pending call in sd-bus; released, it cancels sd-bus's callback.
+        var pending: BusSlot
+        /// The hub's own deadline, the call's timeout: sd-bus's timeout needs the connection to
+        /// be processed, which a connection in trouble may no longer be.
+        var deadline: DispatchSourceTimer
     }
 
     private var calls = CallsInFlight<WaitingCall>()
+    /// The calls sent on the current connection and not answered yet, by ``nextCallNumber``.
+    private var sent: [Int: SentCall] = [:]
+    private var nextCallNumber = 0
 
     /// Calls a method of the daemon's object with string arguments: the client's one way to
-    /// call the daemon. `reply` gets what it returns as a `Reply`, or its error; nil when the
-    /// connection goes (or went) away before the answer. Beyond ``CallsInFlight/limit`` calls in
-    /// flight the call waits its turn.
+    /// call the daemon. `reply` gets, exactly once, what it returns as a `Reply`, or its error
+    /// (`NoReply` once `timeoutMicroseconds`, more than 0, have passed); nil when the connection
+    /// goes (or went) away before the answer. Beyond ``CallsInFlight/limit`` calls in flight the
+    /// call waits its turn.
     func callDaemon<Reply: BusReplyValue>(
         member: String, arguments: [String] = [], returning type: Reply.Type, timeoutMicroseconds: UInt64,
         reply: @escaping (Result<Reply, BusError>?) -> Void
     ) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard connection != nil else { return reply(nil) }
-        let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds) { message in
-            reply(message?.result(as: type))
+        let call = WaitingCall(member: member, arguments: arguments, timeoutMicroseconds: timeoutMicroseconds) { outcome in
+            reply(outcome.map { $0.flatMap { $0.result(as: type) } })
         }
         if let call = calls.start(call) { send(call) }
     }
@@ -163,23 +178,39 @@ final class BusHub: @unchecked Sendable {
         }
     }
 
-    /// Sends a call that has its place in flight.
+    /// Sends a call that has its place in flight; it stays in ``sent`` until its reply, its
+    /// deadline or the connection's end answers it.
     private func send(_ call: WaitingCall) {
         guard let connection else { return call.reply(nil) }
-        let current = epoch
+        let number = nextCallNumber
+        nextCallNumber += 1
         do throws(SystemError) {
-            try connection.call(
+            let pending = try connection.heldCall(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusContract.interface,
                 member: call.member, arguments: call.arguments, timeoutMicroseconds: call.timeoutMicroseconds
             ) { [weak self] message in
-                guard let self, epoch == current else { return call.reply(nil) }
-                callFinished()
-                call.reply(message)
+                self?.answer(number, with: .success(message))
             }
+            let deadline = DispatchSource.makeTimerSource(queue: queue)
+            deadline.setEventHandler { [weak self] in
+                self?.answer(number, with: .failure(BusError(name: BusError.noReply, message: "Method call timed out")))
+            }
+            deadline.schedule(deadline: .now() + .microseconds(Int(clamping: call.timeoutMicroseconds)))
+            deadline.activate()
+            sent[number] = SentCall(call: call, pending: pending, deadline: deadline)
         } catch {
             callFinished()
             call.reply(nil)
         }
+    }
+
+    /// Answers sent call `number` with `outcome` (nothing when it was answered already), frees
+    /// its place in flight and sends the next waiting call.
+    private func answer(_ number: Int, with outcome: Result<BusMessage, BusError>) {
+        guard let answered = sent.removeValue(forKey: number) else { return }
+        answered.deadline.cancel()
+        callFinished()
+        answered.call.reply(outcome)
     }
 
     /// Frees a place in flight and sends the next waiting call.
@@ -237,10 +268,16 @@ final class BusHub: @unchecked Sendable {
         }
     }
 
-    /// Forgets the connection and everything learnt through it; starts a new epoch.
+    /// Forgets the connection and everything learnt through it; starts a new epoch. Every call
+    /// sent or waiting is answered nil (the connection went): sd-bus answers the calls pending
+    /// on a connection it closes only while it is still processed, and this one no longer is.
     private func tearDown() {
         epoch += 1
-        for call in calls.abandon() { call.reply(nil) }  // the connection went
+        // The sent calls' slots go before the connection closes (each holds it); their callers
+        // are told below, with the waiting ones'.
+        let lost = sent.sorted { $0.key < $1.key }.map(\.value.call) + calls.abandon()
+        for call in sent.values { call.deadline.cancel() }
+        sent = [:]
         state = nil
         pendingOwner = nil
         propertiesRetry.cancel()
@@ -249,6 +286,8 @@ final class BusHub: @unchecked Sendable {
         nameOwner = nil
         connection?.close()
         connection = nil
+        // Told once the hub holds no connection: a caller that calls again is answered at once.
+        for call in lost { call.reply(nil) }
     }
 
     // MARK: - The daemon's name and properties

@@ -232,7 +232,7 @@ public final class ReachabilityManager: Sendable {
     /// leaves through the daemon's interface for that family, else `.unknown`.
     public var connectivity: Connectivity { snapshot.connectivity }
 
-    /// Whether names will resolve (the daemon's `DNS`): `.none` (no nameserver configured),
+    /// Whether public names will resolve (the daemon's `DNS`): `.none` (no nameserver for them),
     /// `.unreachable` (none routed), `.reachable` (one is routed), and with the daemon's check on
     /// `.failing` or `.answering` (its last lookup); `.unknown` before the first answer. For an
     /// address or a host name: the machine's.

@@ -86,7 +86,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             ]
             if !connectivity.captivePortalAPICAFile.isEmpty { lines.append("CaptivePortalAPICAFile=\(connectivity.captivePortalAPICAFile)") }
         } else {
-            lines.append("[Connectivity] CheckURL= (no active check: the daemon sends nothing)")
+            lines.append("[Connectivity] CheckURL= (no active check: the daemon sends nothing, but for RFC 7050's lookup of ipv4only.arpa through the system resolver on an IPv6-only host)")
         }
         lines.append("[Metrics] TextfileDirectory=\(metricsTextfileDirectory)" + (metricsTextfileDirectory.isEmpty ? " (no metrics file)" : ""))
         return lines.joined(separator: "\n")

@@ -80,6 +80,9 @@ public enum HTTPCheckOutcome: Sendable, Hashable {
     /// unit's `IPAddressDeny=`, dropped the packet) — rather than a refusal or another answer.
     case failed(String, silent: Bool = false)
 
+    /// The most body bytes an exchange keeps (a portal page's start, an API's JSON).
+    public static let bodyLimit = 16 * 1024
+
     /// "HTTP 204", "HTTP 302 to http://portal/", "failed: Timeout was reached".
     public var summary: String {
         switch self {
@@ -117,8 +120,9 @@ public struct CaptivePortalAPIAnswer: Sendable, Hashable {
 }
 
 /// The scheme of a URL, lower-cased: "https" of "HTTPS://portal/"; nil without one.
-enum URLScheme {
-    static func of(_ url: String) -> String? {
+package enum URLScheme {
+    /// The scheme of `url`, lower-cased; nil without one.
+    package static func of(_ url: String) -> String? {
         guard let colon = url.firstIndex(of: ":"), colon > url.startIndex,
               url[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
               url[url.startIndex].isLetter
@@ -156,6 +160,19 @@ public enum ConnectivityCheckVerdict {
 /// When checks run (as NetworkManager does): every interval while `full`; otherwise after 1 s,
 /// doubling per check that is not `full`, up to the interval (``RetryDelays``).
 public enum ConnectivityCheckSchedule {
+    /// The shortest time between two checks (or RFC 7050 lookups) of a family that a path
+    /// change starts: a route flapping costs one per spacing, not one lookup and one HTTP
+    /// exchange per flip.
+    public static let pathChangeSpacingSeconds: Double = 1
+
+    /// When a check that a path change at `now` asks for starts: at once, unless the last
+    /// started at `lastStart` less than ``pathChangeSpacingSeconds`` ago, then at the end of
+    /// that spacing (nanoseconds of a monotonic clock).
+    public static func startAfterPathChange(at now: UInt64, lastStart: UInt64?) -> UInt64 {
+        guard let lastStart else { return now }
+        return max(now, lastStart &+ UInt64(pathChangeSpacingSeconds * 1e9))
+    }
+
     /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
     /// was not `full` (0 for the first).
     public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {

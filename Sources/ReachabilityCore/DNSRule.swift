@@ -32,7 +32,9 @@ public enum NameLookupEvidence: Sendable, Hashable {
 /// The DNS readiness rule: the one place that turns the configured nameservers, the kernel's
 /// routes toward them and the check's lookups into the `DNS` value and its sentence.
 ///
-/// No server configured is `none`. A server is routed when the decision rule, asked as for an
+/// No server configured is `none`, and so are only split-DNS servers (systemd-resolved's
+/// servers of a link that is no default route, ``NameServer/servesAnyDomain``): a public name
+/// goes to none of them, so they are never counted. A server is routed when the decision rule, asked as for an
 /// address a caller gives, finds it reachable: the kernel's route toward it and a usable source.
 /// A server on this host (a local dnsmasq or unbound; resolved's stub is never one, its upstream
 /// servers are listed instead) forwards to servers we cannot see: it counts while the host itself
@@ -59,6 +61,12 @@ public enum DNSRule {
     /// - Returns: the readiness and its reason.
     public static func decide(servers: [NameServerFacts], hostIsReachable: Bool, lookups: NameLookupEvidence?) -> Verdict {
         guard !servers.isEmpty else { return Verdict(readiness: .none, reason: "no nameserver is configured") }
+        let splitDNS = servers.filter { !$0.server.servesAnyDomain }
+        let servers = servers.filter(\.server.servesAnyDomain)
+        guard !servers.isEmpty else {
+            let list = splitDNS.map { "\($0.server.address) from \($0.server.origin.description)" }.joined(separator: ", ")
+            return Verdict(readiness: .none, reason: "no nameserver takes names outside its link's own domains (\(list))")
+        }
         let routed = servers.first { $0.verdict.isReachable && (!$0.isOnThisHost || hostIsReachable) }
         guard let routed else {
             let why = servers.map { "\($0.server.address): \(unroutedReason($0))" }.joined(separator: "; ")

@@ -101,8 +101,13 @@ public enum ReachabilityRule {
         }
         var reason = route.matchedPrefix.map { "route \($0)" } ?? "default route"
         if let gateway = route.gateway { reason += " via \(gateway)" }
-        reason += " on \(link.name) (\(link.transport.rawValue)"
-        if let underlying = link.underlying { reason += " over \(underlying.name), \(underlying.transport.rawValue)" }
+        // A CLAT's tun is no VPN: its transport is the uplink's, and the reason names it a CLAT.
+        reason += " on \(link.name) (\(link.clatAddress == nil ? link.transport.rawValue : "CLAT")"
+        if let underlying = link.underlying {
+            reason += " over \(underlying.name), \(underlying.transport.rawValue)"
+        } else if link.clatAddress != nil {
+            reason += ", \(link.transport.rawValue)"
+        }
         reason += "), table \(route.table)"
         if let metric = route.metric { reason += ", metric \(metric)" }
         if let sourceLink = source.linkName, sourceLink != link.name { reason += ", from \(source.address) on \(sourceLink)" }

@@ -1,17 +1,24 @@
 // `CheckDestination(s)`: what `CheckAddress` answers, and how an application gets there.
 //
 // The rule, for the address asked (an IPv4-mapped one counts as IPv4):
+// 0. The unspecified address is asked as its family's loopback address: a connection to
+//    0.0.0.0 goes to 127.0.0.1 and one to :: to ::1 (Linux's `ip_route_output_key_hash_rcu`
+//    and `ip4_datagram_connect`, `tcp_v6_connect` and `ip6_datagram_connect` substitute it), and
+//    the reason says so. `CheckAddress` does the same.
 // 1. The kernel's answer for the literal, as `CheckAddress` gives it. Reachable: `via` is `clat`
-//    when its route is a CLAT's (the CLAT's tun; then status, interface and transport describe
-//    the uplink it translates onto, as the properties do), `nat64` for an IPv6 address inside
-//    the NAT64 prefix in use, else `direct`; `address` is the address given.
+//    when its route is a CLAT's (``CLATPath``: then status, interface and transport describe the
+//    uplink it translates onto, as the properties do), `nat64` for an IPv6 address inside the
+//    NAT64 prefix in use, else `direct`; `address` is the address given. Not reachable after all
+//    when the NAT64 behind the path does not translate the IPv4 address (the literal through a
+//    CLAT, the one an IPv6 literal inside the prefix embeds), as 2. says.
 // 2. An IPv4 literal that is not reachable, with a NAT64 prefix known: the address embedded in
 //    the prefix (RFC 6052 §2.2) and the kernel's answer for that one. Reachable: `via` `nat64`,
 //    `address` the synthesized one (connect there: the literal through an `AF_INET` socket fails).
 //    Never for an address the NAT64 does not translate: with the well-known prefix 64:ff9b::/96
 //    none of RFC 6890's non-global ranges (RFC 6052 §3.1: private, shared, documentation…), with
-//    any prefix none that is never forwarded (this network, loopback, link-local, multicast,
-//    reserved, broadcast). Those stay not reachable, and the reason says why.
+//    any prefix (or none known, behind a CLAT) none that is never forwarded (this network,
+//    loopback, link-local, multicast, reserved, broadcast). Those stay not reachable, and the
+//    reason says why.
 // 3. Otherwise not reachable: `via` `direct`, `address` the address given, and the reason says
 //    why, with why the NAT64 does not help either when a prefix is known.
 
@@ -60,6 +67,12 @@ public struct NAT64Prefix: Sendable, Hashable, CustomStringConvertible {
     /// The IPv6 address that reaches `ipv4` through this prefix's NAT64 (RFC 6052 §2.2).
     public func synthesizing(_ ipv4: IPAddress) -> IPAddress? {
         NAT64Synthesis.address(embedding: ipv4, in: network, length: length)
+    }
+
+    /// The IPv4 address an IPv6 address inside the prefix embeds (RFC 6052 §2.2); nil for an
+    /// address outside it.
+    public func embeddedIPv4(in ipv6: IPAddress) -> IPAddress? {
+        contains(ipv6) ? NAT64Synthesis.ipv4(embeddedIn: ipv6, length: length) : nil
     }
 }
 
@@ -115,15 +128,18 @@ public enum IPv4SpecialPurpose {
     }
 
     /// Why a NAT64 with `prefix` does not translate `address` (IPv4), nil when it does: with the
-    /// well-known prefix no non-global address (RFC 6052 §3.1), with any prefix none that is
-    /// never forwarded.
-    public static func refusal(of address: IPAddress, through prefix: NAT64Prefix) -> String? {
+    /// well-known prefix no non-global address (RFC 6052 §3.1), with any prefix, or none known,
+    /// none that is never forwarded.
+    ///
+    /// - Parameter subject: how the sentence starts, "10.1.2.3 is" when nil.
+    public static func refusal(of address: IPAddress, through prefix: NAT64Prefix?, subject: String? = nil) -> String? {
         guard let range = range(containing: address) else { return nil }
+        let subject = subject ?? "\(address) is"
         if range.isNeverForwarded {
-            return "\(address) is \(range.name), which no NAT64 translates"
+            return "\(subject) \(range.name), which no NAT64 translates"
         }
-        if prefix == .wellKnown && !range.isGlobal {
-            return "\(address) is \(range.name), which NAT64 with the well-known prefix \(prefix) does not translate (RFC 6052 §3.1)"
+        if let prefix, prefix == .wellKnown, !range.isGlobal {
+            return "\(subject) \(range.name), which NAT64 with the well-known prefix \(prefix) does not translate (RFC 6052 §3.1)"
         }
         return nil
     }
@@ -153,6 +169,8 @@ public struct DestinationAnswer: Sendable, Hashable {
 
     /// The key of the reply's status, which the GIO module reads.
     public static let statusKey = "status"
+    /// The key of the reply's path (``DestinationPath``), which the GIO module reads too.
+    public static let viaKey = "via"
 
     /// The reply's dictionary, every key always present (strings, "" when none): `status`,
     /// `interface`, `transport`, `source`, `gateway`, `via`, `address`, `reason`.
@@ -163,7 +181,7 @@ public struct DestinationAnswer: Sendable, Hashable {
             "transport": .string(verdict.link.map(\.effectiveTransport.rawValue) ?? ""),
             "source": .string(source?.description ?? ""),
             "gateway": .string(gateway?.description ?? ""),
-            "via": .string(path.rawValue),
+            Self.viaKey: .string(path.rawValue),
             "address": .string(address),
             "reason": .string(verdict.reason),
         ]
@@ -188,52 +206,54 @@ public enum DestinationRule {
 
     /// Answers for `address` (`text` as given, parsed and IPv4-unmapped).
     ///
-    /// - Parameters:
-    ///   - facts: the kernel's answer for a destination, as for a caller's address.
-    ///   - isCLATRoute: whether the facts' route (IPv4's) is a CLAT's.
-    public static func answer(
-        for address: IPAddress, as text: String, context: Context, facts: (IPAddress) -> DestinationFacts, isCLATRoute: (DestinationFacts) -> Bool
-    ) -> DestinationAnswer {
-        let literal = facts(address)
-        let verdict = ReachabilityRule.evaluate(literal)
+    /// - Parameter facts: the kernel's answer for a destination, as for a caller's address.
+    public static func answer(for address: IPAddress, as text: String, context: Context, facts: (IPAddress) -> DestinationFacts) -> DestinationAnswer {
+        let target = connectionTarget(of: address)
+        let literal = facts(target)
+        var verdict = ReachabilityRule.evaluate(literal)
+        if target != address {
+            verdict.reason = "a connection to \(address) goes to \(target) (Linux sends the unspecified address to loopback): \(verdict.reason)"
+        }
+        func refused(_ refusal: String, path: DestinationPath) -> DestinationAnswer {
+            DestinationAnswer(verdict: DestinationVerdict(family: verdict.family, link: nil, reason: "\(verdict.reason); \(refusal)"), literal, path: path, address: text)
+        }
         if verdict.isReachable {
-            if address.family == .ipv4 && isCLATRoute(literal) {
-                return DestinationAnswer(verdict: describingCLAT(verdict, uplink: context.clatUplink), literal, path: .clat, address: text)
+            if address.family == .ipv4, let clat = CLATPath(routeLink: verdict.link, uplink: context.clatUplink) {
+                if let refusal = IPv4SpecialPurpose.refusal(of: address, through: context.nat64Prefix) { return refused(refusal, path: .clat) }
+                return DestinationAnswer(verdict: clat.describing(verdict), literal, path: .clat, address: text)
             }
-            let isInsidePrefix = context.nat64Prefix?.contains(address) == true
-            return DestinationAnswer(verdict: verdict, literal, path: isInsidePrefix ? .nat64 : .direct, address: text)
+            guard let prefix = context.nat64Prefix, prefix.contains(address) else {
+                return DestinationAnswer(verdict: verdict, literal, path: .direct, address: text)
+            }
+            if let embedded = prefix.embeddedIPv4(in: address),
+               let refusal = IPv4SpecialPurpose.refusal(of: embedded, through: prefix, subject: "\(address) embeds \(embedded), which is") {
+                return refused(refusal, path: .nat64)
+            }
+            return DestinationAnswer(verdict: verdict, literal, path: .nat64, address: text)
         }
         guard address.family == .ipv4, let prefix = context.nat64Prefix else {
             return DestinationAnswer(verdict: verdict, literal, path: .direct, address: text)
         }
-        var refused = verdict
-        if let refusal = IPv4SpecialPurpose.refusal(of: address, through: prefix) {
-            refused.reason += "; \(refusal)"
-            return DestinationAnswer(verdict: refused, literal, path: .direct, address: text)
-        }
+        if let refusal = IPv4SpecialPurpose.refusal(of: address, through: prefix) { return refused(refusal, path: .direct) }
         guard let synthesized = prefix.synthesizing(address) else { return DestinationAnswer(verdict: verdict, literal, path: .direct, address: text) }
         let translated = facts(synthesized)
         var translatedVerdict = ReachabilityRule.evaluate(translated)
         guard translatedVerdict.isReachable else {
-            refused.reason += "; through NAT64 at \(synthesized) (prefix \(prefix)): \(translatedVerdict.reason)"
-            return DestinationAnswer(verdict: refused, literal, path: .direct, address: text)
+            return refused("through NAT64 at \(synthesized) (prefix \(prefix)): \(translatedVerdict.reason)", path: .direct)
         }
         translatedVerdict.reason = "through NAT64 at \(synthesized) (prefix \(prefix)): \(translatedVerdict.reason)"
         return DestinationAnswer(verdict: translatedVerdict, translated, path: .nat64, address: synthesized.description)
     }
 
-    /// The verdict through a CLAT: the uplink's link, its status, and "via CLAT" in the reason
-    /// (as ``ReachabilitySnapshot/describingCLAT(uplink:)`` says it for the properties).
-    static func describingCLAT(_ verdict: DestinationVerdict, uplink: LinkFacts?) -> DestinationVerdict {
-        var described = verdict
-        guard let tun = verdict.link, let uplink, uplink.name != tun.name else {
-            described.reason += "; via CLAT"
-            return described
-        }
-        described.reason += "; via CLAT on \(tun.name) onto \(uplink.name) (\(uplink.effectiveTransport.rawValue))"
-        described.link = uplink
-        return described
+    /// Where a connection to `address` goes (the rule's step 0): its family's loopback address
+    /// for the unspecified one, else `address` itself.
+    public static func connectionTarget(of address: IPAddress) -> IPAddress {
+        guard address.bytes.allSatisfy({ $0 == 0 }) else { return address }
+        return address.family == .ipv4 ? loopback.ipv4 : loopback.ipv6
     }
+
+    /// The loopback address of each family.
+    private static let loopback = (ipv4: IPAddress("127.0.0.1")!, ipv6: IPAddress("::1")!)
 }
 
 extension DestinationAnswer {

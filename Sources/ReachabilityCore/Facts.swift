@@ -16,15 +16,18 @@ public struct LinkFacts: Sendable, Hashable {
     public var transportReason: String
     /// Why the link is ignored (configuration or a container interface), nil when it is not.
     public var ignoreReason: String?
-    /// For a tunnel: the physical link beneath it and that link's transport, when known.
+    /// For a tunnel or a CLAT's tun: the physical link beneath it and that link's transport, when known.
     public var underlying: UnderlyingLink?
     /// Whether traffic over the link is metered.
     public var isMetered: Bool
+    /// The address from RFC 7335's 192.0.0.0/29 the link holds: the link is a CLAT's
+    /// (``CLATPath``); nil for any other link.
+    public var clatAddress: IPAddress?
 
     /// Creates link facts; `isMetered` defaults to the effective transport's default.
     public init(index: InterfaceIndex, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
                 transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
-                isMetered: Bool? = nil) {
+                isMetered: Bool? = nil, clatAddress: IPAddress? = nil) {
         self.index = index
         self.name = name
         self.isUp = isUp
@@ -35,6 +38,7 @@ public struct LinkFacts: Sendable, Hashable {
         self.ignoreReason = ignoreReason
         self.underlying = underlying
         self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
+        self.clatAddress = clatAddress
     }
 
     /// The medium traffic finally leaves on: the underlying link's for a tunnel, when known.
@@ -119,6 +123,14 @@ public enum RouteLookup: Sendable, Hashable {
     case route(RouteFacts)
     /// The kernel answered with an error, e.g. `ENETUNREACH` when there is no route.
     case failed(errno: Errno)
+}
+
+extension RouteLookup {
+    /// The route's output link, nil without a route or without one link.
+    public var outputInterfaceIndex: InterfaceIndex? {
+        guard case .route(let route) = self else { return nil }
+        return route.outputInterfaceIndex
+    }
 }
 
 /// The source address the kernel selects for an application's connection to a destination.

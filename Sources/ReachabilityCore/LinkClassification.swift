@@ -168,6 +168,17 @@ public enum TransportClassifier {
         return ownEvidence()
     }
 
+    /// The verdict on a link that holds `clatAddress`, an address from RFC 7335's 192.0.0.0/29
+    /// (``CLATPath``), given `verdict`, its classification: a tunnel (the CLAT's tun) carries
+    /// the transport of `beneath`, the link it translates onto (`other` when that is not known),
+    /// since it is no VPN; any other link (a CLAT on the uplink itself) keeps its verdict. (Not
+    /// for a link `Transport=` names: that verdict stands.)
+    public static func clatVerdict(_ verdict: TransportVerdict, clatAddress: IPAddress, beneath: UnderlyingLink?) -> TransportVerdict {
+        guard verdict.transport == .vpn else { return verdict }
+        let onto = beneath.map { " onto \($0.name)" } ?? ", onto a link not known"
+        return TransportVerdict(beneath?.transport ?? .other, "CLAT (\(clatAddress) in RFC 7335's 192.0.0.0/29)\(onto)")
+    }
+
     /// The physical transport beneath a tunnel, when it can be determined: the link the tunnel is
     /// bound to (`IFLA_LINK`), else the only non-tunnel link that is up with carrier and has a
     /// usable global address (`candidates`).

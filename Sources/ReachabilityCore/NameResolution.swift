@@ -6,7 +6,8 @@
 public enum DNSReadiness: String, Sendable, CaseIterable, Hashable {
     /// Before the first evaluation.
     case unknown
-    /// No nameserver is configured.
+    /// No nameserver takes public names: none is configured, systemd-resolved (named by
+    /// resolv.conf) is not running, or the only ones are split-DNS servers of their link's domains.
     case none
     /// Nameservers are configured, and the kernel routes none of them from a usable source.
     case unreachable
@@ -40,6 +41,9 @@ public enum NameServerOrigin: Sendable, Hashable {
     case resolvedLink(InterfaceIndex)
     /// systemd-resolved's fallback servers (`FallbackDNS=`), which it uses while no other is known.
     case resolvedFallback
+    /// glibc's own server, 127.0.0.1, which its resolver asks when the resolv.conf file (the
+    /// path) has no `nameserver` line or cannot be read.
+    case resolverDefault(String)
 
     /// The origin in a sentence's words: "/etc/resolv.conf", "systemd-resolved (global)",
     /// "systemd-resolved (link 3)".
@@ -49,6 +53,7 @@ public enum NameServerOrigin: Sendable, Hashable {
         case .resolvedGlobal: "systemd-resolved (global)"
         case .resolvedLink(let index): "systemd-resolved (link \(index))"
         case .resolvedFallback: "systemd-resolved (fallback)"
+        case .resolverDefault(let path): "glibc's default (no nameserver in \(path))"
         }
     }
 }
@@ -59,6 +64,10 @@ public struct NameServer: Sendable, Hashable {
     public var address: IPAddress
     /// Where the server was configured.
     public var origin: NameServerOrigin
+    /// Whether names outside its link's routing domains may go to it: false for a split-DNS
+    /// server, which systemd-resolved asks only about its link's own domains
+    /// (``ResolvedDefaultRoute``).
+    public var servesAnyDomain: Bool
 
     /// The link the server is configured for, where known: systemd-resolved's link, or the zone
     /// of a link-local server (an index, or a name that `index(ofZone:)` resolves); nil for a
@@ -69,10 +78,12 @@ public struct NameServer: Sendable, Hashable {
         return indexOfZone(zone)
     }
 
-    /// A server configured at `address`, found in `origin`.
-    public init(address: IPAddress, origin: NameServerOrigin) {
+    /// A server configured at `address`, found in `origin`, which serves names of any domain
+    /// unless `servesAnyDomain` says otherwise.
+    public init(address: IPAddress, origin: NameServerOrigin, servesAnyDomain: Bool = true) {
         self.address = address
         self.origin = origin
+        self.servesAnyDomain = servesAnyDomain
     }
 }
 
@@ -85,11 +96,14 @@ public enum ResolvConf {
     /// The most servers glibc's resolver uses (`MAXNS`): later `nameserver` lines are ignored.
     public static let maximumServers = 3
 
-    /// The servers an application's resolver asks, in order, read as glibc reads them: lines that
-    /// begin with the keyword `nameserver` (no leading blank) and an address (an IPv6 one may carry
-    /// a `%zone`); the first ``maximumServers`` such lines count, duplicates included, lines
-    /// whose address does not parse are skipped; other lines (comments, `search`, `options`)
-    /// ignored.
+    /// The server glibc's resolver asks when resolv.conf names none (`INADDR_LOOPBACK`).
+    public static let resolverDefault = IPAddress("127.0.0.1")!
+
+    /// The addresses of a resolv.conf's `nameserver` lines, read as glibc reads them: lines that
+    /// begin with the keyword `nameserver` (no leading blank) and an address — an IPv4 one in any
+    /// form `inet_aton` takes ("127.1"), an IPv6 one possibly with a `%zone`; the first
+    /// ``maximumServers`` such lines count, duplicates included, lines whose address does not
+    /// parse are skipped; other lines (comments, `search`, `options`) ignored.
     ///
     /// - Parameter text: the file's contents.
     /// - Returns: the addresses, in order, without duplicates.
@@ -97,13 +111,23 @@ public enum ResolvConf {
         var lines: [IPAddress] = []
         for line in text.split(whereSeparator: \.isNewline) where lines.count < maximumServers {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).flatMap { $0.split(separator: "\t") }
-            guard line.hasPrefix("nameserver"), fields.count >= 2, fields[0] == "nameserver",
-                  let address = IPAddress(String(fields[1])) else { continue }
+            guard line.hasPrefix("nameserver"), fields.count >= 2, fields[0] == "nameserver" else { continue }
+            let text = String(fields[1])
+            guard let address = IPAddress.ipv4(numbersAndDots: text) ?? IPAddress(text).flatMap({ $0.family == .ipv6 ? $0 : nil }) else { continue }
             lines.append(address)
         }
         return lines.reduce(into: []) { servers, address in
             if !servers.contains(address) { servers.append(address) }
         }
+    }
+
+    /// The servers an application's resolver asks, given the resolv.conf at `path` (`text`, nil
+    /// when it cannot be read): its ``nameServers(in:)``, or, when it names none or cannot be
+    /// read, glibc's default, 127.0.0.1 (its `res_init` adds the loopback address then).
+    public static func servers(in text: String?, path: String) -> [NameServer] {
+        let addresses = nameServers(in: text ?? "")
+        guard !addresses.isEmpty else { return [NameServer(address: resolverDefault, origin: .resolverDefault(path))] }
+        return addresses.map { NameServer(address: $0, origin: .resolvConf(path)) }
     }
 
     /// Whether `servers` (a resolv.conf's) hand every query to systemd-resolved's stub.

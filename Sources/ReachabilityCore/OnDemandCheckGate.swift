@@ -4,6 +4,11 @@
 ///   nothing.
 /// - Otherwise a caller starts a new check, at most one per ``windowSeconds``: a call inside its
 ///   caller's window gets the last result at once.
+/// - A call that would wait (for a check it starts or shares) while its caller already has
+///   ``waitingCallsPerCaller`` calls waiting is answered busy at once: what one user's calls
+///   keep of the daemon while a check is in flight stays bounded (a waiting call holds its bus
+///   message until the check ends). The caller says when a call stops waiting
+///   (``stoppedWaiting(_:)``): answered, or its connection left.
 ///
 /// A caller is a user (every connection of one uid, root's included, as the bus reports it), or
 /// one connection whose user the bus cannot tell. Pure: the caller supplies the clock.
@@ -16,6 +21,9 @@ public struct OnDemandCheckGate: Sendable {
         case shareCheckInFlight
         /// Answer the last result now (the caller started a check inside its window).
         case lastResult
+        /// Answer busy now: the caller has ``OnDemandCheckGate/waitingCallsPerCaller`` calls
+        /// waiting already.
+        case busy
     }
 
     /// The shortest time between two checks one caller starts, in seconds.
@@ -24,8 +32,14 @@ public struct OnDemandCheckGate: Sendable {
     /// caller) are forgotten.
     public static let callerLimit = 1024
 
+    /// The most calls one caller may have waiting for a check (an application asks once per
+    /// check it wants; a few applications of one user, many times over).
+    public static let waitingCallsPerCaller = 32
+
     /// When each caller last started a check (seconds on a monotonic clock).
     private var lastStart: [String: Double] = [:]
+    /// How many calls each caller has waiting (none: absent).
+    private var waiting: [String: Int] = [:]
 
     /// A gate letting each caller start one check per `windowSeconds` (10 s by default).
     public init(windowSeconds: Double = 10) {
@@ -33,14 +47,30 @@ public struct OnDemandCheckGate: Sendable {
     }
 
     /// Decides `caller`'s call at `now` (seconds on a monotonic clock), given whether a check is
-    /// in flight; a ``Decision/startCheck`` opens the caller's window.
+    /// in flight; a ``Decision/startCheck`` opens the caller's window. A
+    /// ``Decision/startCheck`` or ``Decision/shareCheckInFlight`` counts a waiting call of the
+    /// caller's, until ``stoppedWaiting(_:)``.
     public mutating func decide(for caller: CallerShare, checkInFlight: Bool, now: Double) -> Decision {
-        if checkInFlight { return .shareCheckInFlight }
         let key = Self.key(of: caller)
-        if let started = lastStart[key], now - started < windowSeconds { return .lastResult }
+        if !checkInFlight, let started = lastStart[key], now - started < windowSeconds { return .lastResult }
+        guard waiting[key, default: 0] < Self.waitingCallsPerCaller else { return .busy }
+        waiting[key, default: 0] += 1
+        if checkInFlight { return .shareCheckInFlight }
         lastStart[key] = now
         if lastStart.count > Self.callerLimit { lastStart = lastStart.filter { now - $0.value < windowSeconds } }
         return .startCheck
+    }
+
+    /// One of `caller`'s waiting calls stopped waiting: it was answered, or its connection left.
+    public mutating func stoppedWaiting(_ caller: CallerShare) {
+        let key = Self.key(of: caller)
+        guard let count = waiting[key] else { return }
+        waiting[key] = count > 1 ? count - 1 : nil
+    }
+
+    /// How many calls `caller` has waiting.
+    public func waitingCalls(of caller: CallerShare) -> Int {
+        waiting[Self.key(of: caller)] ?? 0
     }
 
     /// How many callers are remembered.

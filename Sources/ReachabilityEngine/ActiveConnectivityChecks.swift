@@ -41,6 +41,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         /// Callers wait for this family's check on demand: until its next verdict (a failure
         /// after `full` checked again first), or until it has no path.
         var isAwaited = false
+        /// When the last check started (nanoseconds of `DispatchTime`): a path change checks
+        /// no sooner than the spacing after it.
+        var lastStarted: UInt64?
     }
 
     private let queue: DispatchQueue
@@ -55,10 +58,11 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     var onEvidence: () -> Void = {}
     /// The captive-portal API a link's routers advertise.
     var captivePortalAPI: (InterfaceIndex) -> String? = { _ in nil }
-    /// What runs once no family is awaited any more (``checkNow(startingNew:then:)``).
-    private var waiters: [() -> Void] = []
+    /// What runs once no family is awaited any more (``checkNow(startingNew:then:)``), by token.
+    private var waiters: [Int: () -> Void] = [:]
     /// The waiters let go, to run at the queue's next turn.
-    private var released: [() -> Void] = []
+    private var released: [Int: () -> Void] = [:]
+    private var nextWaiter = 1
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -99,15 +103,16 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     }
 
     /// Checks on demand (`CheckConnectivity()`): when `startingNew`, starts a check now of every
-    /// family that has a path and none in flight; then calls `done` once every family checked
-    /// (or found in flight) has its verdict, on the queue after the walk its evidence schedules,
-    /// so that the published snapshot has it. Families that lose their path, a reload that
-    /// changes the settings, or checks that cannot run let `done` go earlier.
+    /// family that has a path and none in flight; then calls `done` (with its waiter's token)
+    /// once every family checked (or found in flight) has its verdict, on the queue after the
+    /// walk its evidence schedules, so that the published snapshot has it. Families that lose
+    /// their path, a reload that changes the settings, or checks that cannot run let `done` go
+    /// earlier.
     ///
-    /// - Returns: false when there is nothing to wait for (nothing in flight, and nothing
-    ///   started): `done` is not called.
-    func checkNow(startingNew: Bool, then done: @escaping () -> Void) -> Bool {
-        guard isEnabled, unavailability == nil else { return false }
+    /// - Returns: the waiter's token for ``forgetWaiter(_:)``; nil when there is nothing to wait
+    ///   for (nothing in flight, and nothing started): `done` is not called.
+    func checkNow(startingNew: Bool, then done: @escaping (_ waiter: Int) -> Void) -> Int? {
+        guard isEnabled, unavailability == nil else { return nil }
         for (family, current) in families where current.state.path != nil {
             if current.inFlight.isEmpty, !current.state.isConfirmingFailure, !current.isAwaited {
                 guard startingNew else { continue }
@@ -118,9 +123,17 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
             }
             families[family]?.isAwaited = unavailability == nil
         }
-        guard isAnyFamilyAwaited else { return false }
-        waiters.append(done)
-        return true
+        guard isAnyFamilyAwaited else { return nil }
+        let waiter = nextWaiter
+        nextWaiter += 1
+        waiters[waiter] = { done(waiter) }
+        return waiter
+    }
+
+    /// Drops the waiter `waiter` (its caller left): it is not called.
+    func forgetWaiter(_ waiter: Int) {
+        waiters[waiter] = nil
+        released[waiter] = nil
     }
 
     private var isAnyFamilyAwaited: Bool {
@@ -131,20 +144,23 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// later turn of the queue, after the walk that the last verdict scheduled.
     private func releaseWaitersWhenSettled() {
         guard !waiters.isEmpty, !isAnyFamilyAwaited else { return }
-        released += waiters
-        waiters = []
+        released.merge(waiters) { first, _ in first }
+        waiters = [:]
         queue.async { [weak self] in
             guard let self else { return }
             let now = released
-            released = []
-            now.forEach { $0() }
+            released = [:]
+            // In the order they came.
+            now.sorted { $0.key < $1.key }.forEach { $0.value() }
         }
     }
 
     /// Follows each family's path (absent: no route) when checks run: a changed path forgets the
     /// old evidence (the evaluation already did not count it) and starts a check at once (after
-    /// the current turn of the queue, so that a burst of events starts one). The walk's step
-    /// after the evaluation: it cancels and arms, and reports no evidence.
+    /// the current turn of the queue, so that a burst of events starts one), or, when the
+    /// family's last check started less than ``ConnectivityCheckSchedule/pathChangeSpacingSeconds``
+    /// ago, at the end of that spacing: a flapping route costs one check per spacing. The walk's
+    /// step after the evaluation: it cancels and arms, and reports no evidence.
     func follow(_ paths: [AddressFamily: CheckPath]) {
         guard isEnabled else { return }
         for family in AddressFamily.allCases {
@@ -157,7 +173,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
                 continue
             }
             reset(family, keepingState: true)
-            schedule(family, after: 0)
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = ConnectivityCheckSchedule.startAfterPathChange(at: now, lastStart: families[family]?.lastStarted)
+            schedule(family, after: Double(due - now) / 1e9)
         }
         releaseWaitersWhenSettled()
     }
@@ -265,6 +283,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     private func startCheck(_ family: AddressFamily) {
         guard let client, settings.isEnabled, unavailability == nil, var current = families[family], let path = current.state.path, current.inFlight.isEmpty else { return }
         current.nextDue = nil
+        current.lastStarted = DispatchTime.now().uptimeNanoseconds
         if let why = client.unavailability {
             families[family] = current
             return becomeUnavailable(why)

@@ -1,9 +1,11 @@
 import RTNetlink
 import ReachabilityCore
 
-/// The NAT64 prefixes routers advertise (RFC 8781's PREF64 option), per link and router, each
-/// until its lifetime runs out: the kernel hands the option over (`RTM_NEWNDUSEROPT`) and never
-/// withdraws it, so the lifetime is kept here; where systemd-networkd handles the router
+/// The NAT64 prefixes routers advertise (RFC 8781's PREF64 option), one per link and router,
+/// each until its own lifetime runs out (a router that stops being a default router, router
+/// lifetime 0, still vouches for its prefix: RFC 8781 gives the prefix a lifetime of its own):
+/// the kernel hands the option over (`RTM_NEWNDUSEROPT`) and never withdraws it, so the
+/// lifetime is kept here; where systemd-networkd handles the router
 /// advertisements itself the kernel hands over nothing, and networkd's record of the link is
 /// taken instead. Pure state: the times are given (seconds on `CLOCK_BOOTTIME`); the engine feeds
 /// it, expires it at ``nextExpiry``, and asks which prefix is in use.
@@ -52,24 +54,38 @@ struct AdvertisedNAT64Prefixes: Equatable {
     /// The prefixes known, in the order they were learned.
     private(set) var advertisements: [Advertisement] = []
 
+    /// The most prefixes kept from the kernel's options (one per router and link): a flood of
+    /// advertisements from forged routers costs a bounded set, and the ones learned first (in
+    /// use) stay.
+    static let advertisedCapacity = 8
+
     /// Records a PREF64 option `router` sent on `link` at `now`: a new prefix, a refreshed
-    /// lifetime, or (lifetime 0) a withdrawal.
+    /// lifetime, or (lifetime 0) a withdrawal. One prefix is kept per router and link, as Android
+    /// keeps one per network: a router that advertises another prefix replaces its previous one
+    /// (of several options in one advertisement, the last is kept). Once
+    /// ``advertisedCapacity`` routers' prefixes are kept, a new router's replaces the one learned
+    /// last, so that those learned first stay. At most ``advertisedCapacity`` entries are
+    /// searched, whatever the advertisements.
     ///
     /// - Returns: whether the prefixes known changed (not only a lifetime).
     @discardableResult
     mutating func set(_ option: NAT64PrefixOption, on link: InterfaceIndex, router: IPAddress?, now: Double) -> Bool {
-        let existing = advertisements.firstIndex {
-            $0.source == .routerAdvertisement && $0.prefix == option.prefix && $0.link == link && $0.router == router
-        }
+        let existing = advertisements.firstIndex { $0.source == .routerAdvertisement && $0.link == link && $0.router == router }
         guard option.lifetimeSeconds > 0 else {
-            guard let existing else { return false }
+            guard let existing, advertisements[existing].prefix == option.prefix else { return false }
             advertisements.remove(at: existing)
             return true
         }
         let expires = now + Double(option.lifetimeSeconds)
         if let existing {
-            advertisements[existing].expires = expires
-            return false
+            guard advertisements[existing].prefix != option.prefix else {
+                advertisements[existing].expires = expires
+                return false
+            }
+            advertisements.remove(at: existing)
+        } else if advertisements.count(where: { $0.source == .routerAdvertisement }) >= Self.advertisedCapacity,
+                  let latest = advertisements.lastIndex(where: { $0.source == .routerAdvertisement }) {
+            advertisements.remove(at: latest)
         }
         advertisements.append(Advertisement(prefix: option.prefix, link: link, router: router, learned: now, expires: expires))
         return true
@@ -106,14 +122,6 @@ struct AdvertisedNAT64Prefixes: Equatable {
     /// - Returns: whether that changed the prefixes.
     mutating func forget(_ link: InterfaceIndex) -> Bool {
         removeAll { $0.link == link }
-    }
-
-    /// Forgets what `router` advertised on `link` once it is no longer a router there (the
-    /// kernel removed its default route: it advertised a router lifetime of 0, or that ran out).
-    ///
-    /// - Returns: whether that changed the prefixes.
-    mutating func forget(router: IPAddress, on link: InterfaceIndex) -> Bool {
-        removeAll { $0.link == link && $0.router == router }
     }
 
     /// Forgets the prefixes whose lifetime has run out at `now`.

@@ -112,7 +112,9 @@ public struct ExplainReport: Sendable, Hashable {
             let dns = DNSRule.decide(servers: nameServers, hostIsReachable: evaluation.isReachable, lookups: nameLookup)
             lines.append("DNS: \(evaluation.dns.rawValue) (\(dns.reason))")
             for server in nameServers {
-                let verdict = server.isOnThisHost
+                let verdict = !server.server.servesAnyDomain
+                    ? "only for its link's own domains (systemd-resolved: no default route), not counted"
+                    : server.isOnThisHost
                     ? "on this host (a local resolver: where it forwards is not visible here), counts while the host is reachable"
                     : server.verdict.isReachable ? "routed: \(server.verdict.reason)" : "not routed: \(server.verdict.reason)"
                 lines.append("  nameserver \(server.server.address) from \(server.server.origin.description): \(Self.routeText(server.facts)) -> \(verdict)")

@@ -66,8 +66,8 @@ final class GatewayFollowing {
 
     /// Follows the gateways of the probes' routes as `answers` give them: a new one joins the
     /// socket filter first, then its neighbour entry is read (so that no change after the read
-    /// is filtered out).
-    func follow(_ answers: [AddressFamily: StatusReducer.KernelAnswers]) {
+    /// is filtered out) and counted only if its link has carrier (`linkHasCarrier`).
+    func follow(_ answers: [AddressFamily: StatusReducer.KernelAnswers], linkHasCarrier: (InterfaceIndex) -> Bool) {
         var chosen: [AddressFamily: (address: IPAddress, link: InterfaceIndex)] = [:]
         for (family, answer) in answers {
             guard case .route(let route) = answer.lookup, let gateway = route.gateway, let link = route.outputInterfaceIndex else { continue }
@@ -84,7 +84,7 @@ final class GatewayFollowing {
         for family in fresh {
             guard let gateway = gateways.current(family), lookups.isOpen else { continue }
             do {
-                gateways.read(try lookups.neighbourState(of: gateway), for: family)
+                gateways.read(try lookups.neighbourState(of: gateway), for: family, linkHasCarrier: linkHasCarrier(gateway.link))
             } catch {
                 Log.warning("\(error); following gateway \(gateway.address)'s neighbour entry from its next change.")
             }
@@ -92,14 +92,21 @@ final class GatewayFollowing {
     }
 
     /// A new or changed neighbour entry (`RTM_NEWNEIGH`; a deleted entry says nothing: a failed
-    /// gateway stays failed until it resolves again).
+    /// gateway stays failed until it resolves again or its link loses carrier), on a link with
+    /// carrier or not (`linkHasCarrier`: a failure without carrier is not counted).
     ///
     /// - Returns: nil when no family's current gateway's evidence changed; else the family, and
     ///   whether its evidence cleared (the gateway answers again).
-    func apply(_ neighbour: NeighbourMessage) -> (family: AddressFamily, cleared: Bool)? {
+    func apply(_ neighbour: NeighbourMessage, linkHasCarrier: Bool) -> (family: AddressFamily, cleared: Bool)? {
         guard let family = neighbour.addressFamily else { return nil }
         let before = gateways.current(family)?.evidence
-        guard gateways.apply(neighbour) else { return nil }
+        guard gateways.apply(neighbour, linkHasCarrier: linkHasCarrier) else { return nil }
         return (family, before != nil && gateways.current(family)?.evidence == nil)
+    }
+
+    /// `link` lost its carrier or went: what its gateways' entries said is forgotten (see
+    /// ``GatewayNeighbours``). Returns whether a family's current gateway's evidence changed.
+    func linkLostCarrier(_ link: InterfaceIndex) -> Bool {
+        gateways.linkLostCarrier(link)
     }
 }

@@ -8,7 +8,8 @@ public struct GatewayNeighbour: Sendable, Hashable {
     public var address: IPAddress
     /// The link the route reaches it over.
     public var link: InterfaceIndex
-    /// Whether the kernel failed to resolve it (`NUD_FAILED`) and nothing has resolved it since.
+    /// Whether the kernel failed to resolve it (`NUD_FAILED`) while its link had carrier, and
+    /// neither a resolution nor a carrier loss has come since.
     public var hasFailed: Bool
 
     /// What it says about connectivity: `limited` after a failure, nothing otherwise.
@@ -19,6 +20,11 @@ public struct GatewayNeighbour: Sendable, Hashable {
 /// recently (a default route that comes and goes keeps its gateway followed, so that its return
 /// costs neither a new filter nor a read). Pure state, no I/O: the engine reads a new gateway's
 /// entry and feeds neighbour messages in.
+///
+/// Evidence is about the network the link is on: a failure seen on a link without carrier
+/// says nothing (nothing could answer), and a carrier loss forgets what was seen before it
+/// (the network that comes back may be another, and nothing may be sent to the gateway again
+/// for a long time to tell).
 struct GatewayNeighbours {
     /// The recently chosen gateways of each family, least recently chosen first.
     private var known: [AddressFamily: [GatewayNeighbour]] = [:]
@@ -55,21 +61,34 @@ struct GatewayNeighbours {
         return fresh.sorted { $0.rawValue < $1.rawValue }
     }
 
-    /// The entry of `family`'s current gateway as read from the kernel (nil: there is none yet).
-    mutating func read(_ state: NeighbourState?, for family: AddressFamily) {
+    /// The entry of `family`'s current gateway as read from the kernel (nil: there is none yet),
+    /// while its link has carrier or not (`linkHasCarrier`).
+    mutating func read(_ state: NeighbourState?, for family: AddressFamily, linkHasCarrier: Bool) {
         guard let state, let gateway = chosen[family] else { return }
-        update(family, address: gateway.address, link: gateway.link, with: state)
+        update(family, address: gateway.address, link: gateway.link, with: state, linkHasCarrier: linkHasCarrier)
     }
 
-    /// A new or changed neighbour entry (`RTM_NEWNEIGH`) of a followed gateway; returns whether
-    /// the evidence of a family's current gateway changed. (A deleted entry says nothing: a
-    /// failed gateway stays failed until it resolves again.)
-    mutating func apply(_ message: NeighbourMessage) -> Bool {
+    /// A new or changed neighbour entry (`RTM_NEWNEIGH`) of a followed gateway, on a link with
+    /// carrier or not (`linkHasCarrier`); returns whether the evidence of a family's current
+    /// gateway changed. (A deleted entry says nothing: a failed gateway stays failed until it
+    /// resolves again or its link loses carrier.)
+    mutating func apply(_ message: NeighbourMessage, linkHasCarrier: Bool) -> Bool {
         guard let address = message.destinationAddress else { return false }
-        let link = message.index
         let before = current(address.family)
-        update(address.family, address: address, link: link, with: message.state)
+        update(address.family, address: address, link: message.index, with: message.state, linkHasCarrier: linkHasCarrier)
         return current(address.family) != before
+    }
+
+    /// `link` lost its carrier (or went): what its gateways' entries said is forgotten.
+    ///
+    /// - Returns: whether the evidence of a family's current gateway changed.
+    mutating func linkLostCarrier(_ link: InterfaceIndex) -> Bool {
+        let before = AddressFamily.allCases.map(current)
+        for (family, var list) in known {
+            for index in list.indices where list[index].link == link { list[index].hasFailed = false }
+            known[family] = list
+        }
+        return AddressFamily.allCases.map(current) != before
     }
 
     /// The addresses the neighbour socket's filter keeps entries of: every followed gateway's.
@@ -81,10 +100,10 @@ struct GatewayNeighbours {
         return addresses
     }
 
-    private mutating func update(_ family: AddressFamily, address: IPAddress, link: InterfaceIndex, with state: NeighbourState) {
+    private mutating func update(_ family: AddressFamily, address: IPAddress, link: InterfaceIndex, with state: NeighbourState, linkHasCarrier: Bool) {
         guard let index = known[family]?.firstIndex(where: { $0.address == address && $0.link == link }) else { return }
         switch state {
-        case .failed: known[family]?[index].hasFailed = true
+        case .failed: if linkHasCarrier { known[family]?[index].hasFailed = true }
         case .resolved: known[family]?[index].hasFailed = false
         case .resolving: break
         }

@@ -6,7 +6,8 @@ import ReachabilityCore
 import SystemSupport
 
 /// The kernel's answers for one destination, asked the way an application's connection would
-/// (a TCP connection to port 443, ``StatusReducer/applicationFlow``): the source address the
+/// (a TCP connection to port 443, ``StatusReducer/applicationFlow``, or a nameserver's query,
+/// ``StatusReducer/nameServerFlow``): the source address the
 /// kernel selects, then the route lookup for that source with the flow's keys; the questions of
 /// several destinations go together, and the policy rules' selectors (an `RTM_GETRULE` dump)
 /// say which lookups are needed at all. Also the dumps of links, addresses and default routes
@@ -75,6 +76,8 @@ final class KernelLookups {
         var zoneLink: InterfaceIndex?
         /// The user whose connection it is; nil for the daemon's own.
         var uid: UInt32?
+        /// The flow's protocol and port (its uid is ``uid``'s).
+        var flow = StatusReducer.applicationFlow
     }
 
     /// The answers for one destination (``answers(for:)``).
@@ -123,13 +126,13 @@ final class KernelLookups {
                 let question = questions[position]
                 return [
                     NetlinkQueryClient.RouteQuestion(to: question.destination, outputInterface: question.zoneLink, flow: SourceAddressQuery.flow),
-                    NetlinkQueryClient.RouteQuestion(to: question.destination, outputInterface: question.zoneLink, flow: StatusReducer.applicationFlow.of(uid: question.uid)),
+                    NetlinkQueryClient.RouteQuestion(to: question.destination, outputInterface: question.zoneLink, flow: question.flow.of(uid: question.uid)),
                 ]
             })
             for (number, position) in asked.enumerated() {
                 sources[position] = StatusReducer.applicationSource(
                     probe: probes[position], probeFlowLookup: answers[2 * number], applicationFlowLookup: answers[2 * number + 1],
-                    family: questions[position].destination.family
+                    family: questions[position].destination.family, flow: questions[position].flow
                 )
             }
         } catch {
@@ -163,7 +166,7 @@ final class KernelLookups {
         let routeQuestions = zip(questions, sources).flatMap { question, source in
             // An unspecified source (IPv4 found no address) is no source: the lookup goes without.
             let source = source.flatMap { $0.scope == .unspecified ? nil : $0 }
-            let flow = StatusReducer.applicationFlow.of(uid: question.uid)
+            let flow = question.flow.of(uid: question.uid)
             return [false, true].map { matchedEntry in
                 NetlinkQueryClient.RouteQuestion(to: question.destination, source: source, outputInterface: question.zoneLink, flow: flow, matchedEntry: matchedEntry)
             }

@@ -56,7 +56,8 @@ final class LinkMirror: @unchecked Sendable {
             return .link(change)
         case .newAddress(let address), .deleteAddress(let address):
             // (A tunnel's underlying link is among the links with an address: every tunnel is
-            // classified again at each listing.)
+            // classified again at each listing. An address of RFC 7335's range makes or unmakes a CLAT.)
+            if let held = address.ipAddress, CLATPath.isCLATAddress(held) { reclassify.insert(address.index) }
             return .address(index: address.index, isGlobalScope: address.isGlobalScope)
         default:
             // (LinkTable.apply takes nothing else.)
@@ -83,9 +84,9 @@ final class LinkMirror: @unchecked Sendable {
     }
 
     /// ``reclassify`` with the links whose classification reads one of them (stacked on it, its
-    /// master), recursively, and every tunnel of `links`.
+    /// master), recursively, and every tunnel and CLAT of `links`.
     private func linksToClassifyAgain(_ links: [InterfaceIndex: LinkFacts]) -> Set<InterfaceIndex> {
-        var pending = reclassify.union(links.values.filter { $0.transport == .vpn }.map(\.index))
+        var pending = reclassify.union(links.values.filter { $0.transport == .vpn || $0.clatAddress != nil }.map(\.index))
         guard !pending.isEmpty else { return [] }
         let stackedOn = Dictionary(grouping: table.links.values.filter { $0.lowerIndex != nil }, by: { $0.lowerIndex! })
         var frontier = Array(pending)

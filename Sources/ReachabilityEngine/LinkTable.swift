@@ -17,6 +17,9 @@ struct LinkTable: Equatable {
 
     private(set) var links: [InterfaceIndex: LinkDescription] = [:]
     private(set) var addresses: [Address: AddressFacts] = [:]
+    /// Per link, the address from RFC 7335's 192.0.0.0/29 it holds (``CLATPath``), kept with
+    /// ``addresses`` so that classifying a link does not scan every address.
+    private(set) var clatAddresses: [InterfaceIndex: IPAddress] = [:]
     /// The default routes (prefix length 0, unicast, one output link) of every table.
     private(set) var defaultRoutes: Set<DefaultRoute> = []
     private let inspector: SysfsLinkInspector
@@ -29,6 +32,7 @@ struct LinkTable: Equatable {
     mutating func removeAll() {
         links.removeAll()
         addresses.removeAll()
+        clatAddresses.removeAll()
         defaultRoutes.removeAll()
     }
 
@@ -115,9 +119,11 @@ struct LinkTable: Equatable {
             let index = link.index
             links[index] = nil
             addresses = addresses.filter { $0.key.index != index }
+            clatAddresses[index] = nil
             defaultRoutes = defaultRoutes.filter { $0.outputInterfaceIndex != index }
         case .newAddress(let message):
             guard let address = Self.address(message) else { return true }
+            if CLATPath.isCLATAddress(address.address) { clatAddresses[address.index] = address.address }
             addresses[address] = AddressFacts(
                 family: address.family,
                 isGlobalScope: message.isGlobalScope,
@@ -126,7 +132,12 @@ struct LinkTable: Equatable {
                 isOptimistic: message.isOptimistic
             )
         case .deleteAddress(let message):
-            if let address = Self.address(message) { addresses[address] = nil }
+            guard let address = Self.address(message) else { return true }
+            addresses[address] = nil
+            if clatAddresses[address.index] == address.address {
+                // (Rare: a second address of the range on the same link takes its place.)
+                clatAddresses[address.index] = addresses.keys.first { $0.index == address.index && CLATPath.isCLATAddress($0.address) }?.address
+            }
         default:
             return false
         }
@@ -185,14 +196,19 @@ struct LinkTable: Equatable {
         return families
     }
 
-    /// The classified facts of link `index` under `configuration`.
+    /// The classified facts of link `index` under `configuration`: a tunnel's with the link
+    /// beneath it, a CLAT's (``clatAddresses``) with ``TransportClassifier/clatVerdict(_:clatAddress:beneath:)``.
     func facts(forLink index: InterfaceIndex, configuration: DaemonConfiguration) -> LinkFacts? {
         guard let link = links[index] else { return nil }
-        let verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
+        var verdict = TransportClassifier.classify(index, in: links, configuration: configuration)
         var underlying: UnderlyingLink?
         if verdict.transport == .vpn,
            let beneath = TransportClassifier.underlying(ofTunnel: index, in: links, candidates: linksWithUsableGlobalAddress, configuration: configuration) {
             underlying = UnderlyingLink(name: beneath.link.name, transport: beneath.verdict.transport)
+        }
+        let clatAddress = clatAddresses[index]
+        if let clatAddress, configuration.transportOverride(forInterface: link.name) == nil {
+            verdict = TransportClassifier.clatVerdict(verdict, clatAddress: clatAddress, beneath: underlying)
         }
         return LinkFacts(
             index: index,
@@ -204,7 +220,8 @@ struct LinkTable: Equatable {
             transportReason: verdict.reason,
             ignoreReason: TransportClassifier.ignoreReason(for: link, in: links, configuration: configuration),
             underlying: underlying,
-            isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport)
+            isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport),
+            clatAddress: clatAddress
         )
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import RTNetlink
 import ReachabilityCore
 import SystemSupport
 
@@ -76,7 +77,9 @@ extension ReachabilityEngine {
     public func checkAddress(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationVerdict {
         dispatchPrecondition(condition: .onQueue(queue))
         // An IPv4-mapped address (::ffff:192.0.2.1) is where a dual-stack socket sends: IPv4.
-        guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        guard let given = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
+        // The unspecified address is where a connection to it goes: loopback.
+        let address = DestinationRule.connectionTarget(of: given)
         // Before the lookup, so that a route change right after it is not filtered out.
         routeFilter.watch(address, caller: caller)
         return ReachabilityRule.evaluate(destinationFacts(address, purpose: .callerAddress, uid: caller.uid))
@@ -91,40 +94,66 @@ extension ReachabilityEngine {
     public func checkDestination(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationAnswer {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
-        let prefix = nat64PrefixInUse
-        let context = DestinationRule.Context(
-            nat64Prefix: prefix.map { NAT64Prefix(network: $0.network, length: $0.length) },
-            clatUplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
-        )
-        return DestinationRule.answer(
-            for: address, as: text, context: context,
-            facts: { destination in
-                // Before the lookup, so that a route change right after it is not filtered out.
-                routeFilter.watch(destination, caller: caller)
-                return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
-            },
-            isCLATRoute: { facts in
-                var source: IPAddress?
-                if case .selected(let selected) = facts.source { source = selected.address }
-                return IPv4AccessRule.isCLAT(ipv4RouteFacts(facts.lookup, source: source, isNAT64PrefixKnown: prefix != nil))
-            }
-        )
+        let context = DestinationRule.Context(nat64Prefix: nat64PrefixInUse.map { NAT64Prefix(network: $0.network, length: $0.length) }, clatUplink: clatUplink)
+        return DestinationRule.answer(for: address, as: text, context: context) { destination in
+            // Before the lookup, so that a route change right after it is not filtered out.
+            routeFilter.watch(destination, caller: caller)
+            return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
+        }
     }
 
     /// `CheckConnectivity()`: when checks run and a family has a route, checks every family now
     /// and calls `reply` with the published `Connectivity` once they finished — unless a check
     /// is in flight (then it waits for that one) or `caller` started one within
     /// ``OnDemandCheckGate/windowSeconds`` (then it replies at once); otherwise replies at once.
+    /// A call that would wait while `caller` has ``OnDemandCheckGate/waitingCallsPerCaller``
+    /// waiting is refused.
     ///
     /// - Parameters:
     ///   - caller: who asks (its uid, as the bus reports it, is the caller of the window).
-    ///   - reply: called once on the queue, now or when the checks finished.
-    public func checkConnectivity(caller: CallerShare, reply: @escaping (Connectivity) -> Void) {
+    ///   - connection: the asking connection, whose calls ``forgetConnectivityCalls(of:)`` drops.
+    ///   - reply: called once on the queue, now or when the checks finished; never when refused.
+    /// - Returns: false when the call is refused (`reply` is not called): answer it busy.
+    public func checkConnectivity(caller: CallerShare, connection: String, reply: @escaping (Connectivity) -> Void) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
-        let answer = { [weak self] in reply(self?.publishedSnapshot.connectivity ?? .unknown) }
-        guard checks.canCheckNow else { return answer() }
+        guard checks.canCheckNow else {
+            reply(publishedSnapshot.connectivity)
+            return true
+        }
         let decision = onDemandChecks.decide(for: caller, checkInFlight: checks.isCheckInFlight, now: clockSeconds(CLOCK_MONOTONIC))
-        guard decision != .lastResult, checks.checkNow(startingNew: decision == .startCheck, then: answer) else { return answer() }
+        switch decision {
+        case .busy:
+            return false
+        case .lastResult:
+            reply(publishedSnapshot.connectivity)
+        case .startCheck, .shareCheckInFlight:
+            // The waiter holds only its token: a call dropped when its caller leaves is gone whole.
+            let waiter = checks.checkNow(startingNew: decision == .startCheck) { [weak self] in self?.answerConnectivityCall(waiting: $0) }
+            guard let waiter else {
+                onDemandChecks.stoppedWaiting(caller)
+                reply(publishedSnapshot.connectivity)
+                return true
+            }
+            waitingConnectivityCalls[waiter] = WaitingConnectivityCall(caller: caller, connection: connection, reply: reply)
+        }
+        return true
+    }
+
+    /// Drops the `CheckConnectivity()` calls of `connection` (it left the bus): nobody is there
+    /// to read their answers, and they no longer count against their caller.
+    public func forgetConnectivityCalls(of connection: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for (waiter, call) in waitingConnectivityCalls where call.connection == connection {
+            waitingConnectivityCalls[waiter] = nil
+            checks.forgetWaiter(waiter)
+            onDemandChecks.stoppedWaiting(call.caller)
+        }
+    }
+
+    private func answerConnectivityCall(waiting waiter: Int) {
+        guard let call = waitingConnectivityCalls.removeValue(forKey: waiter) else { return }
+        onDemandChecks.stoppedWaiting(call.caller)
+        call.reply(publishedSnapshot.connectivity)
     }
 
     /// Forgets the watched destinations of the share named `caller` (its last bus connection
@@ -165,17 +194,23 @@ extension ReachabilityEngine {
     /// The share under which the nameservers are watched.
     static let nameServerShare = CallerShare(connection: "nameservers")
 
-    /// What the kernel answers for a query to `server`, as a caller's address: a link-local
-    /// server's zone, or the link systemd-resolved sends to a per-link server over, binds the
-    /// flow to that link. `answered` holds answers already asked in this walk.
+    /// What the kernel answers for a query to `server` (``StatusReducer/nameServerFlow``), as
+    /// a caller's address: a link-local server's zone, or the link systemd-resolved sends to a
+    /// per-link server over, binds the flow to that link. `answered` holds answers already
+    /// asked in this walk.
     func nameServerFacts(_ server: NameServer, answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]) -> NameServerFacts {
-        NameServerFacts(server: server, facts: destinationFacts(server.address, purpose: .callerAddress, boundTo: Self.resolvedLink(of: server), answered: answered))
+        NameServerFacts(
+            server: server,
+            facts: destinationFacts(
+                server.address, purpose: .callerAddress, boundTo: Self.resolvedLink(of: server), flow: StatusReducer.nameServerFlow, answered: answered
+            )
+        )
     }
 
     /// The question ``nameServerFacts(_:answered:)`` asks the kernel about `server`; nil when
     /// its zone names no link.
     func nameServerQuestion(_ server: NameServer) -> KernelLookups.Question? {
-        question(about: server.address, boundTo: Self.resolvedLink(of: server))
+        question(about: server.address, boundTo: Self.resolvedLink(of: server), flow: StatusReducer.nameServerFlow)
     }
 
     /// The link systemd-resolved sends to `server` over, for a per-link server; nil otherwise.
@@ -187,26 +222,28 @@ extension ReachabilityEngine {
     /// The question about `destination` for user `uid` (nil: the daemon's own): a link-local
     /// IPv6 destination's zone binds the flow to that link (`sin6_scope_id`, `RTA_OIF`); like
     /// the kernel, any other destination's zone is not looked at. `link`, when given, binds the
-    /// flow to that link otherwise (as systemd-resolved sends to a link's own servers). Nil when
-    /// the zone names no link.
-    private func question(about destination: IPAddress, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil) -> KernelLookups.Question? {
+    /// flow to that link otherwise (as systemd-resolved sends to a link's own servers). `flow`
+    /// is the connection's protocol and port. Nil when the zone names no link.
+    private func question(
+        about destination: IPAddress, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil, flow: FlowKeys = StatusReducer.applicationFlow
+    ) -> KernelLookups.Question? {
         var zoneLink = link
         if destination.family == .ipv6, destination.scope == .link, let zone = destination.zone {
             guard let index = mirror.table.index(ofZone: zone) else { return nil }
             zoneLink = index
         }
-        return KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid)
+        return KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid, flow: flow)
     }
 
     /// Asks the kernel about `destination` for user `uid` (nil: the daemon's own), bound as
-    /// ``question(about:uid:boundTo:)`` says, and gathers what the rule needs, for `purpose`.
+    /// ``question(about:uid:boundTo:flow:)`` says, and gathers what the rule needs, for `purpose`.
     /// An answer in `answered` (asked earlier in the same walk) is not asked again.
     private func destinationFacts(
         _ destination: IPAddress, purpose: DestinationPurpose, uid: UInt32? = nil, boundTo link: InterfaceIndex? = nil,
-        answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]
+        flow: FlowKeys = StatusReducer.applicationFlow, answered: [KernelLookups.Question: StatusReducer.KernelAnswers] = [:]
     ) -> DestinationFacts {
         let scope = destination.scope
-        guard let question = question(about: destination, uid: uid, boundTo: link) else {
+        guard let question = question(about: destination, uid: uid, boundTo: link, flow: flow) else {
             return DestinationFacts(
                 family: .ipv6, lookup: .failed(errno: .noSuchDevice), source: .failed(errno: .noSuchDevice), destinationScope: scope, purpose: purpose
             )

@@ -78,8 +78,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
-    /// Who may start a check on demand (``checkConnectivity(caller:reply:)``).
+    /// Who may start a check on demand (``checkConnectivity(caller:connection:reply:)``).
     var onDemandChecks = OnDemandCheckGate()
+    /// The `CheckConnectivity()` calls waiting for a check, by the checks' waiter token.
+    var waitingConnectivityCalls: [Int: WaitingConnectivityCall] = [:]
+    /// A `CheckConnectivity()` call waiting for a check: whose, from which connection, its reply.
+    struct WaitingConnectivityCall {
+        var caller: CallerShare
+        var connection: String
+        var reply: (Connectivity) -> Void
+    }
     /// The configured nameservers (``setNameServers(_:)``), asked about in every walk for `DNS`;
     /// nil until the daemon has read them (`DNS` is `unknown` till then). `Interfaces` lists
     /// each link's.
@@ -116,6 +124,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
         get { publishing.announceRouting }
         set { publishing.announceRouting = newValue }
     }
+
+    /// Called on the queue with the links on which routes that router advertisements installed
+    /// were added, replaced or deleted, once per batch: where systemd-networkd handles the
+    /// advertisements it installs their routes again at each one (refreshing their lifetimes),
+    /// while it signals nothing when their PREF64 option changes, so its record is read again
+    /// then. Set on the queue.
+    public var onRouterAdvertisementRoutes: (Set<InterfaceIndex>) -> Void = { _ in }
 
     /// The last evaluated snapshot (`.unknown` before ``start(onChange:)``).
     public private(set) var snapshot = ReachabilitySnapshot.unknown
@@ -235,6 +250,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         var nat64PrefixesChanged = false
         // Links or addresses changed that no walk needs: RoutesChanged and the listing still follow.
         var linksChangedAside = false
+        var advertisedRouteLinks: Set<InterfaceIndex> = []
         if batch.overflowed {
             Log.warning("Netlink receive queue overrun, resynchronising.")
             // The gateways' entries are read again too, and the policy rules.
@@ -252,19 +268,23 @@ public final class ReachabilityEngine: @unchecked Sendable {
             case .deleteLink(let link):
                 captivePortalAPIs.forget(link.index)
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
+                if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
                 // The network that comes back may not be the one that advertised it: a router
                 // advertisement names the API and the NAT64 prefix again. (DHCP's goes with its
-                // lease: networkd and NetworkManager publish that themselves.)
+                // lease: networkd and NetworkManager publish that themselves.) Its gateways'
+                // entries tell of it only once something is sent to them again.
                 if captivePortalAPIs.set(nil, for: link.index, from: .routerAdvertisement) { checks.captivePortalAPIChanged(on: link.index) }
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
+                if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .deleteRoute(let route) where route.destinationLength == 0:
-                // A router's default route goes when it stops being one: what it advertised goes too.
+                // A router's default route goes when it stops being one: the API it advertised
+                // goes too. (Its NAT64 prefix stays for its own lifetime: RFC 8781.)
                 guard let router = route.gatewayAddress, let link = route.outputInterface else { break }
                 if captivePortalAPIs.forget(router: router, on: link) { checks.captivePortalAPIChanged(on: link) }
-                if nat64Prefixes.forget(router: router, on: link) { nat64PrefixesChanged = true }
             default: break
             }
+            if let link = message.payload.linkOfRouteFromRouterAdvertisement { advertisedRouteLinks.insert(link) }
             noteRemoval(message.payload)
             if let change = mirror.apply(message.payload) {
                 if linksInUse.needsWalk(change) { changed = Set(AddressFamily.allCases) } else { linksChangedAside = true }
@@ -284,7 +304,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
-                guard let change = gateways.apply(neighbour) else { break }
+                guard let change = gateways.apply(neighbour, linkHasCarrier: linkHasCarrier(neighbour.index)) else { break }
                 gatewayEvidence = true
                 // The gateway answers again (an application got through): what checks said
                 // during the outage is checked again now, not at the back-off's next turn.
@@ -302,6 +322,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             }
         }
         if nat64PrefixesChanged { scheduleNAT64Expiry() }
+        if !advertisedRouteLinks.isEmpty { onRouterAdvertisementRoutes(advertisedRouteLinks) }
         if !changed.isEmpty {
             reevaluate(changed)
         } else {
@@ -513,15 +534,23 @@ public final class ReachabilityEngine: @unchecked Sendable {
         checks.follow(evaluation.checkPaths)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = self.snapshot.interfaces
-        let advertised = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix
-        rfc7050.follow(
-            ipv6Path: advertised == nil && checks.isEnabled ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds
-        )
+        // RFC 7050 discovery while no router advertised a prefix: on an IPv6-only host (where
+        // NetworkManager keeps the advertisements' PREF64 to itself), or with the check configured.
+        let isDiscoveryWanted = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink) == nil && (!snapshot.isIPv4Reachable || checks.isEnabled)
+        rfc7050.follow(ipv6Path: isDiscoveryWanted ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds)
         let nat64Prefix = nat64PrefixInUse
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
-        snapshot.ipv4Access = IPv4AccessRule.decide(ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, nat64Prefix: nat64Prefix, answered: answered))
+        let clat = CLATPath(routeLink: ipv4.lookup.outputInterfaceIndex.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }, uplink: clatUplink)
+        snapshot.ipv4Access = IPv4AccessRule.decide(
+            ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, nat64Prefix: nat64Prefix, answered: answered)
+        )
         linksInUse = nat64Prefix == nil ? linksRead(probes: [ipv4, ipv6], nameServers: servers ?? []) : .every
-        return snapshot.describingCLAT(uplink: ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) })
+        return snapshot.describing(clat)
+    }
+
+    /// The link a CLAT translates onto: IPv6's route's (``CLATPath``).
+    var clatUplink: LinkFacts? {
+        ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
     }
 
     /// The links a walk read (``LinksInUse/read(routeLinks:sourceLinks:links:globalAddressHolders:defaultRouteLinks:zoneNames:configuration:)``),
@@ -556,7 +585,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go
     /// (unless `answered`, this walk's answers, holds it already).
     private func ipv4AccessFacts(
-        isIPv4Reachable: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
+        isIPv4Reachable: Bool, isIPv4RouteThroughCLAT: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
     ) -> IPv4AccessFacts {
         var isSynthesizedProbeReachable = false
         if !isIPv4Reachable, let nat64Prefix,
@@ -565,25 +594,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: synthesizedAnswers, configuration: settings)
             isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
         }
-        var facts = ipv4RouteFacts(answers[.ipv4]?.lookup, source: try? answers[.ipv4]?.source.get(), isNAT64PrefixKnown: nat64Prefix != nil)
-        facts.isIPv4Reachable = isIPv4Reachable
-        facts.isSynthesizedProbeReachable = isSynthesizedProbeReachable
-        return facts
-    }
-
-    /// What ``IPv4AccessRule/isCLAT(_:)`` asks of an IPv4 route (`lookup`, from `source`): the
-    /// probe's, or a caller's address's (`CheckDestination`).
-    func ipv4RouteFacts(_ lookup: RouteLookup?, source: IPAddress?, isNAT64PrefixKnown: Bool) -> IPv4AccessFacts {
-        let table = mirror.table
-        var routeLink: InterfaceIndex?
-        if case .route(let route)? = lookup { routeLink = route.outputInterfaceIndex }
         return IPv4AccessFacts(
-            isIPv4Reachable: true, ipv4Source: source,
-            isIPv4RouteOverTun: routeLink.flatMap { table.links[$0]?.kind } == "tun",
-            hasGlobalIPv4ElsewhereThanTheRoute: table.addresses.contains { address, facts in
-                address.family == .ipv4 && address.index != routeLink && facts.isUsableGlobal && table.links[address.index]?.isLoopback == false
-            },
-            isNAT64PrefixKnown: isNAT64PrefixKnown
+            isIPv4Reachable: isIPv4Reachable, isIPv4RouteThroughCLAT: isIPv4RouteThroughCLAT, isNAT64PrefixKnown: nat64Prefix != nil,
+            isSynthesizedProbeReachable: isSynthesizedProbeReachable
         )
     }
 
@@ -599,9 +612,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
             answers[probe.family] = answered[KernelLookups.Question(destination: probe)]
             settle(probe.family)
         }
-        gateways.follow(answers)
+        gateways.follow(answers, linkHasCarrier: linkHasCarrier)
         // (Both set by the loop above.)
         return (answers[.ipv4]!, answers[.ipv6]!, answered)
+    }
+
+    /// Whether `link` is up with carrier in the mirror: whether its gateways' entries tell of a network.
+    private func linkHasCarrier(_ link: InterfaceIndex) -> Bool {
+        mirror.table.links[link].map { $0.isUp && $0.hasCarrier } ?? false
     }
 
     /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``

@@ -18,6 +18,12 @@ enum StatusReducer {
     /// its keys, so policy rules on `ipproto` and `dport` match them as they match the connection.
     static let applicationFlow = FlowKeys(.tcp, destinationPort: 443)
 
+    /// The flow of a query to a nameserver: UDP to port 53, what glibc's resolver (and
+    /// systemd-resolved) sends first. A nameserver is asked about with these keys, so a policy
+    /// rule on `ipproto udp dport 53` (or one on TCP 443 that queries never match) is judged as
+    /// the queries see it.
+    static let nameServerFlow = FlowKeys(.udp, destinationPort: 53)
+
     /// What the kernel answered for one destination: the source address of the application's
     /// flow (``applicationSource(probe:probeFlowLookup:applicationFlowLookup:family:)``), and
     /// the route lookup for that source with the flow's keys.
@@ -106,7 +112,8 @@ enum StatusReducer {
         )
     }
 
-    /// The source address of the application's flow (``applicationFlow``), from the probe's.
+    /// The source address of the application's flow (`flow`: ``applicationFlow`` unless a
+    /// nameserver's, ``nameServerFlow``), from the probe's.
     ///
     /// The probe is a UDP `connect` (``SourceAddressQuery/flow``: a TCP `connect` would send a
     /// SYN) under the daemon's uid (a socket carries its creator's), and a policy rule on
@@ -121,25 +128,26 @@ enum StatusReducer {
     /// - Parameters:
     ///   - probe: the UDP probe's source, or why its `connect` failed.
     ///   - probeFlowLookup: the source-less lookup with the probe's keys (the daemon's uid).
-    ///   - applicationFlowLookup: the source-less lookup with ``applicationFlow``'s keys (and the
-    ///     uid of the user asked about).
+    ///   - applicationFlowLookup: the source-less lookup with `flow`'s keys (and the uid of the
+    ///     user asked about).
     ///   - family: the destination's family.
+    ///   - flow: the flow asked about, for the error's text.
     /// - Returns: the source as ``SourceAddressQuery`` reports one: an address (`0.0.0.0` when
     ///   IPv4 found no address), or an error carrying the kernel's errno.
     static func applicationSource(
         probe: Result<IPAddress, SystemError>, probeFlowLookup: NetlinkQueryClient.RouteAnswer, applicationFlowLookup: NetlinkQueryClient.RouteAnswer,
-        family: AddressFamily
+        family: AddressFamily, flow: FlowKeys = applicationFlow
     ) -> Result<IPAddress, SystemError> {
         if probeFlowLookup == applicationFlowLookup { return probe }
         switch applicationFlowLookup {
         case .error(let code):
-            return .failure(SystemError(action: "look up the route of a connection (\(applicationFlow.description))", errno: code))
+            return .failure(SystemError(action: "look up the route of a connection (\(flow.description))", errno: code))
         case .route(let route):
             if let source = route.preferredSourceAddress { return .success(source) }
             // No address to select: IPv4 says 0.0.0.0 (as `getsockname` would), IPv6 refuses.
             return family == .ipv4
                 ? .success(unspecifiedIPv4)
-                : .failure(SystemError(action: "select a source address for a connection (\(applicationFlow.description))", errno: EADDRNOTAVAIL))
+                : .failure(SystemError(action: "select a source address for a connection (\(flow.description))", errno: EADDRNOTAVAIL))
         }
     }
 
@@ -147,9 +155,9 @@ enum StatusReducer {
     /// needs its two source-less lookups for a destination of `family` asked about for user
     /// `uid` (nil: the daemon's own), under the policy `rules` (nil: not known).
     ///
-    /// The two lookups differ in the flow's keys only: the transport protocol (UDP for the
-    /// probe, TCP for the application; the ports as a lookup carries them), and the uid when a
-    /// caller's is named (the probe's socket carries the daemon's). A rule can tell them apart
+    /// The two lookups differ in the flow's keys only: the transport protocol and the port (the
+    /// probe's UDP 443 against the application's TCP 443 or a nameserver's UDP 53), and the uid
+    /// when a caller's is named (the probe's socket carries the daemon's). A rule can tell them apart
     /// only by selecting on one of those (`ipproto`, `sport`, `dport`; `uidrange` when a uid
     /// is named); without such a rule of the family the kernel walks the same rules for both,
     /// the answers are alike, and the probe's source stands — so they are not asked. Unknown

@@ -11,10 +11,13 @@ import SystemSupport
 /// The `nameserver` lines of resolv.conf (``ResolvConf``), followed through in-place writes,
 /// replacements by rename and re-pointed symbolic links (``FollowedPath``). When they name only
 /// systemd-resolved's stub (127.0.0.53, 127.0.0.54), the servers are resolved's upstream ones
-/// instead, global and per link (its `DNS` property, `a(iiay)`): resolved's properties emit no
-/// change signals, so they are read again when resolved (re)starts, when the file it rewrites
-/// with its upstream servers changes (`/run/systemd/resolve/resolv.conf`), and on link and
-/// address changes (``linksChanged()``). resolved is never started by these reads. Without a bus
+/// instead, global and per link (its `DNS` property, `a(iiay)`), each per-link one marked by
+/// whether resolved sends it names outside the link's own domains (the link's `DefaultRoute`,
+/// ``ResolvedDefaultRoute``): resolved's properties emit no change signals, so they are read
+/// again when resolved (re)starts, when the file it rewrites with its upstream servers changes
+/// (`/run/systemd/resolve/resolv.conf`), and on link and address changes (``linksChanged()``).
+/// When resolved stops, its stub answers nothing: there are no servers from that moment until
+/// it comes back. resolved is never started by these reads. Without a bus
 /// (``attach(to:)`` not called: a client's in-process engine) resolved's servers are read from
 /// that file. Confined to the owner's queue; `record` runs there with every new list.
 public final class NameServerSources {
@@ -34,6 +37,9 @@ public final class NameServerSources {
     private var usesResolved = false
     /// The last list recorded.
     private var recorded: [NameServer]?
+    /// The number of the latest reading of resolved's servers: the answers of an earlier one,
+    /// or of one made before resolved stopped, are not recorded.
+    private var resolvedReading = 0
 
     /// - Parameters:
     ///   - resolvConfPath: the resolver configuration applications read (`/etc/resolv.conf`).
@@ -72,13 +78,13 @@ public final class NameServerSources {
     }
 
     private func readResolvConf() {
-        let servers = ResolvConf.nameServers(in: readSmallFile(resolvConfPath) ?? "")
-        let stub = ResolvConf.pointsAtResolvedStub(servers)
+        let servers = ResolvConf.servers(in: readSmallFile(resolvConfPath), path: resolvConfPath)
+        let stub = ResolvConf.pointsAtResolvedStub(servers.map(\.address))
         if stub != usesResolved { Log.debug("\(resolvConfPath) \(stub ? "names systemd-resolved's stub: following its upstream servers" : "names its servers itself").") }
         usesResolved = stub
         guard stub else {
             stopFollowingResolved()
-            update(servers.map { NameServer(address: $0, origin: .resolvConf(resolvConfPath)) })
+            update(servers)
             return
         }
         followResolved()
@@ -96,9 +102,11 @@ public final class NameServerSources {
         }
         if let connection, resolvedAppearance == nil {
             do throws(SystemError) {
-                resolvedAppearance = try NameOwnerWatch.appearances(of: Self.resolvedBusName, description: "systemd-resolved", on: connection) {
-                    [weak self] in self?.askResolved()
-                }
+                resolvedAppearance = try NameOwnerWatch.appearances(
+                    of: Self.resolvedBusName, description: "systemd-resolved", on: connection,
+                    appeared: { [weak self] in self?.askResolved() },
+                    departed: { [weak self] in self?.resolvedStopped() }
+                )
             } catch {
                 Log.warning("\(error); systemd-resolved's restarts will not be noticed.")
             }
@@ -121,15 +129,30 @@ public final class NameServerSources {
             update(servers.map { NameServer(address: $0, origin: .resolvConf(Self.resolvedUpstreamFile)) })
             return
         }
+        resolvedReading += 1
+        let reading = resolvedReading
         ask(connection, for: "DNS") { [weak self] servers in
             guard let self, let servers else { return }
-            guard servers.isEmpty else { return update(servers) }
+            guard servers.isEmpty else { return askDefaultRoutes(connection, of: servers, reading: reading) }
             // With no server of its own, resolved queries its fallback servers.
             ask(connection, for: "FallbackDNS") { [weak self] fallback in
                 guard let self, let fallback else { return }
-                update(fallback.map { NameServer(address: $0.address, origin: .resolvedFallback) })
+                recordReading(fallback.map { NameServer(address: $0.address, origin: .resolvedFallback) }, reading: reading)
             }
         }
+    }
+
+    /// resolved stopped: its stub answers nothing from now on, so there are no servers until it
+    /// comes back (and the answers still out are not recorded).
+    private func resolvedStopped() {
+        resolvedReading += 1
+        update([])
+    }
+
+    /// Records the servers of resolved's reading number `reading`, unless a later one began.
+    private func recordReading(_ servers: [NameServer], reading: Int) {
+        guard reading == resolvedReading else { return }
+        update(servers)
     }
 
     /// Reads resolved's manager property `property` (`a(iiay)`); `answer` gets the servers (none
@@ -155,6 +178,56 @@ public final class NameServerSources {
             Log.warning("\(error); keeping systemd-resolved's servers as they were.")
             answer(nil)
         }
+    }
+
+    /// Asks resolved, for each link among `servers`, whether it is a default route (its link
+    /// object's `DefaultRoute`), and records the servers once every link has answered, each
+    /// marked by ``ResolvedDefaultRoute``. A link that does not answer is counted.
+    private func askDefaultRoutes(_ connection: BusConnection, of servers: [NameServer], reading: Int) {
+        let links = Set(servers.compactMap { server -> InterfaceIndex? in
+            if case .resolvedLink(let index) = server.origin { return index }
+            return nil
+        })
+        guard !links.isEmpty else { return recordReading(servers, reading: reading) }
+        let answers = DefaultRouteAnswers()
+        let recordOnceAllAnswered = { [weak self] in
+            guard let self, answers.values.count == links.count else { return }
+            recordReading(servers.map { server in
+                var server = server
+                if case .resolvedLink(let index) = server.origin {
+                    server.servesAnyDomain = ResolvedDefaultRoute.servesAnyDomain(server.origin, linkIsDefaultRoute: answers.values[index] ?? nil)
+                }
+                return server
+            }, reading: reading)
+        }
+        for link in links {
+            do throws(SystemError) {
+                try connection.call(
+                    destination: Self.resolvedBusName, path: Self.resolvedLinkPath(link), interface: BusDriver.propertiesInterface, member: "Get",
+                    arguments: ["org.freedesktop.resolve1.Link", "DefaultRoute"], returning: ResolvedDefaultRouteValue.self,
+                    timeoutMicroseconds: 5_000_000, startsService: false
+                ) { [weak self] reply in
+                    guard let self, usesResolved else { return }
+                    switch reply {
+                    case .success(let value):
+                        answers.values[link] = value.isDefaultRoute
+                    case .failure(let error):
+                        Log.debug("systemd-resolved did not give link \(link.rawValue)'s DefaultRoute: \(error)")
+                        answers.values[link] = .some(nil)
+                    }
+                    recordOnceAllAnswered()
+                }
+            } catch {
+                Log.warning("\(error); counting link \(link.rawValue)'s servers for every name.")
+                answers.values[link] = .some(nil)
+                recordOnceAllAnswered()
+            }
+        }
+    }
+
+    /// resolved's object path for link `index` (``SystemdLinkPath``).
+    static func resolvedLinkPath(_ index: InterfaceIndex) -> String {
+        SystemdLinkPath.path(ofLink: index, under: "/org/freedesktop/resolve1/link")
     }
 
     /// Stops following.
@@ -186,5 +259,22 @@ struct ResolvedServers: BusReplyValue {
             guard let family, let address = IPAddress(family: family, bytes: entry.address) else { return nil }
             return NameServer(address: address, origin: entry.link == 0 ? .resolvedGlobal : .resolvedLink(InterfaceIndex(entry.link)))
         }
+    }
+}
+
+/// The `DefaultRoute` answers gathered for one reading of resolved's servers, per link: nil
+/// while the link has not answered, `.some(nil)` when it could not say.
+private final class DefaultRouteAnswers {
+    var values: [InterfaceIndex: Bool?] = [:]
+}
+
+/// A systemd-resolved link's `DefaultRoute` property (`b`, in the variant of a `Get` reply).
+struct ResolvedDefaultRouteValue: BusReplyValue {
+    /// Whether resolved sends the link's servers names outside its routing domains.
+    var isDefaultRoute: Bool
+
+    init(reading reply: BusMessage) throws(SystemError) {
+        try reply.enterVariant(holding: "b")
+        isDefaultRoute = try reply.readBoolean()
     }
 }

@@ -12,9 +12,12 @@ import SystemSupport
 /// advertisements networkd handles itself (`NDisc.PREF64`, `UsePREF64=yes`, systemd ≥ 255; the
 /// kernel then hands them to nobody else). Each link is asked at start-up, when networkd signals a
 /// change of that link's properties (a lease's or an advertisement's addresses change its address
-/// state), every link again when networkd (re)starts, and a link whose record holds a NAT64
-/// prefix again halfway to the end of its lifetime (a router's refresh changes no property
-/// networkd signals). Without networkd, or with one too old to record these, nothing happens: the
+/// state), every link again when networkd (re)starts, a link on which routes that router
+/// advertisements installed change (``routerAdvertisementRoutesChanged(on:)``: networkd installs
+/// an advertisement's routes again at each one, while a PREF64 option that appears, changes or
+/// goes changes no property it signals), and a link whose record holds a NAT64 prefix again
+/// halfway to the end of its lifetime. One question per link is out at a time: what asks
+/// meanwhile asks once more when its answer comes. Without networkd, or with one too old to record these, nothing happens: the
 /// calls never start it (`startsService: false`) and their errors are only debug-logged.
 /// Confined to the daemon's queue.
 public final class NetworkdLinkDescriptions {
@@ -30,7 +33,6 @@ public final class NetworkdLinkDescriptions {
     static let busName = "org.freedesktop.network1"
     /// The path under which networkd exports its links.
     private static let linkPathNamespace = "/org/freedesktop/network1/link"
-    private static let linkPathPrefix = linkPathNamespace + "/"
 
     private let connection: BusConnection
     private let linkIndices: () -> [InterfaceIndex]
@@ -39,6 +41,10 @@ public final class NetworkdLinkDescriptions {
     private var appearance: NameOwnerWatch?
     /// Per link whose record holds a NAT64 prefix, the timer that asks about it again.
     private var refreshes: [InterfaceIndex: DispatchSourceTimer] = [:]
+    /// The links asked about whose answer has not come yet.
+    private var asking: Set<InterfaceIndex> = []
+    /// The links to ask about again once their answer comes.
+    private var askingAgain: Set<InterfaceIndex> = []
 
     /// - Parameters:
     ///   - connection: the daemon's system bus connection (its queue is this object's).
@@ -67,17 +73,30 @@ public final class NetworkdLinkDescriptions {
         }
     }
 
+    /// Routes that router advertisements installed on `links` were added, replaced or deleted:
+    /// while networkd runs, asks about them again.
+    public func routerAdvertisementRoutesChanged(on links: Set<InterfaceIndex>) {
+        guard appearance?.owner != nil else { return }
+        for index in links { ask(about: index) }
+    }
+
     private func askAboutEveryLink() {
         for index in linkIndices() { ask(about: index) }
     }
 
-    /// Asks networkd to describe link `index` and records what it says.
+    /// Asks networkd to describe link `index` and records what it says; while a question about
+    /// it is out, asks once more after its answer.
     private func ask(about index: InterfaceIndex) {
+        guard asking.insert(index).inserted else {
+            askingAgain.insert(index)
+            return
+        }
         do {
             try connection.call(
                 destination: Self.busName, path: Self.path(ofLink: index), interface: "org.freedesktop.network1.Link", member: "Describe",
                 returning: String.self, timeoutMicroseconds: 5_000_000, startsService: false
             ) { [weak self] reply in
+                defer { self?.answered(index) }
                 let json: String
                 switch reply {
                 case .success(let text): json = text
@@ -94,8 +113,15 @@ public final class NetworkdLinkDescriptions {
                 self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes), index)
             }
         } catch {
+            asking.remove(index)
             Log.debug("\(error)")
         }
+    }
+
+    /// The answer about link `index` came: asks again if something asked meanwhile.
+    private func answered(_ index: InterfaceIndex) {
+        asking.remove(index)
+        if askingAgain.remove(index) != nil { ask(about: index) }
     }
 
     /// Asks about link `index` again halfway to the first of `lifetimeEnds` (seconds of
@@ -116,15 +142,13 @@ public final class NetworkdLinkDescriptions {
         timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(500))
     }
 
-    /// networkd's object path for link `index`: networkd escapes a path label's leading digit
-    /// as `_3X` (its ASCII code in hex), so "2" is "_32" and "12" is "_312".
+    /// networkd's object path for link `index` (``SystemdLinkPath``): "2" is "_32".
     static func path(ofLink index: InterfaceIndex) -> String {
-        linkPathPrefix + "_3" + String(index.rawValue)
+        SystemdLinkPath.path(ofLink: index, under: linkPathNamespace)
     }
 
     /// The link index a networkd link object path names; nil for another path.
     static func linkIndex(ofPath path: String) -> InterfaceIndex? {
-        guard path.hasPrefix(linkPathPrefix + "_3"), let number = Int32(path.dropFirst(linkPathPrefix.count + 2)), number > 0 else { return nil }
-        return InterfaceIndex(number)
+        SystemdLinkPath.linkIndex(ofPath: path, under: linkPathNamespace)
     }
 }

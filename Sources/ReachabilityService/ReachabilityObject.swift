@@ -29,15 +29,17 @@ public struct ReachabilityMethods {
     public var explain: () -> String
     /// Answers `Metrics()`.
     public var metrics: () -> String
-    /// Answers `CheckConnectivity()` for whose share the caller draws on, through the reply
-    /// it is given (once, on the queue, now or when the check finished).
-    public var checkConnectivity: (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
+    /// Answers `CheckConnectivity()` for whose share the caller draws on and its connection,
+    /// through the reply it is given (once, on the queue, now or when the check finished);
+    /// false when the share has too many calls waiting (the call is answered `Busy`, the reply
+    /// never called).
+    public var checkConnectivity: (CallerShare, _ connection: String, _ reply: @escaping (Connectivity) -> Void) -> Bool
 
     /// Creates the method table.
     public init(
         checkAddress: @escaping (String, CallerShare) -> AddressCheckAnswer,
         checkDestination: @escaping (String, CallerShare) -> DestinationCheckAnswer, explain: @escaping () -> String,
-        metrics: @escaping () -> String, checkConnectivity: @escaping (CallerShare, _ reply: @escaping (Connectivity) -> Void) -> Void
+        metrics: @escaping () -> String, checkConnectivity: @escaping (CallerShare, _ connection: String, _ reply: @escaping (Connectivity) -> Void) -> Bool
     ) {
         self.checkAddress = checkAddress
         self.checkDestination = checkDestination
@@ -83,7 +85,12 @@ public final class ReachabilityObject: @unchecked Sendable {
                 .replying(BusContract.explainMethod) { _ in .values([.string(methods.explain())]) },
                 .replying(BusContract.metricsMethod) { _ in .values([.string(methods.metrics())]) },
                 .replyingLater(BusContract.checkConnectivityMethod) { [admission] call, reply in
-                    methods.checkConnectivity(admission.share(of: call.sender)) { reply(.values([.string($0.rawValue)])) }
+                    let share = admission.share(of: call.sender)
+                    guard methods.checkConnectivity(share, call.sender, { reply(.values([.string($0.rawValue)])) }) else {
+                        let message = "\(share.name) has \(OnDemandCheckGate.waitingCallsPerCaller) CheckConnectivity() calls waiting for the check in flight; "
+                            + "try again when it ends"
+                        return reply(.error(BusError(name: BusContract.busyError, message: message)))
+                    }
                 },
             ],
             admit: { [admission] call in admission.take(call) }

@@ -106,6 +106,13 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
     /// Hands `message` (`token`'s) to the helper, started if none runs, expecting its answer
     /// within `seconds`; answers it as failed, from the queue, when no helper can take it.
     private func send(_ message: CheckHelperMessage, token: Int, awaiting request: Pending, seconds: Double) {
+        // The helper holds the daemon's requests to the same rules (an API's URI comes from the
+        // network): one it would refuse fails here, not by ending it.
+        do throws(CheckHelperMessage.Malformed) {
+            _ = try CheckHelperMessage(decoding: message.encoded)
+        } catch {
+            return fail(token, request, because: "the request cannot go to the check helper: \(error)")
+        }
         var failure = "the check helper stopped taking requests"
         do throws(SystemError) {
             // A helper that died since its last answer (its end not read yet) is replaced once.
@@ -180,11 +187,18 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         while let helper, helper.pid == pid {
             let count = buffer.withUnsafeMutableBytes { recv(helper.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            guard count > 0, let message = try? CheckHelperMessage(decoding: buffer[..<count]) else {
-                Log.warning("Connectivity check: the check helper (pid \(pid)) \(count == 0 ? "exited" : "answered what it should not"); it starts again at the next check.")
+            guard count > 0 else {
+                Log.warning("Connectivity check: the check helper (pid \(pid)) exited; it starts again at the next check.")
                 return end(helper)
             }
-            deliver(message)
+            do throws(CheckHelperMessage.Malformed) {
+                deliver(try CheckHelperMessage(decoding: buffer[..<count]))
+            } catch {
+                // Nothing a helper sends is trusted: a helper that sends what it should not is
+                // ended, and what it held fails.
+                Log.warning("Connectivity check: the check helper (pid \(pid)) answered what it should not (\(error)); it starts again at the next check.")
+                return end(helper, because: "the check helper's answer was refused: \(error)")
+            }
         }
     }
 
@@ -205,14 +219,14 @@ final class CheckHelperClient: HTTPCheckClient, @unchecked Sendable {
         }
     }
 
-    /// Kills `helper`; every request it held is answered as failed.
-    private func end(_ helper: Helper) {
+    /// Kills `helper`; every request it held is answered as failed, `because`.
+    private func end(_ helper: Helper, because why: String = "the check helper ended before answering") {
         stop(helper)
         self.helper = nil
         let abandoned = pending
         pending = [:]
         for (token, entry) in abandoned.sorted(by: { $0.key < $1.key }) {
-            fail(token, entry.request, because: "the check helper ended before answering")
+            fail(token, entry.request, because: why)
         }
     }
 

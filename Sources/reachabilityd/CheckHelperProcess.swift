@@ -78,14 +78,14 @@ enum CheckHelperProcess {
         private func serve(_ message: CheckHelperMessage) {
             switch message {
             case .exchange(let token, let request):
-                if let why = client.unavailability { return answer(.unavailable(token: token, why: why)) }
+                if let why = client.unavailability { return answer(.unavailable(token: token, why: CheckHelperMessage.plainText(why))) }
                 clientTokens[token] = client.start(request) { [self] outcome, seconds, lookup in
                     guard clientTokens.removeValue(forKey: token) != nil else { return }
-                    answer(.exchanged(token: token, outcome: outcome, seconds: seconds, lookup: lookup))
+                    answer(CheckHelperMessage.answer(token: token, outcome: outcome, seconds: seconds, lookup: lookup))
                 }
             case .lookUp(let token, let host, let family):
                 client.lookUpAddresses(of: host, family: family) { [self] addresses in
-                    answer(.lookedUp(token: token, addresses: addresses.map(\.description)))
+                    answer(.lookedUp(token: token, addresses: addresses.prefix(CheckHelperMessage.addressLimit).map(\.description)))
                 }
             case .cancel(let token):
                 if let clientToken = clientTokens.removeValue(forKey: token) { client.cancel(clientToken) }

@@ -7,12 +7,20 @@ import SystemSupport
 
 /// The check helper's seccomp filter, a classic-BPF program built with RTNetlink's assembler:
 /// an allowlist of system calls (CProcessShims' `checkHelperSyscalls`: memory, threads, time,
-/// the descriptors it has, sockets), `socket` only for `AF_INET`, `AF_INET6` (the exchange) and
-/// `AF_UNIX` (the resolver's nscd or systemd-resolved), `open`/`openat` only without
-/// `O_WRONLY`/`O_RDWR`/`O_CREAT`/`O_TRUNC` (libraries, CA files, `/etc/hosts`: read, never
-/// written). Anything else fails with `EPERM`, as the unit's `SystemCallErrorNumber=` says:
-/// no program started, no file written, no netlink or packet socket, no other process touched.
-/// Another architecture's calls (and x86-64's x32 calls) kill the process.
+/// the descriptors it has, sockets), `socket` only for `AF_INET` and `AF_INET6` (the exchange
+/// and the resolver's DNS), `socketpair` only for stream sockets (libcurl's wake-up pair),
+/// `open`/`openat` only without `O_WRONLY`/`O_RDWR`/`O_CREAT`/`O_TRUNC` (libraries, CA files,
+/// `/etc/hosts`: read, never written). Anything else fails with `EPERM`, as the unit's
+/// `SystemCallErrorNumber=` says: no program started, no file written, no netlink, packet or
+/// Unix socket (so no connection to the bus, the journal or any local service: a connected
+/// stream pair sends to no address), no other process touched. Another architecture's calls
+/// (and x86-64's x32 calls) kill the process.
+///
+/// Name lookups therefore take nsswitch.conf's `files` and `dns`: glibc's nscd client and
+/// systemd-resolved's NSS module (`resolve`, varlink over a Unix socket) find their socket
+/// refused and give way, the module with `UNAVAIL`, which `resolve [!UNAVAIL=return] dns` (its
+/// documented line) passes on to `dns`, so a host running resolved is asked through its stub
+/// listener (127.0.0.53, resolv.conf's nameserver) with the same answers.
 enum CheckHelperSandbox {
     /// The program for this architecture; nil where the shim knows no architecture.
     static func program() -> [BPFInstruction]? {
@@ -24,7 +32,9 @@ enum CheckHelperSandbox {
         let open = CReachProcess_syscallOpen()
         return program(
             architecture: architecture, x32Bit: CReachProcess_x32SyscallBit(), allowed: allowed,
-            socket: UInt32(CReachProcess_syscallSocket()), socketFamilies: [UInt32(AF_INET), UInt32(AF_INET6), UInt32(AF_UNIX)],
+            socket: UInt32(CReachProcess_syscallSocket()), socketFamilies: [UInt32(AF_INET), UInt32(AF_INET6)],
+            socketpair: UInt32(CReachProcess_syscallSocketpair()), socketpairType: UInt32(SOCK_STREAM.rawValue),
+            socketTypeFlags: UInt32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue),
             openat: UInt32(CReachProcess_syscallOpenat()), open: open < 0 ? nil : UInt32(open),
             writingFlags: CReachProcess_openWritingFlags()
         )
@@ -33,6 +43,7 @@ enum CheckHelperSandbox {
     /// The program from its parts (the numbers of this architecture).
     static func program(
         architecture: UInt32, x32Bit: UInt32, allowed: [UInt32], socket: UInt32, socketFamilies: [UInt32],
+        socketpair: UInt32, socketpairType: UInt32, socketTypeFlags: UInt32,
         openat: UInt32, open: UInt32?, writingFlags: UInt32
     ) -> [BPFInstruction] {
         typealias Op = LinuxBPF
@@ -66,6 +77,13 @@ enum CheckHelperSandbox {
         }
         assembler.always("refuse")
         assembler.label("not-socket")
+        // socketpair(family, type, …): a stream pair (its flags aside), whatever the family
+        // (only AF_UNIX makes pairs).
+        assembler.jump(Op.jmp | Op.jeq | Op.k, socketpair, ifTrue: nil, ifFalse: "not-socketpair")
+        assembler.statement(Op.ld | Op.w | Op.abs, argument(1))
+        assembler.statement(Op.alu | Op.and | Op.k, ~socketTypeFlags)
+        assembler.jump(Op.jmp | Op.jeq | Op.k, socketpairType, ifTrue: "allow", ifFalse: "refuse")
+        assembler.label("not-socketpair")
         // openat(directory, path, flags, …) and open(path, flags, …): read-only.
         let opens = [(openat, UInt32(2))] + (open.map { [($0, UInt32(1))] } ?? [])
         for (number, flagsArgument) in opens {

@@ -3,6 +3,11 @@ import ReachabilityCore
 /// What the daemon and its check helper say to each other: one message per `SOCK_SEQPACKET`
 /// datagram, a kind byte then its fields (integers little-endian, strings as a 32-bit length and
 /// UTF-8). Both ends are the same executable, so the format needs no version.
+///
+/// The helper parses a server's bytes, so the daemon trusts nothing it sends: decoding checks
+/// every field against what an honest helper can send (``Malformed`` says which field failed),
+/// and the helper makes its answers so before it sends them
+/// (``answer(token:outcome:seconds:lookup:)``).
 enum CheckHelperMessage: Equatable {
     /// Daemon → helper: run `request`'s exchange; its answer carries `token`.
     case exchange(token: Int, request: HTTPCheckRequest)
@@ -20,9 +25,70 @@ enum CheckHelperMessage: Equatable {
 
     /// The largest datagram either end reads: a body kept whole (16 KiB) and its texts.
     static let maximumSize = 64 * 1024
+    /// The longest duration a message carries: no exchange or lookup lasts as long
+    /// (`CheckTimeoutSec=` is at most 300 s; a lookup is given up on after 40 s).
+    static let longestSeconds = 3600.0
+    /// The most bytes of a URL (the check's, the API's, a redirection's `Location`).
+    static let urlLimit = 8 * 1024
+    /// The most bytes of any other text (a failure's reason, a host, an interface, a file).
+    static let textLimit = 4 * 1024
+    /// The most addresses one lookup answers with.
+    static let addressLimit = 1024
+    /// The status codes an exchange can answer with: three digits (RFC 9110 §15), as libcurl
+    /// reads a status line.
+    static let statusCodes = 100...999
 
-    /// Why a datagram is not a message.
-    struct Malformed: Error, Equatable {}
+    /// Why a datagram is not a message: the field, and what was wrong with it.
+    struct Malformed: Error, Equatable, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The helper's answer to an exchange, its fields made what the daemon accepts
+    /// (``init(decoding:)``): a redirection that is not http or https, or too long, is dropped
+    /// (a verdict ignores it anyway); a status that is not three digits fails the exchange;
+    /// texts are cut at their limit and their control characters replaced; seconds are kept
+    /// between 0 and ``longestSeconds``.
+    static func answer(token: Int, outcome: HTTPCheckOutcome, seconds: Double, lookup: NameLookupEvidence?) -> CheckHelperMessage {
+        let sendable: HTTPCheckOutcome
+        switch outcome {
+        case .response(let status, let redirect, let body):
+            let web = redirect.flatMap { isWebURL($0) && $0.utf8.count <= urlLimit && isPlainText($0) ? $0 : nil }
+            sendable = statusCodes.contains(status)
+                ? .response(status: status, redirect: web, body: Array(body.prefix(HTTPCheckOutcome.bodyLimit)))
+                : .failed("the server answered status \(status), not an HTTP status code")
+        case .failed(let why, let silent):
+            sendable = .failed(plainText(why), silent: silent)
+        }
+        let duration = seconds.isNaN ? 0 : min(max(seconds, 0), longestSeconds)
+        let evidence = lookup.map { lookup -> NameLookupEvidence in
+            if case .failed(let why) = lookup { return .failed(plainText(why)) }
+            return lookup
+        }
+        return .exchanged(token: token, outcome: sendable, seconds: duration, lookup: evidence)
+    }
+
+    /// `text` cut at ``textLimit`` bytes (on a character), its control characters replaced.
+    static func plainText(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            let replaced: Character = character.unicodeScalars.contains(where: isControl) ? "\u{FFFD}" : character
+            guard result.utf8.count + replaced.utf8.count <= textLimit else { break }
+            result.append(replaced)
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F
+    }
+
+    private static func isPlainText(_ text: String) -> Bool {
+        !text.unicodeScalars.contains(where: isControl)
+    }
+
+    private static func isWebURL(_ url: String) -> Bool {
+        ["http", "https"].contains(URLScheme.of(url))
+    }
 
     /// The datagram.
     var encoded: [UInt8] {
@@ -79,52 +145,64 @@ enum CheckHelperMessage: Equatable {
         return writer.output
     }
 
-    /// The message in `datagram`.
+    /// The message in `datagram`, every field checked.
     ///
-    /// - Throws: ``Malformed`` for anything else (an unknown kind, a short field, bytes left over).
+    /// - Throws: ``Malformed`` for anything else: an unknown kind, a short field, bytes left
+    ///   over; a token that is not positive; a duration that is not finite, negative or longer
+    ///   than ``longestSeconds``; a text that is not UTF-8, holds a control character or is over
+    ///   its limit; a URL that is not http or https; a status that is not three digits; a body
+    ///   over ``HTTPCheckOutcome/bodyLimit``; an address that is not one.
     init(decoding datagram: some Collection<UInt8>) throws(Malformed) {
         var reader = Reader(input: Array(datagram))
-        switch try reader.byte() {
+        switch try reader.byte("kind") {
         case 1:
-            let token = try reader.integer()
-            let url = try reader.string(), family = try reader.family(), interface = try reader.string()
-            let timeout = try reader.double(), accept = try reader.optionalString(), caFile = try reader.optionalString()
+            let token = try reader.token()
+            let url = try reader.url("url"), family = try reader.family(), interface = try reader.text("interface")
+            let timeout = try reader.seconds("timeout"), accept = try reader.optionalText("accept"), caFile = try reader.optionalText("CA file")
             self = .exchange(token: token, request: HTTPCheckRequest(
                 url: url, family: family, interfaceName: interface, timeoutSeconds: timeout, accept: accept, caFile: caFile))
         case 2:
-            self = .lookUp(token: try reader.integer(), host: try reader.string(), family: try reader.family())
+            self = .lookUp(token: try reader.token(), host: try reader.text("host"), family: try reader.family())
         case 3:
-            self = .cancel(token: try reader.integer())
+            self = .cancel(token: try reader.token())
         case 4:
-            let token = try reader.integer()
+            let token = try reader.token()
             let outcome: HTTPCheckOutcome
-            switch try reader.byte() {
-            case 0: outcome = .response(status: try reader.integer(), redirect: try reader.optionalString(), body: try reader.bytes())
-            case let kind where kind == 1 || kind == 2: outcome = .failed(try reader.string(), silent: kind == 2)
-            default: throw Malformed()
+            switch try reader.byte("outcome") {
+            case 0:
+                let status = try reader.integer("status")
+                guard Self.statusCodes.contains(status) else { throw Malformed(description: "status \(status) is not three digits") }
+                let redirect = try reader.optional("redirect") { (reader: inout Reader) throws(Malformed) in try reader.url("redirect") }
+                outcome = .response(status: status, redirect: redirect, body: try reader.bytes("body", limit: HTTPCheckOutcome.bodyLimit))
+            case let kind where kind == 1 || kind == 2: outcome = .failed(try reader.text("failure"), silent: kind == 2)
+            case let kind: throw Malformed(description: "outcome \(kind) is none")
             }
-            let seconds = try reader.double()
+            let seconds = try reader.seconds("seconds")
             let lookup: NameLookupEvidence?
-            switch try reader.byte() {
+            switch try reader.byte("lookup") {
             case 0: lookup = nil
             case 1: lookup = .answered
-            case 2: lookup = .failed(try reader.string())
-            default: throw Malformed()
+            case 2: lookup = .failed(try reader.text("lookup failure"))
+            case let kind: throw Malformed(description: "lookup \(kind) is none")
             }
             self = .exchanged(token: token, outcome: outcome, seconds: seconds, lookup: lookup)
         case 5:
-            self = .unavailable(token: try reader.integer(), why: try reader.string())
+            self = .unavailable(token: try reader.token(), why: try reader.text("unavailability"))
         case 6:
-            let token = try reader.integer()
-            let count = try reader.integer()
-            guard (0...1024).contains(count) else { throw Malformed() }
+            let token = try reader.token()
+            let count = try reader.integer("address count")
+            guard (0...Self.addressLimit).contains(count) else { throw Malformed(description: "address count \(count) is over \(Self.addressLimit)") }
             var addresses: [String] = []
-            for _ in 0..<count { addresses.append(try reader.string()) }
+            for _ in 0..<count {
+                let address = try reader.text("address")
+                guard IPAddress(address) != nil else { throw Malformed(description: "address \"\(address)\" is none") }
+                addresses.append(address)
+            }
             self = .lookedUp(token: token, addresses: addresses)
-        default:
-            throw Malformed()
+        case let kind:
+            throw Malformed(description: "kind \(kind) is none")
         }
-        guard reader.isAtEnd else { throw Malformed() }
+        guard reader.isAtEnd else { throw Malformed(description: "bytes are left over") }
     }
 
     /// Appends fields.
@@ -146,39 +224,69 @@ enum CheckHelperMessage: Equatable {
         mutating func family(_ value: AddressFamily) { byte(value == .ipv6 ? 6 : 4) }
     }
 
-    /// Takes fields in order.
+    /// Takes fields in order, each checked.
     private struct Reader {
         let input: [UInt8]
         var offset = 0
 
         var isAtEnd: Bool { offset == input.count }
 
-        mutating func take(_ count: Int) throws(Malformed) -> ArraySlice<UInt8> {
-            guard count >= 0, input.count - offset >= count else { throw Malformed() }
+        mutating func take(_ count: Int, _ field: String) throws(Malformed) -> ArraySlice<UInt8> {
+            guard count >= 0, input.count - offset >= count else { throw Malformed(description: "\(field) is cut short") }
             defer { offset += count }
             return input[offset..<offset + count]
         }
 
-        mutating func byte() throws(Malformed) -> UInt8 { try take(1).first! }
-        mutating func unsigned(_ count: Int) throws(Malformed) -> UInt64 {
-            try take(count).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        mutating func byte(_ field: String) throws(Malformed) -> UInt8 { try take(1, field).first! }
+        mutating func unsigned(_ count: Int, _ field: String) throws(Malformed) -> UInt64 {
+            try take(count, field).reversed().reduce(0) { $0 << 8 | UInt64($1) }
         }
-        mutating func integer() throws(Malformed) -> Int { Int(Int64(bitPattern: try unsigned(8))) }
-        mutating func double() throws(Malformed) -> Double { Double(bitPattern: try unsigned(8)) }
-        mutating func bytes() throws(Malformed) -> [UInt8] { Array(try take(Int(try unsigned(4)))) }
-        mutating func string() throws(Malformed) -> String { String(decoding: try bytes(), as: UTF8.self) }
-        mutating func optionalString() throws(Malformed) -> String? {
-            switch try byte() {
+        mutating func integer(_ field: String) throws(Malformed) -> Int { Int(Int64(bitPattern: try unsigned(8, field))) }
+        mutating func token() throws(Malformed) -> Int {
+            let token = try integer("token")
+            guard token > 0 else { throw Malformed(description: "token \(token) is not positive") }
+            return token
+        }
+        /// A duration: finite, from 0 to ``CheckHelperMessage/longestSeconds``.
+        mutating func seconds(_ field: String) throws(Malformed) -> Double {
+            let seconds = Double(bitPattern: try unsigned(8, field))
+            guard seconds.isFinite, (0...CheckHelperMessage.longestSeconds).contains(seconds) else {
+                throw Malformed(description: "\(field) \(seconds) is not a duration from 0 to \(Int(CheckHelperMessage.longestSeconds)) s")
+            }
+            return seconds
+        }
+        mutating func bytes(_ field: String, limit: Int) throws(Malformed) -> [UInt8] {
+            let count = try unsigned(4, field)
+            guard count <= limit else { throw Malformed(description: "\(field) of \(count) bytes is over \(limit)") }
+            return Array(try take(Int(count), field))
+        }
+        /// UTF-8 without control characters, at most `limit` bytes.
+        mutating func text(_ field: String, limit: Int = CheckHelperMessage.textLimit) throws(Malformed) -> String {
+            guard let text = String(validating: try bytes(field, limit: limit), as: UTF8.self) else { throw Malformed(description: "\(field) is not UTF-8") }
+            guard CheckHelperMessage.isPlainText(text) else { throw Malformed(description: "\(field) holds a control character") }
+            return text
+        }
+        /// A text that is an http or https URL.
+        mutating func url(_ field: String) throws(Malformed) -> String {
+            let url = try text(field, limit: CheckHelperMessage.urlLimit)
+            guard CheckHelperMessage.isWebURL(url) else { throw Malformed(description: "\(field) is not an http or https URL") }
+            return url
+        }
+        mutating func optional<Value>(_ field: String, _ value: (inout Reader) throws(Malformed) -> Value) throws(Malformed) -> Value? {
+            switch try byte(field) {
             case 0: return nil
-            case 1: return try string()
-            default: throw Malformed()
+            case 1: return try value(&self)
+            case let flag: throw Malformed(description: "\(field)'s presence \(flag) is neither 0 nor 1")
             }
         }
+        mutating func optionalText(_ field: String) throws(Malformed) -> String? {
+            try optional(field) { (reader: inout Reader) throws(Malformed) in try reader.text(field) }
+        }
         mutating func family() throws(Malformed) -> AddressFamily {
-            switch try byte() {
+            switch try byte("family") {
             case 4: return .ipv4
             case 6: return .ipv6
-            default: throw Malformed()
+            case let family: throw Malformed(description: "family \(family) is none")
             }
         }
     }

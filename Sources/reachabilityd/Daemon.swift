@@ -112,13 +112,14 @@ final class Daemon: @unchecked Sendable {
                 },
                 explain: { [engine] in engine.report().text },
                 metrics: { [weak self] in self?.metricsText() ?? "" },
-                checkConnectivity: { [engine] caller, reply in engine.checkConnectivity(caller: caller, reply: reply) }
+                checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
             ), generation: generationFile.load() + 1)
             storeGeneration()
             counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))
             writeMetrics()
             try connection.requestName(BusContract.busName)
             departures = try NameOwnerWatch.departures(on: connection) { [weak self, engine] name in
+                engine.forgetConnectivityCalls(of: name)
                 guard let share = self?.object?.forgetCaller(name) else { return }
                 engine.forgetWatches(of: share.name)
             }
@@ -153,6 +154,7 @@ final class Daemon: @unchecked Sendable {
         do {
             try networkd.start()
             self.networkd = networkd
+            engine.onRouterAdvertisementRoutes = { [weak networkd] links in networkd?.routerAdvertisementRoutesChanged(on: links) }
             try networkManager.start()
             self.networkManager = networkManager
         } catch {

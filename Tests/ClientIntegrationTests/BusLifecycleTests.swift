@@ -50,6 +50,63 @@ final class BusLifecycleTests: DaemonTestCase {
         manager.stopMonitoring()
     }
 
+    /// The `--answer-timeout` of the calls that must end before it, by the loss of the bus.
+    private static let longAnswerTimeout = 60
+
+    func testEveryCallInFlightEndsWithAnErrorWhenTheBusGoes() throws {
+        // Given a daemon that owns its name and does not answer (stopped); calls to it from
+        // reachabilityctl, each on a connection of its own, and from the library on the
+        // connection its manager keeps, all sent and waiting for the answer
+        try startDaemon()
+        let address = try XCTUnwrap(bus).address
+        let daemonPID = try XCTUnwrap(daemon).pid
+        kill(daemonPID, SIGSTOP)
+        defer { kill(daemonPID, SIGCONT) }  // also when the test fails while it is stalled
+        let directory = try XCTUnwrap(directory)
+        let commands = [["metrics"], ["explain"], ["check-connectivity"], ["explain", "--json"]]
+        let clients = try commands.enumerated().map { index, command in
+            try ChildProcess(
+                try ClientTestPaths.controlBinary(), command + ["--answer-timeout", "\(Self.longAnswerTimeout)"],
+                environment: try controlEnvironment(), standardError: directory.file("client-\(index).err")
+            )
+        }
+        defer { for client in clients where client.poll() == nil { _ = client.terminate() } }
+        let hub = BusHub.hub(for: .address(address))
+        hub.queue.sync { hub.propertiesReading = BusHub.PropertiesReading(timeout: .seconds(1), retryDelays: .unansweredDaemon) }
+        let manager = try makeManager()
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        try Poll.until("the manager's read of the stalled daemon's properties to give up", observe: { hub.queue.sync { hub.state } }) { $0 != nil }
+        // Each reply as its description, "nil" when the connection went
+        let replies = Collected<String>()
+        for member in [BusContract.metricsMethod, BusContract.explainMethod, BusContract.checkConnectivityMethod] {
+            hub.queue.sync {
+                hub.callDaemon(member: member, returning: String.self, timeoutMicroseconds: UInt64(Self.longAnswerTimeout) * 1_000_000) { replies.append($0.map { "\($0)" } ?? "nil") }
+            }
+        }
+        try Poll.until("every reachabilityctl on the bus", observe: {
+            try Command.run("busctl", ["--address=\(address)", "list", "--unique", "--no-legend"]).check().standardOutput
+        }) { $0.components(separatedBy: "reachabilityctl").count - 1 == commands.count }
+
+        // When the bus dies
+        kill(try XCTUnwrap(bus).pid, SIGKILL)
+
+        // Then every call ends at once with an error, long before its timeout: the library's
+        // callers are answered, and each reachabilityctl exits 69 without a leaked continuation
+        XCTAssertTrue(replies.wait(timeout: Poll.defaultTimeout) { $0.count == 3 }, "answered: \(replies.all)")
+        XCTAssertFalse(replies.all.contains { $0.hasPrefix("success") }, "\(replies.all)")
+        for (index, client) in clients.enumerated() {
+            let ended = client.wait(timeout: Poll.defaultTimeout)
+            let standardError = (try? String(contentsOfFile: directory.file("client-\(index).err"), encoding: .utf8)) ?? ""
+            XCTAssertEqual(ended, .exited(Exit.daemonAbsent), "\(client.commandLine): \(standardError)")
+            XCTAssertFalse(standardError.contains("leaked its continuation"), "\(client.commandLine): \(standardError)")
+        }
+        // (and the daemon, resumed, exits 1 as it does when it loses the bus)
+        kill(daemonPID, SIGCONT)
+        try Poll.until("the daemon to exit with the bus") { try XCTUnwrap(daemon).termination != nil }
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(1))
+    }
+
     /// How long each idle CPU measurement lasts.
     private static let idleWindow: Duration = .seconds(10)
 

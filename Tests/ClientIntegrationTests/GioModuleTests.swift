@@ -213,23 +213,54 @@ final class GioModuleTests: DaemonTestCase {
         try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
         try startReachableWithOwnAddressesOnRa0()
 
-        // Then each is reachable for the module, as for GLib's monitor (and a connection to it works)
-        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2"] {
+        // Then each is reachable for the module, as for GLib's monitor (and a connection to it
+        // works), the unspecified addresses too: a connection to them goes to loopback
+        for host in ["127.0.0.1", "::1", "localhost", "10.77.0.2", "fd00::2", "0.0.0.0", "::"] {
             XCTAssertEqual(try sideBySide("this host's own \(host)", "can-reach", host, "443").module, "reachable", host)
         }
     }
 
-    func testCanReachAnIPv4LiteralThroughNAT64OnAnIPv6OnlyHost() throws {
-        // Given an IPv6-only host behind tayga, which the router advertises
+    /// What an application gets from `can_reach(HOST:PORT)` and from connecting there with
+    /// `GSocketClient`, printed beside GLib's monitor's answer.
+    private func reachAndConnect(_ scenario: String, _ host: String, _ port: String) throws -> (reach: String, connect: String) {
+        let reach = try sideBySide(scenario, "can-reach", host, port).module
+        let connect = try query(.module, ["connect", host, port])
+        print("  GSocketClient connect: \(connect)")
+        return (reach, connect)
+    }
+
+    func testOnAnIPv6OnlyHostBehindNAT64CanReachAnswersWhatTheConnectionGets() throws {
+        // Given an IPv6-only host behind tayga, which the router advertises, and the IPv4-only
+        // server's name answered as a DNS64 synthesizes it (its address inside the prefix)
         let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
         defer { nat64.forEach { _ = $0.terminate() } }
+        let synthesized = "2001:db8:64::a63:1"
+        try netns.writeEtcFile("hosts", "127.0.0.1 localhost\n\(synthesized) ipv4-only.example\n")
+        try netns.writeEtcFile("resolv.conf", "nameserver 127.0.0.1\n")
         try router.namespace.advertiseNAT64Prefix(NAT64Testbed.prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
         try waitForProperties("IPv4Access nat64") { $0.string(.ipv4Access) == "nat64" }
+        XCTAssertEqual(try busctl.checkDestination("\(NAT64Testbed.server)")["address"], synthesized)
 
-        // When / Then: the IPv4-only server's literal is reachable for GLib (through NAT64, as
-        // CheckDestination says), though the literal itself has no route
-        XCTAssertEqual(try sideBySide("IPv4 literal through NAT64", "can-reach", "\(NAT64Testbed.server)", "8081").module, "reachable")
-        XCTAssertEqual(try busctl.checkAddress("\(NAT64Testbed.server)"), .reply(status: ReachabilityStatus.notReachable.rawValue, interface: ""))
+        // When / Then: the literal is not reachable for GLib, which connects it over an IPv4
+        // socket (only the synthesized address goes through NAT64): can_reach says what the
+        // connection gets
+        let literal = try reachAndConnect("IPv4 literal behind NAT64, no CLAT", "\(NAT64Testbed.server)", "8081")
+        XCTAssertTrue(literal.connect.hasPrefix("error "), literal.connect)
+        XCTAssertTrue(literal.reach.hasPrefix("error g-io-error-quark host-unreachable "), literal.reach)
+        // and the name whose AAAA the DNS64 synthesized is reachable, as its connection is
+        let name = try reachAndConnect("a name with a DNS64 AAAA", "ipv4-only.example", "8081")
+        XCTAssertEqual(name.connect, "connected")
+        XCTAssertEqual(name.reach, "reachable")
+
+        // When the host runs a CLAT: the application's IPv4 socket gets through it
+        let clat = try startCLAT()
+        defer { _ = clat.terminate() }
+        try waitForProperties("IPv4Access clat") { $0.string(.ipv4Access) == "clat" }
+
+        // Then the literal is reachable, as its connection is
+        let throughCLAT = try reachAndConnect("IPv4 literal through the CLAT", "\(NAT64Testbed.server)", "8081")
+        XCTAssertEqual(throughCLAT.connect, "connected")
+        XCTAssertEqual(throughCLAT.reach, "reachable")
     }
 
     func testCanReachAsksCheckAddressWhenTheBusPolicyPredatesCheckDestination() throws {
@@ -299,24 +330,31 @@ final class GioModuleTests: DaemonTestCase {
         XCTAssertEqual(emitted, Array(repeating: ["1", "0"], count: 10).flatMap { $0 })
     }
 
-    func testAnApplicationReadsTheDaemonsPropertiesOnceAtStart() throws {
-        // Given a running daemon and dbus-monitor recording the GetAll calls on the bus
-        try startDaemon()
-        try configureIPv4Link()
-        try addIPv4DefaultRoute()
-        try waitForStatus(.reachableViaEthernet)
+    /// Starts dbus-monitor recording the `GetAll` calls on the bus, once it monitors; returns it
+    /// and the calls recorded so far.
+    private func recordGetAllCalls() throws -> (monitor: ChildProcess, calls: () -> [Substring]) {
         let directory = try XCTUnwrap(directory)
         let recorded = directory.file("getall-calls.out")
         let monitor = try ChildProcess("dbus-monitor", ["--address", try XCTUnwrap(bus).address,
                                                         "type='method_call',interface='org.freedesktop.DBus.Properties',member='GetAll'"],
                                        standardOutput: recorded, standardError: directory.file("getall-calls.err"))
-        defer { _ = monitor.terminate() }
         let calls = { ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("member=GetAll") } }
         // (a monitor's connection loses its unique name once it monitors)
         try Poll.until("dbus-monitor monitoring", observe: { (try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "" }) {
             if let ended = monitor.poll() { throw HarnessError("dbus-monitor ended (\(ended))") }
             return $0.contains("member=NameLost")
         }
+        return (monitor, calls)
+    }
+
+    func testAnApplicationReadsTheDaemonsPropertiesOnceAtStart() throws {
+        // Given a running daemon and dbus-monitor recording the GetAll calls on the bus
+        try startDaemon()
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        try waitForStatus(.reachableViaEthernet)
+        let (monitor, calls) = try recordGetAllCalls()
+        defer { _ = monitor.terminate() }
 
         // When a GLib application starts with the module and follows the next change (by then
         // its name watch has answered, so a second read would have been asked)
@@ -372,21 +410,63 @@ final class GioModuleTests: DaemonTestCase {
     /// GLib's netlink monitor's answers: the default route, or none.
     private static let onlineThroughGLib = "available=1 metered=0 connectivity=full", offlineThroughGLib = offline
 
-    /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
-    /// following the module (`arguments` after `follow`), and waits for its `ready` line.
-    private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
+    /// Starts the daemon with ra0 declared wwan and a default route over it.
+    private func startDaemonOverWWAN() throws {
         try writeConfiguration("[Reachability]\nTransport=ra0:wwan\n")
         try startDaemon(arguments: ["--config", try configurationPath])
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaWWAN)
+    }
+
+    /// Starts `gio/tests/follow.c` following the module (`arguments` after `follow`) and waits
+    /// for its `ready` line; returns both, and how long the process took to print it.
+    private func startApplication(_ arguments: [String] = [], build: Build = .plain) throws -> (RunningApplication, ready: String, took: Duration) {
+        let binary = try consumer("follow", build)
+        let started = ContinuousClock.now
         let application = try RunningApplication(
-            namespace: try netns.name, binary: try consumer("follow", build), arguments: arguments,
+            namespace: try netns.name, binary: binary, arguments: arguments,
             environment: try environment(.module, build), directory: try XCTUnwrap(directory)
         )
         let ready = try application.waitForLine("ready", timeout: .seconds(15)) { $0.hasPrefix("ready ") }
+        return (application, ready, ContinuousClock.now - started)
+    }
+
+    /// Starts the daemon with ra0 declared wwan, a default route over it, and `gio/tests/follow.c`
+    /// following the module (`arguments` after `follow`), and waits for its `ready` line.
+    private func startFollowingTheDaemon(_ arguments: [String] = [], build: Build = .plain) throws -> RunningApplication {
+        try startDaemonOverWWAN()
+        let (application, ready, _) = try startApplication(arguments, build: build)
         XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughTheDaemon)")
         return application
+    }
+
+    func testAStalledDaemonCostsANewApplicationNoWaitAndItFollowsTheDaemonOnceItAnswers() throws {
+        // Given a daemon stopped (SIGSTOP) while it owns its name
+        try startDaemonOverWWAN()
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        defer { daemon.send(SIGCONT) }
+
+        // When a GLib application starts
+        let (application, ready, waited) = try startApplication()
+        defer { _ = application.process.terminate() }
+
+        // Then its monitor is the module's, answering as GLib's meanwhile, without waiting out
+        // the call's 5 s timeout
+        print("FIGURE: GIO module, daemon stopped: a new application ready after \(waited): \(ready)")
+        XCTAssertEqual(ready, "ready ReachabilitydNetworkMonitor \(Self.onlineThroughGLib)")
+        XCTAssertLessThan(waited, .seconds(5))
+
+        // When the daemon resumes
+        daemon.send(SIGCONT)
+
+        // Then the application takes the daemon's answer (only the daemon says metered)
+        try application.waitForChanges("the daemon's answer once it resumed", timeout: .seconds(20)) { $0.last == Self.onlineThroughTheDaemon }
+        // and follows it, not GLib's monitor: a lost carrier (GLib keeps the route) is offline
+        try netns.ip("link", "set", "ra1", "down")
+        try waitForStatus(.notReachable)
+        try application.waitForChanges("the daemon's answer to the lost carrier") { $0.last == Self.offline }
     }
 
     func testARunningApplicationOutlivesTheBusFallsBackAndFollowsTheBusBack() throws {
@@ -622,6 +702,116 @@ final class GioModuleTests: DaemonTestCase {
         let reports = application.errors.components(separatedBy: "WARNING: ThreadSanitizer").count - 1
         print("FIGURE: GIO module under ThreadSanitizer: 20 changes, \(application.lines.last ?? "") property reads by 2 threads, \(reports) race reports")
         XCTAssertEqual(reports, 0, application.errors)
+    }
+
+    // MARK: GLib's own tests and xdg-desktop-portal, as real applications
+
+    /// Runs GLib's installed test `name` (TAP) in the namespace with the module, within
+    /// `timeout`; requires it to pass, and returns how long it took.
+    @discardableResult
+    private func runGLibInstalledTest(_ name: String, timeout: Duration) throws -> Duration {
+        let started = ContinuousClock.now
+        let result = try Command.run("ip", ["netns", "exec", try netns.name, "\(TestPaths.glibInstalledTests)/\(name)"],
+                                     environment: try environment(.module), timeout: timeout)
+        let took = ContinuousClock.now - started
+        let output = result.standardOutput + result.standardError
+        XCTAssertTrue(result.succeeded, "\(name): \(output)")
+        XCTAssertFalse(output.contains("not ok"), "\(name): \(output)")
+        XCTAssertTrue(output.contains("\nok "), "\(name): \(output)")
+        return took
+    }
+
+    func testGLibsInstalledNetworkMonitorTestsPassWithTheModuleAlsoWithAStalledDaemon() throws {
+        // Given GLib's own tests (libglib2.0-tests), a running daemon, and its GetAll calls recorded
+        try TestPaths.requireTestTool("\(TestPaths.glibInstalledTests)/network-monitor")
+        try startDaemonOverWWAN()
+        let (monitor, calls) = try recordGetAllCalls()
+        defer { _ = monitor.terminate() }
+
+        // When / Then: they pass with the module as the default monitor, which reads the daemon
+        for test in ["network-monitor", "network-monitor-race"] {
+            let took = try runGLibInstalledTest(test, timeout: .seconds(60))
+            print("FIGURE: GLib's installed \(test) with the module: passed in \(took)")
+        }
+        try Poll.until("the tests' monitors read the daemon", observe: calls) { $0.count >= 2 }
+
+        // When the daemon is stopped (SIGSTOP), still owning its name
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        defer { daemon.send(SIGCONT) }
+
+        // Then the race test still passes, without waiting out the call timeout in each of its
+        // 20 processes (102 s then; the bound here is the command's timeout)
+        let took = try runGLibInstalledTest("network-monitor-race", timeout: .seconds(60))
+        print("FIGURE: GLib's installed network-monitor-race with the daemon stopped: passed in \(took)")
+    }
+
+    /// `org.freedesktop.portal.NetworkMonitor.GetStatus` as a Flatpak app asks it on the session
+    /// bus at `address`: "available=0|1 metered=0|1 connectivity=N" (1 local … 4 full), nil
+    /// while the portal does not answer.
+    private func portalStatus(_ address: String) throws -> String? {
+        struct Reply: Decodable { var data: [[String: BusValue]] }
+        let result = try Busctl(address: address).run(["--json=short", "call", "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                                       "org.freedesktop.portal.NetworkMonitor", "GetStatus"])
+        guard result.succeeded, let status = try JSONDecoder().decode(Reply.self, from: Data(result.standardOutput.utf8)).data.first else { return nil }
+        let flag = { (key: String) in status[key]?.value == .boolean(true) ? "1" : "0" }
+        guard case .unsigned32(let connectivity) = status["connectivity"]?.value else { return "unexpected: \(status)" }
+        return "available=\(flag("available")) metered=\(flag("metered")) connectivity=\(connectivity)"
+    }
+
+    /// The portal's `CanReach(HOST, PORT)`: its boolean, or the error busctl prints.
+    private func portalCanReach(_ address: String, _ host: String, _ port: String) throws -> String {
+        let result = try Busctl(address: address).run(["call", "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                                       "org.freedesktop.portal.NetworkMonitor", "CanReach", "su", host, port])
+        return (result.succeeded ? result.standardOutput : "error \(result.standardError)").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testXdgDesktopPortalsNetworkMonitorGivesFlatpakAppsTheDaemonsStateEvenWhenItStartedWhileTheDaemonStalled() throws {
+        // Given the daemon stopped (SIGSTOP) when xdg-desktop-portal starts on a session bus, in
+        // the namespace, with the module (the portal asks the host's default monitor once, at
+        // its start, for the whole session)
+        try TestPaths.requireTestTool(TestPaths.xdgDesktopPortal)
+        try startDaemonOverWWAN()
+        try netns.ip("route", "add", "unreachable", "192.0.2.0/24")
+        let daemon = try XCTUnwrap(daemon)
+        daemon.send(SIGSTOP)
+        var resumed = false
+        defer { if !resumed { daemon.send(SIGCONT) } }
+        let sessionDirectory = try TemporaryDirectory(prefix: "rtest-session")
+        let session = try PrivateBus.permissive(in: sessionDirectory)
+        defer { session.stop() }
+        var environment = try environment(.module)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = session.address
+        environment["LD_LIBRARY_PATH"] = TestPaths.xdgDesktopPortalLibraryPath
+        let portal = try ChildProcess("ip", ["netns", "exec", try netns.name, TestPaths.xdgDesktopPortal, "--verbose"], environment: environment,
+                                      standardOutput: sessionDirectory.file("portal.log"), standardError: sessionDirectory.file("portal.log"))
+        defer { _ = portal.terminate() }
+        let portalLog = { (try? String(contentsOfFile: sessionDirectory.file("portal.log"), encoding: .utf8)) ?? "" }
+        let started = ContinuousClock.now
+        let meanwhile = try Poll.until("the portal answers GetStatus", timeout: .seconds(20), observe: {
+            if let ended = portal.poll() { throw HarnessError("xdg-desktop-portal ended (\(ended)): \(portalLog())") }
+            return try self.portalStatus(session.address)
+        }) { $0 != nil }
+        print("FIGURE: xdg-desktop-portal started while the daemon was stopped: answered after \(ContinuousClock.now - started): \(meanwhile ?? "")")
+
+        // When the daemon resumes
+        daemon.send(SIGCONT)
+        resumed = true
+
+        // Then Flatpak apps get the daemon's state (only the daemon says metered), as it publishes it
+        let online = "available=1 metered=1 connectivity=4"
+        try Poll.until("the portal's GetStatus to be the daemon's", timeout: .seconds(20), observe: { try self.portalStatus(session.address) }) { $0 == online }
+        XCTAssertEqual(try busctl.properties()[.metered], .boolean(true))
+        XCTAssertEqual(try portalCanReach(session.address, "198.51.100.7", "443"), "b true")
+        XCTAssertEqual(try portalCanReach(session.address, "192.0.2.7", "443"), "b false")
+
+        // When the link loses carrier (the kernel keeps the route: GLib's monitor would say online)
+        try netns.ip("link", "set", "ra1", "down")
+        try waitForStatus(.notReachable)
+
+        // Then the portal follows the daemon
+        try Poll.until("the portal's GetStatus to follow the daemon", observe: { try self.portalStatus(session.address) }) { $0 == "available=0 metered=0 connectivity=1" }
+        XCTAssertEqual(try portalCanReach(session.address, "198.51.100.7", "443"), "b false")
     }
 }
 

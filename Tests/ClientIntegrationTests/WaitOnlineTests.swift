@@ -58,11 +58,12 @@ final class WaitOnlineTests: DaemonTestCase {
     }
 
     func testDNSWaitsForARoutedNameserverAndATimeoutNamesDNS() throws {
-        // Given a reachable host whose resolv.conf names no server yet
+        // Given a reachable host whose resolv.conf names only a server the kernel does not route
         let resolvConf = try XCTUnwrap(directory).file("resolv.conf")
-        try "search example.org\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        try "search example.org\nnameserver 198.51.100.53\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
         try startDaemon(arguments: ["--resolv-conf", resolvConf])
         try configureIPv4Link()
+        try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
         try addIPv4DefaultRoute()
         try waitForStatus(.reachableViaEthernet)
 
@@ -70,12 +71,12 @@ final class WaitOnlineTests: DaemonTestCase {
         let timedOut = try reachabilityctl(["wait", "--dns", "--timeout", "1"])
         XCTAssertEqual(timedOut.termination, .exited(Exit.timeout), timedOut.standardError)
         XCTAssertTrue(
-            timedOut.standardError.contains("waiting for names to resolve: DNS is none, not reachable")
-                && timedOut.standardError.contains("but no nameserver is configured"), timedOut.standardError
+            timedOut.standardError.contains("waiting for names to resolve: DNS is unreachable, not reachable")
+                && timedOut.standardError.contains("but no nameserver is routed"), timedOut.standardError
         )
         // and a wait under way ends once a routed server is configured
         let wait = try startWait(["--dns", "--timeout", "20"])
-        XCTAssertNil(wait.wait(timeout: .seconds(1)), "wait --dns must block while no nameserver is configured")
+        XCTAssertNil(wait.wait(timeout: .seconds(1)), "wait --dns must block while no nameserver is routed")
         try "nameserver 10.77.0.1\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
         XCTAssertEqual(wait.wait(timeout: .seconds(10)), .exited(0), output("wait.err"))
         // and answering needs the check's lookups, which are off here

@@ -60,14 +60,8 @@ final class CheckConnectivityTests: DaemonTestCase {
 
     func testCallersDuringOneCheckShareItAndOtherCallsAreServedMeanwhile() throws {
         // Given full, and a server that now takes 1.5 s to answer
-        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
-        try waitForConnectivity(.full)
-        let before = router.requests.count
-        try router.setMode("slow")
-
         // When root asks, and while its check is at the server, nobody asks too
-        let first = try startCheckConnectivity(as: nil)
-        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        let (router, before, first) = try startCheckAtTheServer(mode: "slow")
         let second = try startCheckConnectivity(as: "nobody")
 
         // Then meanwhile the daemon answers another call at once, both replies still pending
@@ -119,7 +113,48 @@ final class CheckConnectivityTests: DaemonTestCase {
         XCTAssertEqual(router.requests, [])
     }
 
+    func testOneUsersWaitingCallsAreBoundedAndTheRestAnsweredBusy() throws {
+        // Given root's check in flight, which the server never answers (3 s, then 3 s more to confirm)
+        let (router, _, first) = try startCheckAtTheServer(mode: "hang")
+        defer { withExtendedLifetime(router) {} }
+
+        // When user nobody makes more calls than it may have waiting, on one connection
+        let answers = try manyCheckConnectivityCalls(as: "nobody", count: OnDemandCheckGate.waitingCallsPerCaller + 8)
+
+        // Then the ones over the bound were answered Busy, the others waited for the check
+        XCTAssertEqual(answers[BusContract.busyError], 8, "\(answers)")
+        XCTAssertEqual(answers[Connectivity.limited.rawValue], OnDemandCheckGate.waitingCallsPerCaller, "\(answers)")
+        XCTAssertEqual(try reply(of: first), Connectivity.limited.rawValue)
+    }
+
+    func testTheWaitingCallsOfAConnectionThatLeftAreDropped() throws {
+        // Given root's check in flight, which the server never answers
+        let (router, _, first) = try startCheckAtTheServer(mode: "hang")
+        defer { withExtendedLifetime(router) {} }
+
+        // When user nobody makes every call it may have waiting and leaves the bus, then asks
+        // again from a new connection
+        _ = try manyCheckConnectivityCalls(as: "nobody", count: OnDemandCheckGate.waitingCallsPerCaller, leaving: true)
+        let answers = try manyCheckConnectivityCalls(as: "nobody", count: OnDemandCheckGate.waitingCallsPerCaller)
+
+        // Then the calls of the connection that left counted no more: none was Busy
+        XCTAssertEqual(answers, [Connectivity.limited.rawValue: OnDemandCheckGate.waitingCallsPerCaller], "\(answers)")
+        XCTAssertEqual(try reply(of: first), Connectivity.limited.rawValue)
+    }
+
     // MARK: - Callers
+
+    /// Full; then the server in `mode`, and root's call, whose check is at the server (`before`:
+    /// the requests it had seen until then).
+    private func startCheckAtTheServer(mode: String) throws -> (router: RouterNamespace, before: Int, call: (process: ChildProcess, output: String)) {
+        let router = try startDaemonBehindRouter(configuration: onDemandConfiguration)
+        try waitForConnectivity(.full)
+        let before = router.requests.count
+        try router.setMode(mode)
+        let call = try startCheckConnectivity(as: nil)
+        try Poll.until("the check at the server") { router.requests.count == before + 1 }
+        return (router, before, call)
+    }
 
     /// A `busctl call … CheckConnectivity` running as `user` (nil: root), its output in a file.
     private func startCheckConnectivity(as user: String?) throws -> (process: ChildProcess, output: String) {
@@ -143,6 +178,51 @@ final class CheckConnectivityTests: DaemonTestCase {
             throw HarnessError("CheckConnectivity failed (\(ended.map { "\($0)" } ?? "still running")): \(text)")
         }
         return String(word)
+    }
+
+    /// Makes `count` `CheckConnectivity()` calls at once as `user`, from one connection (Gio, in
+    /// Python), and counts their answers: each reply's word, each error's name. `leaving`: the
+    /// connection leaves the bus once the daemon took them all (a `CheckAddress` behind them
+    /// answered), and nothing is counted.
+    private func manyCheckConnectivityCalls(as user: String, count: Int, leaving: Bool = false) throws -> [String: Int] {
+        let directory = try XCTUnwrap(directory)
+        let script = directory.file("many-calls.py"), output = directory.file("many-calls-\(UUID().uuidString).out")
+        try """
+            import collections, os, sys
+            from gi.repository import Gio, GLib
+            address, count, leaving = sys.argv[1], int(sys.argv[2]), sys.argv[3] == 'leave'
+            flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+            connection = Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
+            answers, loop = collections.Counter(), GLib.MainLoop()
+            def answered(connection, result):
+                try:
+                    answers[connection.call_finish(result).unpack()[0]] += 1
+                except GLib.Error as error:
+                    answers[Gio.DBusError.get_remote_error(error)] += 1
+                if sum(answers.values()) == count:
+                    loop.quit()
+            for _ in range(count):
+                connection.call('\(BusContract.busName)', '\(BusContract.objectPath)', '\(BusContract.interface)',
+                                '\(BusContract.checkConnectivityMethod)', None, None, Gio.DBusCallFlags.NONE, 30000, None, answered)
+            if leaving:
+                connection.call_sync('\(BusContract.busName)', '\(BusContract.objectPath)', '\(BusContract.interface)',
+                                     '\(BusContract.checkAddressMethod)', GLib.Variant('(s)', ('127.0.0.1',)), None, Gio.DBusCallFlags.NONE, 30000, None)
+                os._exit(0)
+            loop.run()
+            for answer, number in answers.items():
+                print(answer, number)
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        // The bus socket is in the test's directory: let the user reach it.
+        if chmod(directory.path, 0o755) != 0 { throw HarnessError.lastError("chmod \(directory.path)") }
+        let arguments = try Self.setprivArguments(user: user) + ["/usr/bin/python3", script, try XCTUnwrap(bus).address, String(count), leaving ? "leave" : "wait"]
+        let process = try ChildProcess("setpriv", arguments, standardOutput: output, standardError: output)
+        let ended = process.wait(timeout: .seconds(40))
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard ended == .exited(0) else { throw HarnessError("the calls failed (\(ended.map { "\($0)" } ?? "still running")): \(text)") }
+        return Dictionary(uniqueKeysWithValues: text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            return fields.count == 2 ? (String(fields[0]), Int(fields[1]) ?? 0) : nil
+        })
     }
 
     /// Calls `CheckConnectivity()` as `user` (nil: root) and returns its reply.

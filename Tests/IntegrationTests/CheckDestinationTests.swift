@@ -63,6 +63,48 @@ final class CheckDestinationTests: DaemonTestCase {
         XCTAssertTrue(nobodyReply.contains("'status'): dbus.String('not-reachable'"), nobodyReply)
     }
 
+    func testTheUnspecifiedAddressIsAnsweredAsTheLoopbackAddressAConnectionToItReaches() throws {
+        // Given a reachable host whose lo is up, with a listener on 127.0.0.1 and one on ::1
+        try startReachableWithOwnAddressesOnRa0()
+        let listeners = try ChildProcess("ip", ["netns", "exec", try netns.name, "python3", "-c", """
+            import socket, time
+            for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+                listener = socket.socket(family)
+                listener.bind((host, 8082))
+                listener.listen()
+                globals()[host] = listener
+            time.sleep(3600)
+            """])
+        defer { _ = listeners.terminate() }
+
+        for (unspecified, loopback) in [("0.0.0.0", "127.0.0.1"), ("::", "::1")] {
+            // When an application connects to the unspecified address, Linux sends it to loopback
+            let connected = try Command.run("ip", ["netns", "exec", try netns.name, "python3", "-c", """
+                import socket
+                for attempt in range(100):
+                    try:
+                        connection = socket.create_connection(("\(unspecified)", 8082), timeout=5)
+                        break
+                    except ConnectionRefusedError:
+                        import time; time.sleep(0.1)
+                print(connection.getpeername()[0])
+                """])
+            XCTAssertEqual(connected.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines), loopback, connected.standardError)
+
+            // Then CheckDestination answers what that connection gets: the loopback's answer, and
+            // the reason says why
+            let destination = try busctl.checkDestination(unspecified)
+            let loopbackAnswer = try busctl.checkDestination(loopback)
+            XCTAssertEqual(destination["status"], loopbackAnswer["status"], "\(destination)")
+            XCTAssertEqual(destination["status"], ReachabilityStatus.reachableViaOther.rawValue, "\(destination)")
+            XCTAssertEqual(destination["interface"], "lo")
+            XCTAssertEqual(destination["address"], unspecified)
+            XCTAssertTrue(destination["reason"]?.hasPrefix("a connection to \(unspecified) goes to \(loopback) (Linux sends the unspecified address to loopback): ") == true,
+                          "\(destination)")
+            XCTAssertEqual(try busctl.checkAddress(unspecified), .reply(status: ReachabilityStatus.reachableViaOther.rawValue, interface: "lo"))
+        }
+    }
+
     func testMalformedInputIsAnInvalidAddressError() throws {
         // Given
         try startDaemon()

@@ -5,7 +5,7 @@ import XCTest
 
 /// The connectivity check's process boundary, against the router namespace's check server:
 /// with checks on, libcurl and its TLS library map only into the check helper (the daemon's
-/// child, without the bus socket, under its own seccomp filter); a helper that dies, or hangs,
+/// child, without the bus socket or an environment, under its own seccomp filter); a helper that dies, or hangs,
 /// is replaced and the checks go on. Nothing leaves the two namespaces.
 final class CheckHelperTests: DaemonTestCase {
     func testWithChecksOnLibcurlMapsOnlyIntoASandboxedHelperWithoutTheBusSocket() throws {
@@ -38,6 +38,11 @@ final class CheckHelperTests: DaemonTestCase {
         let status = try String(contentsOfFile: "/proc/\(helper)/status", encoding: .utf8)
         XCTAssertTrue(status.contains("NoNewPrivs:\t1"), status)
         XCTAssertTrue(status.contains("Seccomp:\t2"), status)
+
+        // and an empty environment (the daemon's holds NOTIFY_SOCKET, JOURNAL_STREAM, its
+        // configuration's path...)
+        let environment = try Command.run("cat", ["/proc/\(helper)/environ"]).check().standardOutput
+        XCTAssertEqual(environment.split(separator: "\0"), [], "the helper's environment")
 
         // and, between checks a second apart, it waits rather than spins (a call its filter
         // refused once made dispatchMain's wait a busy loop)

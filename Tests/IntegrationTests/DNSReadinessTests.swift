@@ -25,21 +25,22 @@ final class DNSReadinessTests: DaemonTestCase {
     }
 
     func testEveryRouteValueReachedAsTheFileAndTheRoutesChangeEachPublishedOnce() throws {
-        // Given a resolv.conf naming no server and a reachable host
+        // Given a resolv.conf naming no server (glibc then asks 127.0.0.1) and a host that
+        // becomes reachable
         let path = try resolvConf
         try "# no nameserver yet\nsearch example.org\n".write(toFile: path, atomically: true, encoding: .utf8)
         try startDaemon(arguments: ["--resolv-conf", path])
+        try waitForDNS(.unreachable)
         try configureIPv4Link()
         try addIPv4DefaultRoute()
-        let none = try waitForDNS(.none)
-        XCTAssertEqual(none.status, ReachabilityStatus.reachableViaEthernet.rawValue)
-        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).hasSuffix(", but no nameserver is configured"), "\(none)")
+        let loopback = try waitForDNS(.reachable)
+        XCTAssertEqual(loopback.status, ReachabilityStatus.reachableViaEthernet.rawValue)
+        XCTAssertFalse(try XCTUnwrap(loopback.string(.reason)).contains("nameserver"), "\(loopback)")
+        XCTAssertTrue(try busctl.explain().contains("nameserver 127.0.0.1 from glibc's default (no nameserver in \(path)): local route dev lo"))
 
-        // When a server is configured (the file replaced by rename): reachable, Reason as before
+        // When a server is configured (the file replaced by rename): reachable through it
         try replace(path, with: "nameserver 198.51.100.53\n")
-        let reachable = try waitForDNS(.reachable)
-        XCTAssertFalse(try XCTUnwrap(reachable.string(.reason)).contains("nameserver"), "\(reachable)")
-        XCTAssertTrue(try busctl.explain().contains("nameserver 198.51.100.53 from \(path): unicast route via 10.77.0.1 dev ra0"))
+        try waitForExplain(containing: "nameserver 198.51.100.53 from \(path): unicast route via 10.77.0.1 dev ra0")
 
         // When the kernel stops routing it (the host's default route stays): unreachable, and Reason says so
         try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
@@ -47,19 +48,34 @@ final class DNSReadinessTests: DaemonTestCase {
         XCTAssertEqual(unreachable.status, ReachabilityStatus.reachableViaEthernet.rawValue)
         XCTAssertTrue(try XCTUnwrap(unreachable.string(.reason)).contains("but no nameserver is routed (198.51.100.53: "), "\(unreachable)")
 
-        // When the route goes again: reachable
-        try netns.ip("route", "del", "unreachable", "198.51.100.53/32")
+        // When the file is rewritten in place to name the loopback in inet_aton's short form: reachable
+        try "nameserver 127.1\n".write(toFile: path, atomically: false, encoding: .utf8)
         try waitForDNS(.reachable)
-
-        // When the file is rewritten in place to name no server: none
-        try "search example.org\n".write(toFile: path, atomically: false, encoding: .utf8)
-        try waitForDNS(.none)
+        try waitForExplain(containing: "nameserver 127.0.0.1 from \(path): local route dev lo")
 
         // Then each transition was published once, in order
-        let changes = try signals.waitForPropertiesChanged("four DNS changes") { $0.filter { $0.changed["DNS"] != nil }.count >= 4 }
+        let changes = try signals.waitForPropertiesChanged("three DNS changes") { $0.filter { $0.changed["DNS"] != nil }.count >= 3 }
         XCTAssertEqual(
-            changes.compactMap { $0.changed["DNS"].flatMap(\.value) }, ["reachable", "unreachable", "reachable", "none"].map(PropertyValue.string)
+            changes.compactMap { $0.changed["DNS"].flatMap(\.value) }, ["reachable", "unreachable", "reachable"].map(PropertyValue.string)
         )
+    }
+
+    /// Writes `text` to the resolver configuration, starts the daemon following it, and makes
+    /// the host reachable (ra0 and a default route); returns the configuration's path.
+    @discardableResult
+    private func startReachable(resolvConf text: String) throws -> String {
+        let path = try resolvConf
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try startDaemon(arguments: ["--resolv-conf", path])
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        return path
+    }
+
+    /// Waits until Explain's text contains `text`.
+    private func waitForExplain(containing text: String) throws {
+        let busctl = try busctl
+        try Poll.until("Explain to say \(text)", observe: { (try? busctl.explain()) ?? "" }) { $0.contains(text) }
     }
 
     func testASymbolicLinkRepointedAndALinkLocalServerOnItsLink() throws {
@@ -89,6 +105,70 @@ final class DNSReadinessTests: DaemonTestCase {
         // and ra0's entry in Interfaces names the server configured for it (its zone)
         let ra0 = reachable.values["Interfaces"]?.value?.dictionaries?.first { $0["name"]?.string == "ra0" }
         XCTAssertEqual(ra0?["dns"]?.strings, ["fe80::1%ra0"], "\(reachable)")
+    }
+
+    func testANameserverIsJudgedByTheFlowOfAQueryUDPToPort53() throws {
+        // Given a reachable host whose nameserver the main table does not route (an
+        // `unreachable` route), and table 100 that routes it
+        let path = try startReachable(resolvConf: "nameserver 198.51.100.53\n")
+        try netns.ip("route", "add", "unreachable", "198.51.100.53/32")
+        try netns.ip("route", "add", "198.51.100.53/32", "via", "10.77.0.1", "dev", "ra0", "table", "100")
+        try waitForDNS(.unreachable)
+
+        // When a rule sends queries (UDP to port 53) to table 100: they go out, so reachable
+        try netns.ip("rule", "add", "ipproto", "udp", "dport", "53", "lookup", "100", "priority", "100")
+        try waitForDNS(.reachable)
+        try waitForExplain(containing: "nameserver 198.51.100.53 from \(path): unicast route via 10.77.0.1 dev ra0")
+
+        // When the rule sends only TCP to port 443 there instead: queries have no route, so unreachable
+        try netns.ip("rule", "del", "ipproto", "udp", "dport", "53", "lookup", "100", "priority", "100")
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "lookup", "100", "priority", "100")
+        let unreachable = try waitForDNS(.unreachable)
+        XCTAssertTrue(try XCTUnwrap(unreachable.string(.reason)).contains("but no nameserver is routed (198.51.100.53: "), "\(unreachable)")
+    }
+
+    func testSystemdResolvedStoppingIsSeenAtOnceAndItsReturnFollowed() throws {
+        // Given resolv.conf naming resolved's stub, and resolved (a stand-in on the test's bus)
+        // with one global server, on a reachable host
+        try startReachable(resolvConf: "nameserver 127.0.0.53\noptions edns0 trust-ad\n")
+        let resolved = try StandInResolved(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(0, "198.51.100.53")])
+        try waitForDNS(.reachable)
+        try waitForExplain(containing: "nameserver 198.51.100.53 from systemd-resolved (global): unicast route via 10.77.0.1 dev ra0")
+
+        // When resolved stops: its stub answers nothing, so there is no server at once
+        resolved.stop()
+        let none = try waitForDNS(.none)
+        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).hasSuffix(", but no nameserver is configured"), "\(none)")
+
+        // When it comes back: its servers again
+        let restarted = try StandInResolved(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(0, "198.51.100.53")])
+        try waitForDNS(.reachable)
+        restarted.stop()
+    }
+
+    func testASplitDNSServerOfALinkThatIsNoDefaultRouteIsNotCounted() throws {
+        // Given a reachable host whose resolv.conf names resolved's stub, and a VPN link (vpn0)
+        // whose server is resolved's only one, for `~corp.example` alone (DefaultRoute false)
+        try startReachable(resolvConf: "nameserver 127.0.0.53\n")
+        try netns.addQuietVethPair("vpn0", peer: "vpn1")
+        try netns.ip("addr", "add", "10.8.0.2/24", "dev", "vpn0")
+        for link in ["vpn1", "vpn0"] { try netns.ip("link", "set", link, "up") }
+        let vpn = try XCTUnwrap(Int32(try netns.ip("-o", "link", "show", "vpn0").prefix { $0 != ":" }))
+        let resolved = try StandInResolved(
+            bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), servers: [(vpn, "10.8.0.53")], defaultRoutes: [vpn: false]
+        )
+
+        // Then no server takes a public name: none, though the VPN's server is routed
+        let none = try waitForDNS(.none)
+        XCTAssertTrue(try XCTUnwrap(none.string(.reason)).contains("but no nameserver takes names outside its link's own domains (10.8.0.53"), "\(none)")
+        try waitForExplain(containing: "nameserver 10.8.0.53 from systemd-resolved (link \(vpn)): unicast route dev vpn0")
+        try waitForExplain(containing: "only for its link's own domains")
+
+        // When the VPN becomes a default route (`~.`, or DefaultRoute=yes), seen at the next link change
+        try resolved.configure(servers: [(vpn, "10.8.0.53")], defaultRoutes: [vpn: true])
+        try netns.ip("addr", "add", "10.8.0.3/24", "dev", "vpn0")
+        // Then its server counts
+        try waitForDNS(.reachable)
     }
 
     func testAResolverOnThisHostCountsWhileTheHostIsReachable() throws {

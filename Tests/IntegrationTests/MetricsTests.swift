@@ -10,10 +10,7 @@ final class MetricsTests: DaemonTestCase {
     private static let exporter = TestPaths.nodeExporter
 
     func testNodeExporterServesTheMetricsAndFollowsARouteChange() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.exporter) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(Self.exporter) is missing (make deps unpacks it)") }
-            throw XCTSkip("\(Self.exporter) is missing: make deps unpacks it")
-        }
+        try TestPaths.requireTestTool(Self.exporter)
         // Given the daemon keeping its metrics in a textfile directory, and node_exporter
         // reading that directory (its other collectors off), listening on the namespace's loopback
         let directory = try XCTUnwrap(self.directory)

@@ -30,7 +30,7 @@ final class NAT64PrefixTests: DaemonTestCase {
         XCTAssertGreaterThan(Date().timeIntervalSince(advertised), 6, "expired with its lifetime, not before")
     }
 
-    func testEveryPrefixLengthIsPublishedAndARouterThatLeavesOrALinkGoingDownTakesItsPrefix() throws {
+    func testEveryPrefixLengthIsPublishedAndALinkGoingDownTakesItsPrefix() throws {
         // Given IPv6 on ra0 and a router on ra1
         try startDaemon()
         try bringUpLinkLocalOnBothLinks()
@@ -44,19 +44,39 @@ final class NAT64PrefixTests: DaemonTestCase {
             try waitForProperties("NAT64Prefix \(prefix) withdrawn") { $0.string(.nat64Prefix) == "" }
         }
 
-        // When the router stops being one (router lifetime 0: the kernel drops its default route)
-        try netns.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, routerLifetime: 1800, source: Self.router)
-        try waitForProperties("NAT64Prefix 64:ff9b::/96") { $0.string(.nat64Prefix) == "64:ff9b::/96" }
-        XCTAssertTrue(try netns.ip("-6", "route", "show", "default").contains("via \(Self.router)"))
-        try netns.advertiseCaptivePortalAPI(nil, routerLifetime: 0, source: Self.router)
-        // Then its prefix goes with it
-        try waitForProperties("NAT64Prefix forgotten with its router") { $0.string(.nat64Prefix) == "" }
-
-        // When it advertises again and ra0 goes down, the prefix goes too
+        // When it advertises again and ra0 goes down, the prefix goes
         try netns.advertiseNAT64Prefix("64:ff9b::/96", lifetime: 1800, source: Self.router)
         try waitForProperties("NAT64Prefix 64:ff9b::/96 again") { $0.string(.nat64Prefix) == "64:ff9b::/96" }
         try netns.ip("link", "set", "ra0", "down")
         try waitForProperties("NAT64Prefix forgotten with its link") { $0.string(.nat64Prefix) == "" }
+    }
+
+    func testARouterThatStopsBeingADefaultRouterKeepsItsPrefixForThePrefixsOwnLifetime() throws {
+        // Given two default routers on ra1: the first (fe80::3) advertised 2001:db8:a::/96, the
+        // second (fe80::4) 2001:db8:b::/96 later; the one learned first is in use
+        try startDaemon()
+        try bringUpLinkLocalOnBothLinks()
+        try netns.ip("addr", "add", "fe80::4/64", "dev", "ra1", "nodad")
+        try netns.ip("addr", "add", "2001:db8:77::2/64", "dev", "ra0", "nodad")
+        try netns.advertiseNAT64Prefix("2001:db8:a::/96", lifetime: 1800, routerLifetime: 1800, source: Self.router)
+        try waitForProperties("the first router's prefix") { $0.string(.nat64Prefix) == "2001:db8:a::/96" }
+        try netns.advertiseNAT64Prefix("2001:db8:b::/96", lifetime: 1800, routerLifetime: 1800, source: "fe80::4")
+        try Poll.until("both routers' prefixes", observe: { try self.busctl.explain() }) { $0.contains("2001:db8:b::/96 from router advertisement") }
+
+        // When the first router's advertisement says router lifetime 0 (the kernel drops its
+        // default route) while still carrying its prefix with 1800 s left
+        try netns.advertiseNAT64Prefix("2001:db8:a::/96", lifetime: 1800, routerLifetime: 0, source: Self.router)
+        // (a fence: the events after it come on the same socket, in order)
+        try netns.ip("addr", "add", "10.77.0.2/24", "dev", "ra0")
+        try addIPv4DefaultRoute()
+        let published = try waitForProperties("IPv4 reachable") { $0.bool(.ipv4Reachable) == true }
+
+        // Then its default route is gone, and its prefix is still the one learned first, in use
+        // (RFC 8781: the prefix has a lifetime of its own)
+        XCTAssertFalse(try netns.ip("-6", "route", "show", "default").contains("via \(Self.router)"))
+        XCTAssertEqual(published.string(.nat64Prefix), "2001:db8:a::/96", "\(published)")
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("NAT64 prefix: 2001:db8:a::/96 (learned first)"), explain)
     }
 
     func testIPv4AccessIsNAT64OnAnIPv6OnlyHostWithARoutedPrefixNativeWithAnIPv4RouteAndCLATFromRFC7335sRange() throws {

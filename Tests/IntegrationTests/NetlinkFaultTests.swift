@@ -122,7 +122,7 @@ final class NetlinkFaultTests: DaemonTestCase {
         try Poll.until("ra0's address seen", observe: { try busctl.checkAddress("10.77.0.9") }) {
             $0 == .reply(status: ReachabilityStatus.reachableViaEthernet.rawValue, interface: "ra0")
         }
-        let before = try busctl.properties()
+        let before = try settledProperties()
         XCTAssertEqual(before.status, ReachabilityStatus.notReachable.rawValue)
         let daemon = try XCTUnwrap(daemon)
         let forger = try FaultInjection.install(FaultScripts.netlinkForger, as: "forge.py", in: try XCTUnwrap(directory))

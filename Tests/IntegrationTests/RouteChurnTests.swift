@@ -11,8 +11,9 @@ final class RouteChurnTests: DaemonTestCase {
         try startDaemon()
         try configureIPv4Link()
         try addIPv4DefaultRoute()
-        let before = try waitForStatus(.reachableViaEthernet)
+        try waitForStatus(.reachableViaEthernet)
         try assertStatusChanges([.reachableViaEthernet])
+        let before = try settledProperties()
         let routesReadBefore = routeMessagesRead()
         let propertiesChangedBefore = try signals.propertiesChangedCount
 

@@ -212,8 +212,7 @@ final class StatusTests: DaemonTestCase {
         }
         XCTAssertEqual(ready.string(.ipv4Transport), "ethernet")
         // (rb0's links and address may still be listed in Interfaces at the end of their window)
-        try waitUntilRoutingIsSettled()
-        let before = try busctl.properties()
+        let before = try settledProperties()
         let announcedBefore = try signals.propertiesChangedCount
 
         // When IPv6's default moves to rb0, IPv4's staying on ra0
@@ -255,7 +254,6 @@ final class StatusTests: DaemonTestCase {
         XCTAssertEqual(routed.string(.connectivity), Connectivity.unknown.rawValue)
         XCTAssertEqual(routed.string(.ipv4Connectivity), Connectivity.unknown.rawValue)
         XCTAssertEqual(routed.string(.ipv6Connectivity), Connectivity.none.rawValue)
-        try Poll.until("two ConnectivityChanged", observe: { try signals.connectivityChanges }) { $0.count >= 2 }
-        XCTAssertEqual(try signals.connectivityChanges, [Connectivity.unknown.rawValue, Connectivity.none.rawValue])
+        XCTAssertEqual(try signals.waitForConnectivityChanged(count: 2), [Connectivity.unknown.rawValue, Connectivity.none.rawValue])
     }
 }

@@ -169,6 +169,21 @@ final class NetlinkParserControlTests: XCTestCase {
         XCTAssertEqual(payload, .routerAdvertisementOption(RouterAdvertisementOption(index: 2)))
     }
 
+    func testThatAPREF64OptionWhoseLengthIsNotTwoIsIgnored() throws {
+        // Given RTM_NEWNDUSEROPT carrying option 38 with a valid prefix and lifetime, but a Length
+        // of 3 (24 bytes: 8 more after the prefix) — RFC 8781 §4: "the receiver MUST ignore the
+        // PREF64 option if the Length field value is not 2"
+        let header = "0a001800020000008600000000000000"
+        let option = "2603" + "0708" + "0064ff9b0000000000000000" + "0000000000000000"
+        let router = "14000100fe800000000000000000000000000001"
+
+        // When
+        let payload = try parseSingleMessage(Wire.message(type: ABI.MessageType.newRouterOption, body: Wire.bytes(hex: header + option + router))).payload
+
+        // Then no prefix is taken from it
+        XCTAssertEqual(payload, .routerAdvertisementOption(RouterAdvertisementOption(index: 2, router: IPAddress("fe80::1"))))
+    }
+
     func testThatARouterAdvertisementsCaptivePortalOptionGivesItsURI() throws {
         // Given RTM_NEWNDUSEROPT as the kernel sent it for an RA from fe80::1 on link 2 (captured), then
         // another option (RDNSS), then a length running past the message

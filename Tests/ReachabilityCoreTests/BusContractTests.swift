@@ -88,6 +88,8 @@ final class BusContractTests: XCTestCase {
             "REACHABILITYD_METHOD_CHECK_ADDRESS": BusContract.checkAddressMethod,
             "REACHABILITYD_METHOD_CHECK_DESTINATION": BusContract.checkDestinationMethod,
             "REACHABILITYD_DESTINATION_STATUS": DestinationAnswer.statusKey,
+            "REACHABILITYD_DESTINATION_VIA": DestinationAnswer.viaKey,
+            "REACHABILITYD_VIA_NAT64": DestinationPath.nat64.rawValue,
             "REACHABILITYD_ERROR_INVALID_ADDRESS": BusContract.invalidAddressError,
             "REACHABILITYD_ERROR_BUSY": BusContract.busyError,
             "REACHABILITYD_STATUS_UNKNOWN": ReachabilityStatus.unknown.rawValue,

@@ -92,6 +92,21 @@ final class ConnectivityCheckVerdictTests: XCTestCase {
         }
     }
 
+    func testThatAPathChangeChecksAtOnceOrAtTheEndOfTheSecondAfterTheLastStart() {
+        // Given the last start (nanoseconds; nil: none), When a path changes at `now`, Then the start
+        let second: UInt64 = 1_000_000_000
+        let rows: [(lastStart: UInt64?, now: UInt64, start: UInt64, line: UInt)] = [
+            (nil, 5 * second, 5 * second, #line),  // the first check
+            (2 * second, 5 * second, 5 * second, #line),  // long after the last
+            (5 * second, 5 * second + 1, 6 * second, #line),  // right after: at the end of its second
+            (5 * second, 6 * second - 1, 6 * second, #line),
+            (5 * second, 6 * second, 6 * second, #line),  // a second on: at once
+        ]
+        for row in rows {
+            XCTAssertEqual(ConnectivityCheckSchedule.startAfterPathChange(at: row.now, lastStart: row.lastStart), row.start, line: row.line)
+        }
+    }
+
     func testThatJSONParsesAsRFC8259Says() {
         let rows: [(text: String, value: JSONValue?, line: UInt)] = [
             ("true", .boolean(true), #line),

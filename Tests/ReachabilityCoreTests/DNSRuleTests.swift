@@ -34,21 +34,33 @@ final class DNSRuleTests: XCTestCase {
     static let resolvConf = NameServerOrigin.resolvConf("/etc/resolv.conf")
 
     /// A server at `address` whose facts are `facts` (a caller's address, as the daemon asks).
-    static func server(_ address: String, _ facts: DestinationFacts, origin: NameServerOrigin = resolvConf) -> NameServerFacts {
+    static func server(_ address: String, _ facts: DestinationFacts, origin: NameServerOrigin = resolvConf, servesAnyDomain: Bool = true) -> NameServerFacts {
         var facts = facts
         facts.purpose = .callerAddress
-        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin), facts: facts)
+        return NameServerFacts(server: NameServer(address: IPAddress(address)!, origin: origin, servesAnyDomain: servesAnyDomain), facts: facts)
     }
 
     static let routedOnEth0 = server("192.0.2.53", Fixture.routed(.ipv4, via: Fixture.eth0))
     static let unroutedIPv4 = server("198.51.100.53", Fixture.failed(.ipv4, errno: ENETUNREACH))
     static let unroutedIPv6 = server("2001:db8::53", Fixture.routed(.ipv6, via: Fixture.link(Fixture.wlan0, hasCarrier: false)))
     static let localResolver = server("127.0.0.1", Fixture.thisHost(.ipv4))
+    /// A split-DNS VPN's server: routed, but resolved asks it only about its link's domains.
+    static let splitDNS = server("10.8.0.53", Fixture.routed(.ipv4, via: Fixture.eth0), origin: .resolvedLink(InterfaceIndex(7)), servesAnyDomain: false)
 
     static let rows: [Row] = [
         // Given no server at all, nothing else matters.
         Row("no server configured", [], .none, "no nameserver is configured"),
         Row("no server configured, though a lookup answered (from /etc/hosts)", [], lookups: .answered, .none, "no nameserver is configured"),
+
+        // Given only servers of a link's own domains (split DNS), however routed: none for a public name.
+        Row(
+            "only a split-DNS server, routed", [splitDNS], .none,
+            "no nameserver takes names outside its link's own domains (10.8.0.53 from systemd-resolved (link 7))"
+        ),
+        Row(
+            "a split-DNS server and a lookup that answered (a name of its domain)", [splitDNS], lookups: .answered, .none,
+            "no nameserver takes names outside its link's own domains (10.8.0.53 from systemd-resolved (link 7))"
+        ),
 
         // Given servers the kernel routes nowhere.
         Row("the only server has no route", [unroutedIPv4], .unreachable, "no nameserver is routed (198.51.100.53: no default route)"),
@@ -68,6 +80,11 @@ final class DNSRuleTests: XCTestCase {
         // Given a routed server.
         Row("one routed server", [routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
         Row("the first routed server is named", [unroutedIPv4, routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
+        Row("a routed split-DNS server is passed over", [splitDNS, routedOnEth0], .reachable, "nameserver 192.0.2.53 is routed via eth0"),
+        Row(
+            "a routed split-DNS server does not make up for an unrouted one", [splitDNS, unroutedIPv4], .unreachable,
+            "no nameserver is routed (198.51.100.53: no default route)"
+        ),
         Row("a resolver on this host while the host is reachable", [localResolver], .reachable, "nameserver 127.0.0.1 is routed on this host"),
         Row("the check's lookup answered", [routedOnEth0], lookups: .answered, .answering, "the check's name lookup got an answer"),
         Row(
@@ -105,6 +122,33 @@ final class DNSRuleTests: XCTestCase {
     }
 }
 
+/// Which of systemd-resolved's servers a public name goes to.
+final class ResolvedDefaultRouteTests: XCTestCase {
+    func testOnlyALinkThatIsNoDefaultRouteKeepsItsServersToItsDomains() {
+        let link = NameServerOrigin.resolvedLink(InterfaceIndex(7))
+        let rows: [(origin: NameServerOrigin, linkIsDefaultRoute: Bool?, serves: Bool, line: UInt)] = [
+            // Given resolved's global servers: always a default route (whatever a link says)
+            (.resolvedGlobal, false, true, #line),
+            (.resolvedFallback, nil, true, #line),
+            // Given a server of resolv.conf, or glibc's default: glibc asks it about every name
+            (.resolvConf("/etc/resolv.conf"), false, true, #line),
+            (.resolverDefault("/etc/resolv.conf"), nil, true, #line),
+            // Given a link's server: as its link's DefaultRoute says (configured, else resolved's
+            // own rule: no routing-only domain, or `~.`)
+            (link, true, true, #line),
+            (link, false, false, #line),
+            // Given a link whose DefaultRoute could not be read (a resolved without it): counted
+            (link, nil, true, #line),
+        ]
+        for row in rows {
+            // When
+            let serves = ResolvedDefaultRoute.servesAnyDomain(row.origin, linkIsDefaultRoute: row.linkIsDefaultRoute)
+            // Then
+            XCTAssertEqual(serves, row.serves, "\(row.origin.description), DefaultRoute \(row.linkIsDefaultRoute.map(String.init) ?? "unknown")", line: row.line)
+        }
+    }
+}
+
 /// glibc's reading of resolv.conf.
 final class ResolvConfTests: XCTestCase {
     func testNameserverLinesAsGlibcReadsThem() {
@@ -129,6 +173,51 @@ final class ResolvConfTests: XCTestCase {
             ResolvConf.nameServers(in: "#nameserver 192.0.2.1\n nameserver 192.0.2.2\nnameserver 192.0.2.3\n"), [IPAddress("192.0.2.3")!],
             "a commented line and one with a leading blank are not nameserver lines to glibc"
         )
+    }
+
+    func testAddressFormsGlibcTakes() {
+        // Given a nameserver line's address, Then glibc's resolver (inet_aton, then inet_pton
+        // for IPv6) reads it as this server, or skips the line (nil)
+        let rows: [(address: String, server: String?, line: UInt)] = [
+            ("192.0.2.53", "192.0.2.53", #line),
+            ("127.1", "127.0.0.1", #line),
+            ("10.1.2", "10.1.0.2", #line),
+            ("0x7f.1", "127.0.0.1", #line),
+            ("0177.0.0.1", "127.0.0.1", #line),
+            ("2130706433", "127.0.0.1", #line),
+            ("2001:db8::53", "2001:db8::53", #line),
+            ("fe80::1%eth0", "fe80::1%eth0", #line),
+            ("::ffff:192.0.2.1", "::ffff:192.0.2.1", #line),
+            ("192.0.2.53%eth0", nil, #line),
+            ("256.1.1.1", nil, #line),
+            ("1.2.3.4.5", nil, #line),
+            ("0x", nil, #line),
+            ("example.org", nil, #line),
+        ]
+        for row in rows {
+            // When the line is read
+            let servers = ResolvConf.nameServers(in: "nameserver \(row.address) # trailing words are ignored\n")
+            // Then
+            XCTAssertEqual(servers, row.server.map { [IPAddress($0)!] } ?? [], row.address, line: row.line)
+        }
+    }
+
+    func testGlibcAsksTheLoopbackWhenTheFileNamesNoServer() {
+        let path = "/etc/resolv.conf"
+        let loopback = [NameServer(address: IPAddress("127.0.0.1")!, origin: .resolverDefault(path))]
+        // Given the file's text (nil: it cannot be read), Then the servers an application asks
+        let rows: [(text: String?, servers: [NameServer], line: UInt)] = [
+            ("nameserver 192.0.2.53\n", [NameServer(address: IPAddress("192.0.2.53")!, origin: .resolvConf(path))], #line),
+            ("nameserver 127.1\n", [NameServer(address: IPAddress("127.0.0.1")!, origin: .resolvConf(path))], #line),
+            ("search example.org\noptions edns0\n", loopback, #line),
+            ("", loopback, #line),
+            ("nameserver example.org\n", loopback, #line),
+            (nil, loopback, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(ResolvConf.servers(in: row.text, path: path), row.servers, "\(row.text ?? "no file")", line: row.line)
+        }
+        XCTAssertEqual(loopback[0].origin.description, "glibc's default (no nameserver in /etc/resolv.conf)")
     }
 
     func testResolvedStub() {

@@ -37,6 +37,33 @@ final class OnDemandCheckGateTests: XCTestCase {
         }
     }
 
+    func testACallerWithTooManyCallsWaitingIsAnsweredBusyUntilOneStopsWaiting() {
+        // Given a check in flight, and user 1000 with every call it may have waiting
+        let user = CallerShare(user: 1000), other = CallerShare(user: 1001)
+        var gate = OnDemandCheckGate(windowSeconds: 10)
+        XCTAssertEqual(gate.decide(for: user, checkInFlight: false, now: 0), .startCheck)
+        for _ in 1..<OnDemandCheckGate.waitingCallsPerCaller {
+            XCTAssertEqual(gate.decide(for: user, checkInFlight: true, now: 1), .shareCheckInFlight)
+        }
+        XCTAssertEqual(gate.waitingCalls(of: user), OnDemandCheckGate.waitingCallsPerCaller)
+
+        // When it asks again, and another user asks
+        // Then the one is busy (and kept no call), the other shares the check
+        XCTAssertEqual(gate.decide(for: user, checkInFlight: true, now: 1), .busy)
+        XCTAssertEqual(gate.waitingCalls(of: user), OnDemandCheckGate.waitingCallsPerCaller)
+        XCTAssertEqual(gate.decide(for: other, checkInFlight: true, now: 1), .shareCheckInFlight)
+
+        // When one of its calls stops waiting (answered, or its connection left)
+        gate.stoppedWaiting(user)
+
+        // Then it may wait again; and once all stopped, it has none waiting
+        XCTAssertEqual(gate.decide(for: user, checkInFlight: true, now: 2), .shareCheckInFlight)
+        for _ in 0..<OnDemandCheckGate.waitingCallsPerCaller { gate.stoppedWaiting(user) }
+        XCTAssertEqual(gate.waitingCalls(of: user), 0)
+        gate.stoppedWaiting(user)
+        XCTAssertEqual(gate.waitingCalls(of: user), 0)
+    }
+
     func testThatTheRememberedCallersStayBounded() {
         // Given more callers than the limit, each starting a check 1 s after the last
         var gate = OnDemandCheckGate(windowSeconds: 10)

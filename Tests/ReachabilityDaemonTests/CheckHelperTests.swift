@@ -45,12 +45,78 @@ final class CheckHelperWireAndSandboxTests: XCTestCase {
         }
     }
 
+    func testAnAnswerNoHonestHelperSendsIsRefused() {
+        // Given answers a compromised helper could forge, each well framed
+        let response = HTTPCheckOutcome.response(status: 204, redirect: nil, body: [])
+        func exchanged(token: Int = 1, _ outcome: HTTPCheckOutcome = response, seconds: Double = 0.1, lookup: NameLookupEvidence? = nil) -> [UInt8] {
+            CheckHelperMessage.exchanged(token: token, outcome: outcome, seconds: seconds, lookup: lookup).encoded
+        }
+        /// `text`'s UTF-8 with every "~" made the byte `byte`.
+        func unavailable(_ text: String, byte: UInt8) -> [UInt8] {
+            CheckHelperMessage.unavailable(token: 1, why: text).encoded.map { $0 == UInt8(ascii: "~") ? byte : $0 }
+        }
+        let rows: [(name: String, datagram: [UInt8], line: UInt)] = [
+            ("NaN seconds", exchanged(seconds: .nan), #line),
+            ("infinite seconds", exchanged(seconds: .infinity), #line),
+            ("negative seconds", exchanged(seconds: -1), #line),
+            ("seconds beyond any exchange", exchanged(seconds: 1e9), #line),
+            ("token 0", exchanged(token: 0), #line),
+            ("a negative token", exchanged(token: -5), #line),
+            ("status 0", exchanged(.response(status: 0, redirect: nil, body: [])), #line),
+            ("status 1000", exchanged(.response(status: 1000, redirect: nil, body: [])), #line),
+            ("a javascript: redirection", exchanged(.response(status: 302, redirect: "javascript:alert(1)", body: [])), #line),
+            ("a redirection without a scheme", exchanged(.response(status: 302, redirect: "/portal", body: [])), #line),
+            ("a redirection over the URL limit", exchanged(.response(status: 302, redirect: "http://" + String(repeating: "a", count: 9000), body: [])), #line),
+            ("a body over the limit", exchanged(.response(status: 200, redirect: nil, body: Array(repeating: 0x41, count: HTTPCheckOutcome.bodyLimit + 1))), #line),
+            ("a failure text with a newline", exchanged(.failed("Timeout\nforged log line")), #line),
+            ("a failure text over the limit", exchanged(.failed(String(repeating: "x", count: 5000))), #line),
+            ("a lookup failure with a NUL", exchanged(lookup: .failed("a\u{0}b")), #line),
+            ("invalid UTF-8", unavailable("libcurl ~ missing", byte: 0xFF), #line),
+            ("a lone continuation byte", unavailable("~", byte: 0x80), #line),
+            ("an address that is none", CheckHelperMessage.lookedUp(token: 1, addresses: ["192.0.2.1", "not an address"]).encoded, #line),
+        ]
+
+        for row in rows {
+            // When the daemon decodes it
+            // Then it is refused, not delivered
+            XCTAssertThrowsError(try CheckHelperMessage(decoding: row.datagram), row.name, line: row.line)
+        }
+    }
+
+    func testWhatTheHelperSendsIsAlwaysAccepted() throws {
+        // Given outcomes a server can make libcurl report, and the answers the helper sends
+        let rows: [(outcome: HTTPCheckOutcome, seconds: Double, sent: HTTPCheckOutcome, sentSeconds: Double, line: UInt)] = [
+            (.response(status: 302, redirect: "ftp://portal/", body: []), 1, .response(status: 302, redirect: nil, body: []), 1, #line),
+            (.response(status: 302, redirect: "HTTPS://portal/", body: []), 1, .response(status: 302, redirect: "HTTPS://portal/", body: []), 1, #line),
+            (.failed("bad\r\nline"), .nan, .failed("bad\u{FFFD}line"), 0, #line),
+            (.failed(String(repeating: "é", count: 3000)), 1e9, .failed(String(repeating: "é", count: 2048)), 3600, #line),
+            (.response(status: 42, redirect: nil, body: []), -1, .failed("the server answered status 42, not an HTTP status code"), 0, #line),
+        ]
+
+        for row in rows {
+            // When the helper answers with it
+            let answer = CheckHelperMessage.answer(token: 1, outcome: row.outcome, seconds: row.seconds, lookup: .failed("x\u{0}"))
+
+            // Then the daemon accepts it, the fields made valid
+            XCTAssertEqual(
+                try CheckHelperMessage(decoding: answer.encoded),
+                .exchanged(token: 1, outcome: row.sent, seconds: row.sentSeconds, lookup: .failed("x\u{FFFD}")), line: row.line)
+        }
+    }
+
     func testTheFilterAllowsWhatTheHelperNeedsAndRefusesTheRest() throws {
         let program = try XCTUnwrap(CheckHelperSandbox.program())
         XCTAssertLessThanOrEqual(program.count, Int(BPF_MAXINSNS))
         let architecture = CReachProcess_auditArchitecture()
         let allow = UInt32(SECCOMP_RET_ALLOW), refuse = UInt32(SECCOMP_RET_ERRNO) | UInt32(EPERM), kill = UInt32(SECCOMP_RET_KILL_PROCESS)
         let openat = Int(CReachProcess_syscallOpenat()), socket = Int(CReachProcess_syscallSocket())
+        // <asm/unistd.h>'s socketpair (Swift does not import SYS_*).
+        #if arch(x86_64)
+        let socketpair = 53
+        #elseif arch(arm64)
+        let socketpair = 199
+        #endif
+        let stream = UInt64(SOCK_STREAM.rawValue), datagram = UInt64(SOCK_DGRAM.rawValue), flags = UInt64(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
         // <asm/unistd.h>'s numbers (Swift does not import SYS_*).
         #if arch(x86_64)
         let (read, connect, execve, unlinkat, ptrace, kill_) = (0, 42, 59, 263, 101, 62)
@@ -62,7 +128,11 @@ final class CheckHelperWireAndSandboxTests: XCTestCase {
             ("connect", connect, [], allow),
             ("socket(AF_INET)", socket, [UInt64(AF_INET)], allow),
             ("socket(AF_INET6)", socket, [UInt64(AF_INET6)], allow),
-            ("socket(AF_UNIX)", socket, [UInt64(AF_UNIX)], allow),
+            ("socket(AF_UNIX)", socket, [UInt64(AF_UNIX)], refuse),
+            ("socketpair(AF_UNIX, SOCK_STREAM)", socketpair, [UInt64(AF_UNIX), stream], allow),
+            ("socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC)", socketpair, [UInt64(AF_UNIX), stream | flags], allow),
+            ("socketpair(AF_UNIX, SOCK_DGRAM)", socketpair, [UInt64(AF_UNIX), datagram], refuse),
+            ("socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC)", socketpair, [UInt64(AF_UNIX), UInt64(SOCK_SEQPACKET.rawValue) | flags], refuse),
             ("socket(AF_NETLINK)", socket, [UInt64(AF_NETLINK)], refuse),
             ("socket(AF_PACKET)", socket, [UInt64(AF_PACKET)], refuse),
             ("openat(O_RDONLY)", openat, [UInt64(bitPattern: Int64(AT_FDCWD)), 0, UInt64(O_RDONLY | O_CLOEXEC)], allow),

@@ -11,12 +11,11 @@ final class AdvertisedNAT64PrefixesTests: XCTestCase {
         NAT64PrefixOption(prefix: IPPrefix(IPAddress(prefix)!, length: length), lifetimeSeconds: lifetime)
     }
 
-    func testThatLifetimesRefreshWithdrawAndExpireAndRoutersAndLinksTakeTheirOwn() {
+    func testThatLifetimesRefreshWithdrawAndExpireAndLinksTakeTheirOwn() {
         // Given / When / Then, row by row; IPv6's route on link 2
         enum Step {
             case advertise(String, Int, lifetime: UInt32, link: InterfaceIndex, by: IPAddress, at: Double)
             case expire(at: Double)
-            case routerLeaves(IPAddress, link: InterfaceIndex)
             case linkDown(InterfaceIndex)
         }
         let rows: [(step: Step, changed: Bool, inUse: String?, next: Double?, line: UInt)] = [
@@ -28,9 +27,8 @@ final class AdvertisedNAT64PrefixesTests: XCTestCase {
             (.advertise("64:ff9b::", 96, lifetime: 0, link: 2, by: a, at: 900), true, nil, nil, #line),  // withdrawn
             (.advertise("2001:db8::", 32, lifetime: 8, link: 3, by: a, at: 1000), true, "2001:db8::/32", 1008, #line),  // off IPv6's link
             (.advertise("2001:db8:1::", 48, lifetime: 80, link: 2, by: b, at: 1001), true, "2001:db8:1::/48", 1008, #line),  // on it: preferred
-            (.routerLeaves(a, link: 2), false, "2001:db8:1::/48", 1008, #line),  // a advertised on link 3 only
-            (.routerLeaves(b, link: 2), true, "2001:db8::/32", 1008, #line),
-            (.linkDown(2), false, "2001:db8::/32", 1008, #line),
+            (.advertise("2001:db8:64::", 64, lifetime: 0, link: 2, by: b, at: 1002), false, "2001:db8:1::/48", 1008, #line),  // not b's prefix now
+            (.linkDown(2), true, "2001:db8::/32", 1008, #line),
             (.linkDown(3), true, nil, nil, #line),
         ]
         var prefixes = AdvertisedNAT64Prefixes()
@@ -39,13 +37,37 @@ final class AdvertisedNAT64PrefixesTests: XCTestCase {
             case let .advertise(prefix, length, lifetime, link, router, now):
                 prefixes.set(option(prefix, length, lifetime: lifetime), on: link, router: router, now: now)
             case let .expire(now): prefixes.expire(now: now)
-            case let .routerLeaves(router, link): prefixes.forget(router: router, on: link)
             case let .linkDown(link): prefixes.forget(link)
             }
             XCTAssertEqual(changed, row.changed, line: row.line)
             XCTAssertEqual(prefixes.inUse(ipv6Link: 2)?.prefix.description, row.inUse, line: row.line)
             XCTAssertEqual(prefixes.nextExpiry, row.next, line: row.line)
         }
+    }
+
+    func testThatARoutersNewPrefixReplacesItsOldOneAndAFloodKeepsABoundedSetWithTheFirstLearned() {
+        // Given one router flooding link 2 with a new prefix in each advertisement
+        var prefixes = AdvertisedNAT64Prefixes()
+        for number in 0..<1000 {
+            prefixes.set(option("2001:db8:\(String(number, radix: 16))::", 48, lifetime: 1800), on: 2, router: a, now: Double(number))
+        }
+        // Then only its last one is kept
+        XCTAssertEqual(prefixes.advertisements.map(\.prefix.description), ["2001:db8:3e7::/48"])
+        XCTAssertEqual(prefixes.nextExpiry, 999 + 1800)
+        // And withdrawing a prefix it no longer advertises changes nothing
+        XCTAssertFalse(prefixes.set(option("2001:db8:3e6::", 48, lifetime: 0), on: 2, router: a, now: 1000))
+
+        // When routers fe80::1:0 ... fe80::1:3e7 each advertise a prefix on link 3 (forged sources)
+        for number in 0..<1000 {
+            let router = IPAddress("fe80::1:\(String(number, radix: 16))")!
+            XCTAssertTrue(prefixes.set(option("64:ff9b:\(String(number, radix: 16))::", 96, lifetime: 600), on: 3, router: router, now: 2000 + Double(number)))
+        }
+        // Then the set holds the capacity: the first learned stay, the last slot holds the last router's
+        let kept = prefixes.advertisements
+        XCTAssertEqual(kept.count, AdvertisedNAT64Prefixes.advertisedCapacity)
+        XCTAssertEqual(kept.map(\.router?.description), ["fe80::a"] + (0..<6).map { "fe80::1:\(String($0, radix: 16))" } + ["fe80::1:3e7"])
+        XCTAssertEqual(prefixes.inUse(ipv6Link: 2)?.prefix.description, "2001:db8:3e7::/48")
+        XCTAssertEqual(prefixes.inUse(ipv6Link: 3)?.prefix.description, "64:ff9b::/96")
     }
 
     func testThatExplainSaysWhereEachPrefixCameFromAndWhichIsUsedAndWhy() {

@@ -14,11 +14,9 @@ final class StatusReducerCorpusReplayTests: XCTestCase {
 
     func testThatEverySeedAndCrasherKeepsTheReducersInvariants() throws {
         // Given
-        let seeds = try FuzzInputs.files(in: "corpus/reducer")
-        let crashers = try FuzzInputs.files(in: "crashers/reducer")
-        XCTAssertGreaterThan(seeds.count, 0, "no seed corpus under \(FuzzInputs.directory.path)")
+        let files = try FuzzInputs.replayed("reducer")
 
-        for file in seeds + crashers {
+        for file in files {
             // When
             let outcome = try run(file).outcome
 

@@ -101,6 +101,11 @@ package struct Busctl {
     /// The bus address, `unix:path=…`.
     package let address: String
 
+    /// Talks to the bus at `address` (the daemon's, or another the test started).
+    package init(address: String) {
+        self.address = address
+    }
+
     /// Runs `busctl --address=ADDRESS ARGUMENTS…`.
     ///
     /// - Parameter arguments: the busctl command and its arguments.

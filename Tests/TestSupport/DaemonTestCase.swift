@@ -19,12 +19,16 @@ open class DaemonTestCase: XCTestCase {
     /// The daemon's signals since it became ready, once started.
     package private(set) var recorder: SignalRecorder?
 
+    /// `<policy>` elements the test's bus adds to the project's (e.g. letting a stand-in for
+    /// another service own its name); nil: none.
+    open var extraBusPolicy: String? { nil }
+
     open override func setUpWithError() throws {
         try super.setUpWithError()
         try PrivilegeGate.requireRoot()
         let directory = try TemporaryDirectory(prefix: "rtest")
         self.directory = directory
-        bus = try PrivateBus(in: directory)
+        bus = try PrivateBus(in: directory, extraPolicy: extraBusPolicy)
         namespace = try TestNamespace()
     }
 
@@ -173,6 +177,17 @@ open class DaemonTestCase: XCTestCase {
         try Poll.until("no RoutesChanged or Interfaces listing due, no filter rebuild pending", observe: { try busctl.explain() }) {
             !$0.contains("RoutesChanged: one is due") && !$0.contains("Route filter: keeping every route") && !$0.contains("Interfaces: a listing is due")
         }
+    }
+
+    /// The published properties once the daemon's announcements are settled
+    /// (``waitUntilRoutingIsSettled()``): what a test compares `Generation` with, or counts
+    /// signals from, after its set-up, so that the set-up's own `Interfaces` listing (announced
+    /// at the end of its window, after the status it brought) is not taken for the change under test.
+    ///
+    /// - Throws: `HarnessError` when they are not settled by the deadline, or `busctl` fails.
+    package func settledProperties() throws -> PublishedProperties {
+        try waitUntilRoutingIsSettled()
+        return try busctl.properties()
     }
 
     /// Starts the daemon with the configuration file `configuration`, makes ra0 carry the default

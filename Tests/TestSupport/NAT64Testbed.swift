@@ -20,10 +20,7 @@ extension DaemonTestCase {
     /// and this test's namespace an IPv6-only host: link-local and fd00::2 on ra0, no IPv4
     /// address, router advertisements accepted while forwarding (for a CLAT); the daemon started.
     package func startIPv6OnlyHostBehindNAT64() throws -> (RouterNamespace, [ChildProcess]) {
-        guard FileManager.default.isExecutableFile(atPath: NAT64Testbed.tayga) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(NAT64Testbed.tayga) is missing (make deps unpacks it)") }
-            throw XCTSkip("\(NAT64Testbed.tayga) is missing: make deps unpacks it")
-        }
+        try TestPaths.requireTestTool(NAT64Testbed.tayga)
         let router = try RouterNamespace(linkedTo: try netns)
         let nat64 = try startNAT64(in: router)
         try netns.setIPv6(enabled: true, on: "ra0")

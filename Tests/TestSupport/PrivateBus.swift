@@ -19,7 +19,30 @@ package final class PrivateBus {
     /// - Parameter directory: where the configuration, socket and logs go.
     /// - Throws: `HarnessError` when the bus does not start.
     package convenience init(in directory: TemporaryDirectory) throws {
-        try self.init(in: directory) { try Self.configuration(socketPath: $0, policyFiles: TestPaths.policyFiles()) }
+        try self.init(in: directory, extraPolicy: nil)
+    }
+
+    /// Starts a bus with the project's policy and `extraPolicy` (`<policy>` elements, e.g. one
+    /// letting root own a stand-in's name), and waits until it has printed its address.
+    ///
+    /// - Parameters:
+    ///   - directory: where the configuration, socket and logs go.
+    ///   - extraPolicy: further `<policy>` elements; nil: none.
+    /// - Throws: `HarnessError` when the bus does not start.
+    package convenience init(in directory: TemporaryDirectory, extraPolicy: String?) throws {
+        var policyFiles = try TestPaths.policyFiles()
+        if let extraPolicy {
+            let path = directory.file("extra-policy.conf")
+            try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                \(extraPolicy)
+                </busconfig>
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            policyFiles.append(path)
+        }
+        try self.init(in: directory) { try Self.configuration(socketPath: $0, policyFiles: policyFiles) }
     }
 
     /// Starts a bus where any connection may own any name and call anything (a session-type
@@ -84,6 +107,31 @@ package final class PrivateBus {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
+    /// Lets a stand-in for a system service (root, as the tests run) own `name` and be called
+    /// by anyone, as the service's own policy file does on a real system: a policy file in the
+    /// bus's directory of test-only policies, then `ReloadConfig`, which returns once the bus
+    /// has read it.
+    ///
+    /// - Parameter name: the service's well-known name, e.g. `org.freedesktop.resolve1`.
+    /// - Throws: `HarnessError` when the file cannot be written or the bus does not reload.
+    package func allowStandIn(for name: String) throws {
+        let policy = """
+            <busconfig>
+              <policy user="root"><allow own="\(Self.escaped(name))"/></policy>
+              <policy context="default"><allow send_destination="\(Self.escaped(name))"/></policy>
+            </busconfig>
+            """
+        try policy.write(toFile: Self.standInPolicyDirectory(socketPath: socketPath) + "/\(name).conf", atomically: true, encoding: .utf8)
+        try Command.run("busctl", [
+            "--address=\(address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig",
+        ]).check()
+    }
+
+    /// The directory of the stand-ins' policy files (``allowStandIn(for:)``), beside the socket.
+    private static func standInPolicyDirectory(socketPath: String) -> String {
+        (socketPath as NSString).deletingLastPathComponent + "/bus.d"
+    }
+
     /// Stops the bus; harmless when repeated.
     package func stop() {
         process.terminate()
@@ -100,8 +148,9 @@ package final class PrivateBus {
     }
 
     /// The bus configuration: `scripts/private-system-bus.conf.in` (shared with `make run`)
-    /// with the socket, every project policy file, and root as the test-only owner of the name
-    /// (the daemon under test runs as root; the shipped policy lets only `reachabilityd` own it).
+    /// with the socket, every project policy file, the directory of the stand-ins' policies, and
+    /// root as the test-only owner of the name (the daemon under test runs as root; the shipped
+    /// policy lets only `reachabilityd` own it).
     ///
     /// - Parameters:
     ///   - socketPath: the listening socket's path.
@@ -109,7 +158,10 @@ package final class PrivateBus {
     /// - Returns: the XML text.
     /// - Throws: when the template cannot be read.
     package static func configuration(socketPath: String, policyFiles: [String]) throws -> String {
-        let includes = policyFiles.map { "  <include>\(escaped($0))</include>" }.joined(separator: "\n")
+        let standIns = standInPolicyDirectory(socketPath: socketPath)
+        try FileManager.default.createDirectory(atPath: standIns, withIntermediateDirectories: true)
+        let includes = (policyFiles.map { "  <include>\(escaped($0))</include>" } + ["  <includedir>\(escaped(standIns))</includedir>"])
+            .joined(separator: "\n")
         return try String(contentsOfFile: TestPaths.privateBusTemplate, encoding: .utf8)
             .replacingOccurrences(of: "@SOCKET_PATH@", with: escaped(socketPath))
             .replacingOccurrences(of: "@OWNER_USER@", with: "root")

@@ -96,18 +96,18 @@ package final class RouterNamespace {
 
     /// Gives `ra1` `address` (IPv6, /64) and a real DNS server on it (dnsmasq, reading no file
     /// of the machine's, logging each query) that answers the AAAA question for `ipv4only.arpa`
-    /// with `synthesized`, as a network's DNS64 does (RFC 7050), and every other name with "no
-    /// such name".
+    /// with `synthesized`, as a network's DNS64 does (RFC 7050), each name of `names` with
+    /// `address` itself, and every other name with "no such name".
     ///
     /// - Throws: `HarnessError` when a command fails or the server does not start.
-    package func startDNS64NameServer(at address: String, synthesized: String) throws {
+    package func startDNS64NameServer(at address: String, synthesized: String, answering names: [String] = []) throws {
         try namespace.ip("addr", "add", "\(address)/64", "dev", "ra1", "nodad")
         let log = state.file("dnsmasq-\(address).log")
         nameServers[address] = try ChildProcess("ip", [
             "netns", "exec", namespace.name, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--bind-interfaces", "--listen-address=\(address)", "--except-interface=lo", "--user=root", "--pid-file=", "--log-facility=-", "--log-queries",
             "--address=/ipv4only.arpa/\(synthesized)",
-        ], standardOutput: log, standardError: log)
+        ] + names.map { "--address=/\($0)/\(address)" }, standardOutput: log, standardError: log)
         try Poll.until("dnsmasq listens on \(address)", timeout: .seconds(10)) {
             if let ended = self.nameServers[address]?.poll() { throw HarnessError("dnsmasq exited (\(ended)): \(self.nameServerLog(at: address))") }
             return self.nameServerLog(at: address).contains("started")

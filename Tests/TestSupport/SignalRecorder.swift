@@ -118,6 +118,22 @@ package final class SignalRecorder {
         }
     }
 
+    /// Waits until at least `count` `ConnectivityChanged` signals have arrived: a signal reaches
+    /// the monitor on its own path, maybe after a read of the properties that already shows its value.
+    ///
+    /// - Parameters:
+    ///   - count: how many signals, counted since the recorder started.
+    ///   - timeout: the deadline.
+    /// - Returns: the arguments of all `ConnectivityChanged` signals so far.
+    /// - Throws: `HarnessError` with what arrived, on timeout.
+    @discardableResult
+    package func waitForConnectivityChanged(count: Int, timeout: Duration = Poll.defaultTimeout) throws -> [String] {
+        try Poll.until("\(count) ConnectivityChanged signal(s)", timeout: timeout, observe: { () -> [String] in
+            _ = try checkedStatusChanges()
+            return recordedConnectivityChanges
+        }) { $0.count >= count }
+    }
+
     /// Waits until the `PropertiesChanged` signals so far satisfy `condition`.
     ///
     /// - Parameters:

@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 
 /// Where the suite finds the repository's files and the daemon binary.
 package enum TestPaths {
@@ -25,6 +26,25 @@ package enum TestPaths {
     /// deps`: installed, the package would start it on the host.
     package static var tayga: String { "\(repositoryRoot)/.build/test-tools/tayga/usr/sbin/tayga" }
 
+    /// Debian's xdg-desktop-portal, unpacked by `make deps` with the libraries it needs beyond
+    /// GLib's (installed, the package enables a user unit in every session, and its dependencies
+    /// run modprobe and update-initramfs).
+    package static var xdgDesktopPortal: String {
+        "\(repositoryRoot)/.build/test-tools/xdg-desktop-portal/usr/libexec/xdg-desktop-portal"
+    }
+
+    /// The `LD_LIBRARY_PATH` that finds ``xdgDesktopPortal``'s unpacked libraries: each package's
+    /// `usr/lib/<triplet>`.
+    package static var xdgDesktopPortalLibraryPath: String {
+        ["libjson-glib-1.0-0", "libpipewire-0.3-0"].compactMap { package -> String? in
+            let lib = "\(repositoryRoot)/.build/test-tools/\(package)/usr/lib"
+            return (try? FileManager.default.contentsOfDirectory(atPath: lib))?.first.map { "\(lib)/\($0)" }
+        }.joined(separator: ":")
+    }
+
+    /// GLib's installed tests (Debian's `libglib2.0-tests`).
+    package static let glibInstalledTests = "/usr/libexec/installed-tests/glib"
+
     /// The connectivity tests' HTTP/HTTPS server (`testbed/servers/`), run in a router namespace.
     package static var connectivityServer: String { "\(repositoryRoot)/testbed/servers/connectivity-server.py" }
 
@@ -48,6 +68,16 @@ package enum TestPaths {
     /// - Throws: `HarnessError` when there is no executable at that path.
     package static func daemonBinary() throws -> String {
         try builtExecutable("reachabilityd", overriddenBy: "REACHABILITYD_PATH")
+    }
+
+    /// Skips the test when `path`, a tool `make deps` provides (installed or unpacked into
+    /// `.build/test-tools`), is missing; on CI (`CI=true`) fails it instead.
+    ///
+    /// - Throws: `XCTSkip`, or `HarnessError` on CI.
+    package static func requireTestTool(_ path: String) throws {
+        guard !FileManager.default.isExecutableFile(atPath: path) else { return }
+        if ProcessInfo.processInfo.environment["CI"] == "true" { throw HarnessError("\(path) is missing (make deps provides it)") }
+        throw XCTSkip("\(path) is missing: make deps provides it")
     }
 
     /// `$variable`, else the product `name` beside the running test executable.

@@ -72,16 +72,16 @@ package final class TunAttachment {
 }
 
 extension DaemonTestCase {
-    /// Makes tun0 with 10.99.0.2/24 in the test namespace, attached by this test (so it has
+    /// Makes tun0 with `address` in the test namespace, attached by this test (so it has
     /// carrier, until the attachment is closed or the test ends) and up.
-    package func attachedTun() throws -> TunAttachment {
+    package func attachedTun(address: String = "10.99.0.2/24") throws -> TunAttachment {
         try netns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
         try netns.setIPv6(enabled: false, on: "tun0")
         let tun = try TunAttachment(name: "tun0", in: try netns)
         addTeardownBlock { tun.close() }
         try netns.ip("link", "set", "tun0", "up")
         try netns.waitForCarrier("tun0")
-        try netns.ip("addr", "add", "10.99.0.2/24", "dev", "tun0")
+        try netns.ip("addr", "add", address, "dev", "tun0")
         return tun
     }
 

@@ -20,8 +20,10 @@ unsigned int CReachProcess_auditArchitecture(void);
 /// Sources/reachabilityd/CheckHelperSandbox.swift); *count gets their number.
 const int *CReachProcess_checkHelperSyscalls(size_t *count);
 /// The numbers of the system calls the filter allows with a rule on an argument: socket (its
-/// family), openat and open (read-only); -1 for one this architecture lacks (open on arm64).
+/// family), socketpair (its type), openat and open (read-only); -1 for one this architecture
+/// lacks (open on arm64).
 int CReachProcess_syscallSocket(void);
+int CReachProcess_syscallSocketpair(void);
 int CReachProcess_syscallOpenat(void);
 int CReachProcess_syscallOpen(void);
 /// The flags of open/openat that write: O_WRONLY | O_RDWR | O_CREAT | O_TRUNC.
@@ -35,7 +37,7 @@ int CReachProcess_installSeccompFilter(const struct sock_filter *program, unsign
 /// Closes every descriptor above `last` (close_range, or one by one before Linux 5.9).
 void CReachProcess_closeDescriptorsAbove(int last);
 
-/// Starts `path` with `arguments` (NULL-terminated) and the caller's environment, its descriptors 0, 1
+/// Starts `path` with `arguments` (NULL-terminated) and an empty environment, its descriptors 0, 1
 /// and 2 on /dev/null, `socket` as its descriptor 3 and no other descriptor, every signal
 /// unblocked and at its default action. Returns 0 with *pid set, else an errno value.
 /// The corresponding C function is `posix_spawn`.
