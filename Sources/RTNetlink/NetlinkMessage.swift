@@ -208,8 +208,9 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
     case newRoute(RouteMessage)
     /// `RTM_DELROUTE`.
     case deleteRoute(RouteMessage)
-    /// `RTM_NEWRULE` or `RTM_DELRULE` (the rule itself is not needed: the kernel is asked again).
-    case ruleChanged
+    /// `RTM_NEWRULE` (`added`) or `RTM_DELRULE`, with what the rule selects on (nil: a body too
+    /// short to tell), so that a copy of the rules' selectors follows without a dump of every rule.
+    case ruleChanged(added: Bool, selectors: PolicyRuleSelectors?)
     /// `RTM_NEWNEXTHOP` or `RTM_DELNEXTHOP`: a nexthop object (`ip nexthop`) changed. Routes
     /// that use it change without a route message of their own (its deletion removes them;
     /// with `nexthop_compat_mode=0` a replacement moves them silently), so the kernel is asked again.

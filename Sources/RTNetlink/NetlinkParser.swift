@@ -79,7 +79,8 @@ public enum NetlinkParser {
         case LinuxNetlink.deleteAddress: return .deleteAddress(try parseAddress(type: type, body: body))
         case LinuxNetlink.newRoute: return .newRoute(try parseRoute(type: type, body: body))
         case LinuxNetlink.deleteRoute: return .deleteRoute(try parseRoute(type: type, body: body))
-        case LinuxNetlink.newRule, LinuxNetlink.deleteRule: return .ruleChanged
+        case LinuxNetlink.newRule, LinuxNetlink.deleteRule:
+            return .ruleChanged(added: type == LinuxNetlink.newRule, selectors: policyRuleSelectors(ofRuleMessage: type, body))
         case LinuxNetlink.newNexthop, LinuxNetlink.deleteNexthop: return .nexthopChanged
         case LinuxNetlink.newNeighbour: return .newNeighbour(try parseNeighbour(type: type, body: body))
         case LinuxNetlink.deleteNeighbour: return .deleteNeighbour(try parseNeighbour(type: type, body: body))

@@ -4,7 +4,8 @@ import NetworkTypes
 /// could skip differ: the transport protocol and ports (`ipproto`, `sport`, `dport`), which
 /// tell the UDP probe's flow from an application's TCP one, and the user (`uidrange`), which
 /// tells the daemon's own flow from a caller's. Read from an `RTM_GETRULE` dump
-/// (``NetlinkQueryClient/dumpRuleSelectors(attempts:)``).
+/// (``NetlinkQueryClient/dumpRuleSelectors(attempts:)``), then kept from the rule messages
+/// (``RouteNetlinkPayload/ruleChanged(added:selectors:)``).
 public struct PolicyRuleSelectors: Sendable, Hashable {
     /// The rule's family; nil for one other than IPv4 and IPv6 (multicast routing's rules).
     public var family: AddressFamily?
@@ -26,10 +27,16 @@ extension NetlinkParser {
     /// The selectors of an `RTM_NEWRULE` message's `body` (after its `nlmsghdr`); nil for
     /// another message type or a body too short for `struct fib_rule_hdr`.
     static func policyRuleSelectors(_ header: NetlinkHeader, _ body: UnsafeRawBufferPointer) -> PolicyRuleSelectors? {
-        guard header.type == LinuxNetlink.newRule, body.count >= LinuxNetlink.ruleInfoLength else { return nil }
+        header.type == LinuxNetlink.newRule ? policyRuleSelectors(ofRuleMessage: header.type, body) : nil
+    }
+
+    /// The selectors of the `body` of a rule message of `type` (`RTM_NEWRULE`, `RTM_DELRULE`);
+    /// nil for a body too short for `struct fib_rule_hdr`.
+    static func policyRuleSelectors(ofRuleMessage type: UInt16, _ body: UnsafeRawBufferPointer) -> PolicyRuleSelectors? {
+        guard body.count >= LinuxNetlink.ruleInfoLength else { return nil }
         var rule = PolicyRuleSelectors(family: AddressFamily(netlinkFamily: body[0]))
         do {
-            try forEachAttribute(in: body, from: LinuxNetlink.ruleInfoLength, messageType: header.type) { attribute, _ in
+            try forEachAttribute(in: body, from: LinuxNetlink.ruleInfoLength, messageType: type) { attribute, _ in
                 switch attribute {
                 case LinuxNetlink.ruleIPProtocol, LinuxNetlink.ruleSourcePortRange, LinuxNetlink.ruleDestinationPortRange: rule.selectsOnTransport = true
                 case LinuxNetlink.ruleUIDRange: rule.selectsOnUser = true

@@ -35,16 +35,35 @@ final class KernelLookups {
         rulesChanged()
     }
 
-    /// The policy rules' selectors (``PolicyRuleSelectors``), read when first needed after
-    /// ``rulesChanged()``; nil until then, or when the dump failed (every flow lookup is then asked).
+    /// The distinct selectors (``PolicyRuleSelectors``) of the policy rules (only whether a rule
+    /// selects so matters), read when first needed after ``rulesChanged()``, then kept from the
+    /// rule messages (``ruleChanged(added:selectors:)``); nil until then, or when the dump failed
+    /// (every flow lookup is then asked).
     private var rules: [PolicyRuleSelectors]?
     /// Whether ``rules`` must be read again before the next question.
     private var rulesNeedReading = true
+    /// How many times the rules were read (`RTM_GETRULE` dumps), for the tests of the events' cost.
+    private(set) var ruleDumps = 0
 
-    /// A rule event arrived, or events may have been lost: the rules are read again (an
-    /// `RTM_GETRULE` dump) before the next question.
+    /// Events may have been lost: the rules are read again (an `RTM_GETRULE` dump) before the
+    /// next question.
     func rulesChanged() {
         rulesNeedReading = true
+    }
+
+    /// A rule message: the selectors follow it without a dump of every rule, so that a burst of
+    /// rule changes costs a dump only where one can tell: a new rule's selectors join (again,
+    /// harmlessly, for a message older than the last dump); a deleted rule that selects on
+    /// nothing the lookups differ in changes nothing; one that does may leave another rule
+    /// selecting the same, so the rules are read again before the next question, as they are
+    /// when the message did not say what the rule selects on.
+    func ruleChanged(added: Bool, selectors: PolicyRuleSelectors?) {
+        guard !rulesNeedReading, let known = rules, let selectors else { return rulesChanged() }
+        if added {
+            if !known.contains(selectors) { rules = known + [selectors] }
+        } else if selectors.selectsOnTransport || selectors.selectsOnUser {
+            rulesChanged()
+        }
     }
 
     /// One destination asked about: what an application of user ``uid`` (nil: the daemon's own)
@@ -127,8 +146,11 @@ final class KernelLookups {
     private func currentRules(_ query: NetlinkQueryClient) -> [PolicyRuleSelectors]? {
         guard rulesNeedReading else { return rules }
         do {
-            rules = try query.dumpRuleSelectors()
+            let read = try query.dumpRuleSelectors()
+            rules = Array(Set(read))
             rulesNeedReading = false
+            ruleDumps += 1
+            Log.debug("Read the policy rules (dump \(ruleDumps)): \(read.count) rule(s).")
         } catch {
             Log.warning("\(error); asking the kernel about both flows.")
             rules = nil

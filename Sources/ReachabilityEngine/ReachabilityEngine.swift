@@ -68,6 +68,12 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
+    /// Per family, the removals the events announced that its answers must no longer show
+    /// (``AnnouncedRemovals``: the kernel announces some before they take effect).
+    private var announcedRemovals: [AddressFamily: AnnouncedRemovals] = [:]
+    /// Per family, how many times in a row its answer has been asked again because it still
+    /// showed an announced removal; a family is in it while such a walk is scheduled.
+    private var settlingAttempts: [AddressFamily: Int] = [:]
     /// The opt-in active check (`[Connectivity] CheckURL=`).
     let checks: ActiveConnectivityChecks
     /// Whether a walk for the checks' new evidence is scheduled.
@@ -290,6 +296,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             default: break
             }
             if let link = message.payload.linkOfRouteFromRouterAdvertisement { advertisedRouteLinks.insert(link) }
+            noteRemoval(message.payload)
             if let change = mirror.apply(message.payload) {
                 if linksInUse.needsWalk(change) { changed = Set(AddressFamily.allCases) } else { linksChangedAside = true }
                 continue
@@ -303,8 +310,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                     routing = true
                     if nameServers?.contains(where: { route.prefixContains($0.address) }) == true { nameServerRoutes = true }
                 }
-            case .ruleChanged:
-                lookups.rulesChanged()
+            case .ruleChanged(let added, let selectors):
+                lookups.ruleChanged(added: added, selectors: selectors)
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
@@ -335,6 +342,62 @@ public final class ReachabilityEngine: @unchecked Sendable {
             if mirror.isListingStale { interfacesMayHaveChanged() }
         }
     }
+
+    /// Events: records a removal a message announces for the probes, or takes one back
+    /// (``AnnouncedRemovals``): a route containing a probe, an address.
+    private func noteRemoval(_ payload: RouteNetlinkPayload) {
+        switch payload {
+        case .newRoute(let route), .deleteRoute(let route):
+            guard let family = route.addressFamily, RouteFilterControl.concernsProbes(route) else { return }
+            let removed = AnnouncedRemovals.Route(
+                prefix: route.destinationLength == 0 ? nil : route.destinationAddress.map { "\($0)/\(route.destinationLength)" }, table: route.table,
+                metric: route.priority ?? 0, outputLink: route.outputInterface, gateway: route.gatewayAddress, type: route.type
+            )
+            if case .deleteRoute = payload { announcedRemovals[family, default: .init()].routeDeleted(removed) } else { announcedRemovals[family]?.routeAdded(removed) }
+        case .newAddress(let message), .deleteAddress(let message):
+            guard let address = message.ipAddress else { return }
+            let removed = AnnouncedRemovals.Address(address: address, link: message.index)
+            if case .deleteAddress = payload { announcedRemovals[address.family, default: .init()].addressDeleted(removed) } else { announcedRemovals[address.family]?.addressAdded(removed) }
+        default:
+            break
+        }
+    }
+
+    /// Lookups: whether `family`'s new answer may still show a removal the events announced
+    /// (``AnnouncedRemovals/mayPredateRemoval(lookup:source:family:outputLink:)``); if so, the
+    /// family is asked again shortly (at growing intervals, a bounded number of times), else
+    /// the removals are settled.
+    private func settle(_ family: AddressFamily) {
+        guard let answer = answers[family] else { return }
+        let table = mirror.table
+        var outputLink: AnnouncedRemovals.OutputLink?
+        if case .route(let route) = answer.lookup, let index = route.outputInterfaceIndex, let link = table.links[index] {
+            outputLink = AnnouncedRemovals.OutputLink(isUp: link.isUp, holdsAddressOfFamily: table.addresses.keys.contains { $0.index == index && $0.family == family })
+        }
+        let removals = announcedRemovals[family] ?? AnnouncedRemovals()
+        guard removals.mayPredateRemoval(lookup: answer.lookup, source: try? answer.source.get(), family: family, outputLink: outputLink) else {
+            announcedRemovals[family] = nil
+            settlingAttempts[family] = nil
+            return
+        }
+        let attempt = settlingAttempts[family] ?? 0
+        guard attempt < Self.settlingAttemptLimit else {
+            Log.warning("The kernel's \(family) answer still shows a removal it announced after \(attempt) new questions; judging it as it is.")
+            announcedRemovals[family] = nil
+            settlingAttempts[family] = nil
+            return
+        }
+        settlingAttempts[family] = attempt + 1
+        Log.debug("The kernel's \(family) answer may predate a removal it announced; asking again.")
+        queue.asyncAfter(deadline: .now() + .milliseconds(1 << attempt)) { [weak self] in
+            guard let self, lookups.isOpen else { return }
+            reevaluate([family], announcingRoutes: false)
+        }
+    }
+
+    /// How many times in a row a family's answer is asked again while it may predate an
+    /// announced removal (after 1, 2, 4... ms: about a second in all), before it is taken as it is.
+    static let settlingAttemptLimit = 10
 
     /// Events: (re)arms the timer for the next NAT64 prefix's lifetime to run out (the kernel
     /// sends no withdrawal), or cancels it when none is known. The lifetimes count on
@@ -556,7 +619,10 @@ public final class ReachabilityEngine: @unchecked Sendable {
     ) -> (ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]) {
         let probes = Probes.all.filter { families.contains($0.family) || answers[$0.family] == nil }
         let answered = askKernel(probes.map { KernelLookups.Question(destination: $0) } + extra)
-        for probe in probes { answers[probe.family] = answered[KernelLookups.Question(destination: probe)] }
+        for probe in probes {
+            answers[probe.family] = answered[KernelLookups.Question(destination: probe)]
+            settle(probe.family)
+        }
         gateways.follow(answers, linkHasCarrier: linkHasCarrier)
         // (Both set by the loop above.)
         return (answers[.ipv4]!, answers[.ipv6]!, answered)

@@ -115,10 +115,36 @@ final class PolicyRoutingTests: DaemonTestCase {
         XCTAssertEqual(properties.bool(.ipv4Reachable), false)
     }
 
+    func testABurstOfRuleChangesReadsNoRuleDumpAndANewSelectingRuleStillCounts() throws {
+        // Given ra0 with a default route, the daemon logging its rule dumps (issue 38 item 17:
+        // each rule message cost a dump of every rule)
+        try startDaemonReachableOverRa0(arguments: ["--log-level", "debug"])
+        let daemon = try XCTUnwrap(daemon)
+        func dumps() -> Int { FaultInjection.occurrences(of: "Read the policy rules (dump", in: daemon.log) }
+        let dumpsBefore = dumps()
+
+        // When 20 rules are added and deleted one by one, then a rule prohibits TCP to port 443
+        for number in 0..<20 {
+            try netns.ip("rule", "add", "from", "10.1.\(number).0/24", "lookup", "100", "priority", "\(2000 + number)")
+        }
+        for number in 0..<20 { try netns.ip("rule", "del", "priority", "\(2000 + number)") }
+        try netns.ip("rule", "add", "ipproto", "tcp", "dport", "443", "prohibit", "priority", "100")
+
+        // Then the prohibiting rule counts (its selectors came with its message, before the walk
+        // that needed them), and no rule message cost a dump
+        XCTAssertEqual(try waitForStatus(.notReachable).string(.reason), "default route is prohibit")
+        XCTAssertEqual(dumps(), dumpsBefore, "rule dumps during the burst")
+
+        // When the selecting rule goes (another might select the same): one dump, and reachable again
+        try netns.ip("rule", "del", "priority", "100")
+        _ = try waitForStatus(.reachableViaEthernet)
+        XCTAssertEqual(dumps(), dumpsBefore + 1, "rule dumps after a selecting rule's deletion")
+    }
+
     /// Starts the daemon with ra0's address and `default via 10.77.0.1 dev ra0`, and waits
     /// until it says so.
-    private func startDaemonReachableOverRa0() throws {
-        try startDaemon()
+    private func startDaemonReachableOverRa0(arguments: [String] = []) throws {
+        try startDaemon(arguments: arguments)
         try configureIPv4Link()
         try addIPv4DefaultRoute()
         _ = try waitForStatus(.reachableViaEthernet)

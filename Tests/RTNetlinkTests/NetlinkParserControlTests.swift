@@ -88,11 +88,11 @@ final class NetlinkParserControlTests: XCTestCase {
         }
     }
 
-    func testThatRuleAndNexthopChangesAreReportedWithoutTheirContents() throws {
+    func testThatRuleChangesSayWhatTheRuleSelectsOnAndNexthopChangesAreReportedWithoutTheirContents() throws {
         let rows: [(name: String, datagram: [UInt8], payload: RouteNetlinkPayload, line: UInt)] = [
-            ("RTM_NEWRULE", Fixture.ruleAdded, .ruleChanged, #line),
-            ("RTM_DELRULE", Fixture.ruleRemoved, .ruleChanged, #line),
-            ("RTM_NEWRULE without a body", Wire.message(type: ABI.MessageType.newRule, body: []), .ruleChanged, #line),
+            ("RTM_NEWRULE", Fixture.ruleAdded, .ruleChanged(added: true, selectors: PolicyRuleSelectors(family: .ipv4)), #line),
+            ("RTM_DELRULE", Fixture.ruleRemoved, .ruleChanged(added: false, selectors: PolicyRuleSelectors(family: .ipv4)), #line),
+            ("RTM_NEWRULE without a body", Wire.message(type: ABI.MessageType.newRule, body: []), .ruleChanged(added: true, selectors: nil), #line),
             ("RTM_NEWNEXTHOP", Fixture.nexthopAdded, .nexthopChanged, #line),
             ("RTM_DELNEXTHOP", Fixture.nexthopRemoved, .nexthopChanged, #line),
             ("RTM_DELNEXTHOP without a body", Wire.message(type: ABI.MessageType.deleteNexthop, body: []), .nexthopChanged, #line),
