@@ -370,11 +370,16 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private func settle(_ family: AddressFamily) {
         guard let answer = answers[family] else { return }
         let table = mirror.table
+        let removals = announcedRemovals[family] ?? AnnouncedRemovals()
         var outputLink: AnnouncedRemovals.OutputLink?
         if case .route(let route) = answer.lookup, let index = route.outputInterfaceIndex, let link = table.links[index] {
-            outputLink = AnnouncedRemovals.OutputLink(isUp: link.isUp, holdsAddressOfFamily: table.addresses.keys.contains { $0.index == index && $0.family == family })
+            // The mirror's addresses are scanned only for a link that lost one (the rule asks
+            // nothing else of them): not on every walk.
+            let lostAnAddress = removals.addresses.contains { $0.link == index }
+            outputLink = AnnouncedRemovals.OutputLink(
+                isUp: link.isUp, holdsAddressOfFamily: !lostAnAddress || table.addresses.keys.contains { $0.index == index && $0.family == family }
+            )
         }
-        let removals = announcedRemovals[family] ?? AnnouncedRemovals()
         guard removals.mayPredateRemoval(lookup: answer.lookup, source: try? answer.source.get(), family: family, outputLink: outputLink) else {
             announcedRemovals[family] = nil
             settlingAttempts[family] = nil
