@@ -6,7 +6,8 @@ import XCTest
 /// once it calls `startDaemon`, daemon and signal recorder.
 ///
 /// Tear-down stops the daemon with SIGTERM and asserts it exits 0 within 1 s, prints the
-/// daemon's and the bus's logs when the test failed, then deletes the namespace and the files.
+/// daemon's and the bus's logs when the test failed, then the test's failure messages again
+/// (CI shows a failed run's tail), then deletes the namespace and the files.
 open class DaemonTestCase: XCTestCase {
     /// The test's scratch directory: bus socket, logs, fake sysfs.
     package private(set) var directory: TemporaryDirectory?
@@ -22,6 +23,15 @@ open class DaemonTestCase: XCTestCase {
     /// `<policy>` elements the test's bus adds to the project's (e.g. letting a stand-in for
     /// another service own its name); nil: none.
     open var extraBusPolicy: String? { nil }
+
+    /// This test's failure messages, repeated after the logs at tear-down: CI shows a failed
+    /// run's last lines, and the logs would push them out of view.
+    private var failureMessages: [String] = []
+
+    open override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+        failureMessages.append("\((filePath as NSString).lastPathComponent):\(lineNumber): \(description)")
+        super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+    }
 
     open override func setUpWithError() throws {
         try super.setUpWithError()
@@ -54,6 +64,11 @@ open class DaemonTestCase: XCTestCase {
             if let recorder { print("--- busctl monitor ---\n\(recorder.diagnostics)--- end ---") }
             if let bus { print("--- dbus-daemon log ---\n\(bus.log)--- end ---") }
         }
+        if !failureMessages.isEmpty {
+            let shortened = failureMessages.map { $0.count <= 3000 ? $0 : "\($0.prefix(1500)) […] \($0.suffix(1500))" }
+            print("--- failures of \(name), repeated ---\n\(shortened.joined(separator: "\n"))\n--- end ---")
+        }
+        failureMessages = []
         recorder = nil
         daemon = nil
         namespace?.delete()
