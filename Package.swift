@@ -110,8 +110,9 @@ let package = Package(
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
-        // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
-        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
+        // The daemon's side of the bus: the captive-portal readers' parsing, and the exported
+        // interface against the XML on a private dbus-daemon.
+        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
         // The executable's own types, through @testable import: the command line, the journal
         // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),
