@@ -47,12 +47,17 @@ let package = Package(
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
-        // matches, typed calls and errors, and exported objects that own their handlers (the C
-        // trampolines of CBusShims' vtable stay in it).
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
+        // matches, typed calls and errors, its value type (BusValue), and exported objects whose
+        // interfaces are rows of properties, methods with their handlers and signals (the C
+        // trampolines of CBusShims' vtable stay in it). It knows no interface of reachabilityd's.
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "SystemSupport"]),
+        // The property table of org.reachabilityd.Reachability1 and the bus form of Core's
+        // values (Interfaces' entries, CheckDestination's reply): what the daemon publishes and
+        // the client, the CLI and the tests read back, above the bus core's value type and Core.
+        .target(name: "ReachabilityProperties", dependencies: ["ReachabilityBus", "ReachabilityCore"]),
         // The daemon's side of the bus: the exported object, its signals and call admission,
         // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.
-        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "ReachabilityProperties", "CSystemd", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
@@ -90,7 +95,9 @@ let package = Package(
         // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
         .target(
             name: "ReachabilityClient",
-            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport"]
+            dependencies: [
+                "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport",
+            ]
         ),
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.
@@ -98,27 +105,28 @@ let package = Package(
         // The command line client: status, monitor, wait, check, explain, metrics.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
+            dependencies: ["ReachabilityClient", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
-        .target(name: "TestSupport", dependencies: ["ReachabilityCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
+        .target(name: "TestSupport", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"], path: "Tests/TestSupport"),
+        // (With the property table and the bus form of Core's values, which these tests read through.)
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "ReachabilityProperties", "ReachabilityBus"]),
+        .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
-        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus: the captive-portal readers' parsing, and the exported
         // interface against the XML on a private dbus-daemon.
-        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
+        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
         // The executable's own types, through @testable import: the command line, the journal
         // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
         // The client library and the CLI against the daemon.
-        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),
+        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

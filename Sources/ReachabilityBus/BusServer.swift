@@ -4,7 +4,6 @@ import Glibc
 import CBusShims
 import CSystemd
 import Dispatch
-import ReachabilityCore
 import SystemSupport
 
 // The serving side of a `BusConnection`, for the daemon: an object exported with a vtable
@@ -38,7 +37,7 @@ public struct BusInterface {
 /// What a method answers.
 public enum BusReply: Sendable, Equatable {
     /// A method return carrying `values`, in order (of the method's output signature).
-    case values([PropertyValue])
+    case values([BusValue])
     /// An error reply.
     case error(BusError)
     /// The call's arguments are not those the method takes (`InvalidArgs`).
@@ -217,7 +216,7 @@ public final class BusMethodCall: @unchecked Sendable {
     }
 
     /// The corresponding C functions are `sd_bus_message_new_method_return` and `sd_bus_send`.
-    private func send(_ values: [PropertyValue]) throws(SystemError) {
+    private func send(_ values: [BusValue]) throws(SystemError) {
         let action = "answer \(member)"
         var reply: OpaquePointer?
         try sdCall(action) { sd_bus_message_new_method_return(message, &reply) }
@@ -255,7 +254,7 @@ public final class BusObject: @unchecked Sendable {
     public let path: String
     private let interfaceName: String
     private let connection: BusConnection
-    private let properties: (String) -> PropertyValue?
+    private let properties: (String) -> BusValue?
     private let methods: [String: BusMethod]
     private let admit: (BusMethodCall) -> Void
     /// The vtable's userdata: the trampolines' way back to this object.
@@ -275,7 +274,7 @@ public final class BusObject: @unchecked Sendable {
     ///     its turn; by default it is served at once.
     /// The corresponding C function is `sd_bus_add_object_vtable`.
     public init(
-        on connection: BusConnection, path: String, interface: BusInterface, properties: @escaping (String) -> PropertyValue?,
+        on connection: BusConnection, path: String, interface: BusInterface, properties: @escaping (String) -> BusValue?,
         admit: @escaping (BusMethodCall) -> Void = { $0.serve() }
     ) throws(SystemError) {
         self.path = path
@@ -328,7 +327,7 @@ public final class BusObject: @unchecked Sendable {
     /// Sends `signal` of the interface, carrying `arguments` (of its declared types), then
     /// matches the connection's sources to what sd-bus waits for.
     /// The corresponding C functions are `sd_bus_message_new_signal` and `sd_bus_send`.
-    public func emit(_ signal: BusSignal, _ arguments: [PropertyValue] = []) throws(SystemError) {
+    public func emit(_ signal: BusSignal, _ arguments: [BusValue] = []) throws(SystemError) {
         assert(signature(of: signal.arguments) == arguments.map(\.signature).joined(), "\(signal.name) carries other types than it declares")
         try send(signal.name, interface: interfaceName) { message throws(SystemError) in
             for argument in arguments { try message.append(argument) }
@@ -340,7 +339,7 @@ public final class BusObject: @unchecked Sendable {
     /// The message is the one `sd_bus_emit_properties_changed_strv` sends, built from the values
     /// at hand instead of sd-bus looking each property up and calling its getter.
     /// The corresponding C functions are `sd_bus_message_new_signal` and `sd_bus_send`.
-    public func emitPropertiesChanged(_ changes: [(name: String, value: PropertyValue)]) throws(SystemError) {
+    public func emitPropertiesChanged(_ changes: [(name: String, value: BusValue)]) throws(SystemError) {
         try send("PropertiesChanged", interface: BusDriver.propertiesInterface) { message throws(SystemError) in
             try message.append(.string(interfaceName))
             try message.appendDictionary(changes)
@@ -374,7 +373,7 @@ extension BusMessage {
     ///
     /// Type codes and signatures are static C strings: an `Interfaces` of a thousand links is
     /// some 60,000 calls, and a Swift string or character converted at each would be most of them.
-    public func append(_ value: PropertyValue) throws(SystemError) {
+    public func append(_ value: BusValue) throws(SystemError) {
         let action = "append to a bus message"
         switch value {
         case .string(let string):
@@ -403,7 +402,7 @@ extension BusMessage {
     }
 
     /// Appends a dictionary of properties (`a{sv}`) of `entries`, in their order.
-    func appendDictionary(_ entries: some Sequence<(String, PropertyValue)>) throws(SystemError) {
+    func appendDictionary(_ entries: some Sequence<(String, BusValue)>) throws(SystemError) {
         try inContainer(TypeCode.array, "{sv}") { () throws(SystemError) in
             for (key, value) in entries {
                 try inContainer(TypeCode.dictionaryEntry, "sv") { () throws(SystemError) in

@@ -2,7 +2,7 @@
 // `availableInterfaces` and NetworkManager's `Devices` list theirs. The engine supplies the facts
 // (classified links, which families have a usable global address where, the default routes);
 // ``InterfaceListing/entries(links:usableFamilies:defaultRoutes:)`` is the rule, and
-// ``NetworkInterface`` the entry with its `aa{sv}` form, read back by the client.
+// ``NetworkInterface`` the entry (its `aa{sv}` form, read back by the client, is in ReachabilityProperties).
 
 /// Whether a link can pass packets, in the words of the `operational` key of `Interfaces`
 /// (networkctl's words for the same states).
@@ -83,49 +83,6 @@ public struct NetworkInterface: Sendable, Hashable {
         case ignored
         /// `dns` (as).
         case dns
-    }
-
-    /// The entry as one dictionary of the `Interfaces` property (`a{sv}`).
-    public var busDictionary: [String: PropertyValue] {
-        [
-            Key.name.rawValue: .string(name),
-            Key.index.rawValue: .unsigned32(UInt32(clamping: index.rawValue)),
-            Key.transport.rawValue: .string(transport.rawValue),
-            Key.operational.rawValue: .string(operational.rawValue),
-            Key.ipv4.rawValue: .boolean(hasIPv4),
-            Key.ipv6.rawValue: .boolean(hasIPv6),
-            Key.gateways.rawValue: .strings(gateways.map { $0.description }),
-            Key.metered.rawValue: .boolean(isMetered),
-            Key.ignored.rawValue: .string(ignoreReason),
-            Key.dns.rawValue: .strings(nameServers.map { $0.description }),
-        ]
-    }
-
-    /// The entry one dictionary of `Interfaces` describes; keys it does not know are ignored
-    /// (a newer daemon may add some), a missing or mistyped one takes its empty value, a
-    /// transport or state word it does not know reads as `other` or `down`, a gateway that is
-    /// no address is left out. Nil without a name.
-    public init?(busDictionary dictionary: [String: PropertyValue]) {
-        func value(_ key: Key) -> PropertyValue? { dictionary[key.rawValue] }
-        guard let name = value(.name)?.string, !name.isEmpty else { return nil }
-        let index: Int32
-        switch value(.index) {
-        case .unsigned32(let number)?: index = Int32(clamping: number)
-        case .unsignedInteger(let number)?: index = Int32(clamping: number)
-        default: index = 0
-        }
-        self.init(
-            name: name,
-            index: InterfaceIndex(index),
-            transport: value(.transport)?.string.flatMap(Transport.init(rawValue:)) ?? .other,
-            operational: value(.operational)?.string.flatMap(OperationalState.init(rawValue:)) ?? .down,
-            hasIPv4: value(.ipv4)?.boolean ?? false,
-            hasIPv6: value(.ipv6)?.boolean ?? false,
-            gateways: (value(.gateways)?.strings ?? []).compactMap(IPAddress.init),
-            isMetered: value(.metered)?.boolean ?? false,
-            ignoreReason: value(.ignored)?.string ?? "",
-            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init)
-        )
     }
 }
 

@@ -67,7 +67,7 @@ public final class NetworkManagerCaptivePortals {
     private func ask(aboutDevice device: String) {
         call(
             path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface],
-            returning: [String: PropertyValue].self
+            returning: [String: BusValue].self
         ) { [weak self] properties in
             guard let self, case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
                   case .string(let configuration)? = properties["Dhcp4Config"]
@@ -89,7 +89,7 @@ public final class NetworkManagerCaptivePortals {
     }
 
     /// The captive-portal API URI in a DHCP4Config's `Options`: dhclient's key, else dhcpcd's.
-    static func captivePortalURI(in options: [String: PropertyValue]) -> String? {
+    static func captivePortalURI(in options: [String: BusValue]) -> String? {
         for key in captivePortalOptions {
             if case .string(let text)? = options[key] { return text }
         }
@@ -119,7 +119,7 @@ public final class NetworkManagerCaptivePortals {
 
     /// The `Options` of a DHCP4Config as `Get` returns them: a variant holding `a{sv}`.
     private struct DHCP4Options: BusReplyValue {
-        let values: [String: PropertyValue]
+        let values: [String: BusValue]
 
         init(reading reply: BusMessage) throws(SystemError) {
             try reply.enterVariant(holding: "a{sv}")

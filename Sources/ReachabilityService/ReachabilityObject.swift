@@ -1,5 +1,6 @@
 import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 import SystemSupport
 
 /// The answer the daemon gives to `CheckAddress`.
@@ -131,15 +132,15 @@ public final class ReachabilityObject: @unchecked Sendable {
         let connectivityChanged = next.connectivity != snapshot.connectivity
         snapshot = next
         generation += 1
-        let changes = (changed + [.generation]).map { (name: $0.rawValue, value: next.value(of: $0, generation: generation)) }
         do throws(SystemError) {
-            // StatusChanged first: it is what most subscribers wait for.
+            // StatusChanged first: it is what most subscribers wait for (the changed values are
+            // read after it).
             if statusChanged {
                 try object?.emit(Self.statusChanged, [.string(next.status.rawValue)])
                 StageTimes.recorder?.mark(.sent)
             }
             if connectivityChanged { try object?.emit(Self.connectivityChanged, [.string(next.connectivity.rawValue)]) }
-            try object?.emitPropertiesChanged(changes)
+            try object?.emitPropertiesChanged((changed + [.generation]).map { (name: $0.rawValue, value: next.value(of: $0, generation: generation)) })
         } catch {
             Log.error("\(error)")
         }
@@ -154,7 +155,7 @@ public final class ReachabilityObject: @unchecked Sendable {
         }
     }
 
-    private func value(ofProperty name: String) -> PropertyValue? {
+    private func value(ofProperty name: String) -> BusValue? {
         ReachabilityProperty(rawValue: name).map { snapshot.value(of: $0, generation: generation) }
     }
 

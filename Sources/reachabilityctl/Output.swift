@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ReachabilityBus
 import ReachabilityClient
 import ReachabilityCore
+import ReachabilityProperties
 import SystemSupport
 
 /// The JSON form of a snapshot, shared by every `--json`.
@@ -134,7 +136,7 @@ enum Output {
 
     /// A property's value in a row of its own: text ("-" when empty), yes or no, a number, a
     /// list separated by ", " ("-" when empty), or JSON for dictionaries.
-    private static func text(_ value: PropertyValue) -> String {
+    private static func text(_ value: BusValue) -> String {
         switch value {
         case .string(let string): string.isEmpty ? "-" : string
         case .boolean(let flag): flag ? "yes" : "no"

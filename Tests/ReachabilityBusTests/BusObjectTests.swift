@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ReachabilityBus
-import ReachabilityCore
 import SystemSupport
 import TestSupport
 import XCTest
@@ -166,7 +165,7 @@ final class BusObjectTests: PrivateBusTestCase {
     func testThatContainerPropertiesRoundTripThroughGetAllAndPropertiesChanged() throws {
         // Given an interface of one property of each container type, and their values
         let interface = BusInterface(name: "org.reachabilityd.TestContainers", properties: [("Names", "as"), ("Options", "a{sv}"), ("Interfaces", "aa{sv}")])
-        let values: [String: PropertyValue] = [
+        let values: [String: BusValue] = [
             "Names": .strings(["192.0.2.53", "2001:db8::53"]),
             "Options": .dictionary(["Name": .string("eth0"), "Up": .boolean(true), "Index": .unsignedInteger(2), "Empty": .strings([])]),
             "Interfaces": .dictionaries([
@@ -178,7 +177,7 @@ final class BusObjectTests: PrivateBusTestCase {
             try BusObject(on: try XCTUnwrap(server), path: path, interface: interface, properties: { values[$0] })
         }
         let changed = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var announced: [String: PropertyValue] = [:]
+        nonisolated(unsafe) var announced: [String: BusValue] = [:]
         let slot = try queue.sync {
             try XCTUnwrap(client).addMatch(
                 BusSignalMatch(path: path, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
@@ -192,7 +191,7 @@ final class BusObjectTests: PrivateBusTestCase {
         _ = try call("Ping", interface: "org.freedesktop.DBus.Peer")
 
         // When they are read with GetAll, and announced with PropertiesChanged
-        let all = try call("GetAll", interface: BusDriver.propertiesInterface, arguments: [interface.name], returning: [String: PropertyValue].self)
+        let all = try call("GetAll", interface: BusDriver.propertiesInterface, arguments: [interface.name], returning: [String: BusValue].self)
         try queue.sync { try object.emitPropertiesChanged(["Names", "Options", "Interfaces"].map { (name: $0, value: values[$0]!) }) }
 
         // Then both carry the values as served

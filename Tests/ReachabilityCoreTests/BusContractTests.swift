@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import ReachabilityCore
+import ReachabilityProperties
 import XCTest
 
 /// The D-Bus names of API v1, exactly as `dbus/org.reachabilityd.Reachability1.xml` spells them.

@@ -1,4 +1,6 @@
+import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 import XCTest
 
 /// The `Interfaces` rule: classified links, their usable addresses and the default routes in,
@@ -109,7 +111,7 @@ final class InterfaceListingTests: XCTestCase {
 
     func testThatAReaderIgnoresUnknownKeysAndWordsAndNeedsOnlyAName() {
         // Given a newer daemon's entry: a key, a transport and a state this reader does not know
-        let newer: [String: PropertyValue] = [
+        let newer: [String: BusValue] = [
             "name": .string("sat0"), "index": .unsigned32(7), "transport": .string("satellite"), "operational": .string("dormant"),
             "gateways": .strings(["192.0.2.1", "not an address"]), "mtu": .unsigned32(1500),
         ]

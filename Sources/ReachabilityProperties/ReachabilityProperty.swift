@@ -1,3 +1,6 @@
+import ReachabilityBus
+import ReachabilityCore
+
 // The property table of interface `org.reachabilityd.Reachability1`: each published value is
 // declared here once — its D-Bus name (the case), its signature, how it is read from a snapshot,
 // how a client writes it back into one, and its `--json` key. The daemon's vtable, its
@@ -101,19 +104,19 @@ public struct PropertyDefinition {
     /// several properties and are laid out by the CLI); nil for a property without a row of its own.
     public let textLabel: String?
     /// The property's value in a snapshot; the second argument is the `Generation` to publish.
-    public let read: (ReachabilitySnapshot, UInt64) -> PropertyValue
+    public let read: (ReachabilitySnapshot, UInt64) -> BusValue
     /// Writes a published value back into a snapshot (the client's side); nil for a property
     /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
     /// A value of another type than ``signature`` writes the type's empty value.
-    public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+    public let write: ((inout ReachabilitySnapshot, BusValue) -> Void)?
     /// Whether the property's value differs between two snapshots (what `PropertiesChanged`
     /// announces); by default, whether ``read`` gives two values.
     public let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
 
     /// Creates an entry.
     public init(
-        signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
-        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
+        signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> BusValue,
+        write: ((inout ReachabilitySnapshot, BusValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
     ) {
         self.signature = signature
         self.jsonKey = jsonKey
@@ -142,60 +145,7 @@ public struct PropertyDefinition {
     }
 }
 
-/// A D-Bus value of the types the interface uses: four basic ones and three containers.
-public indirect enum PropertyValue: Sendable, Hashable {
-    /// Signature `s`.
-    case string(String)
-    /// Signature `b`.
-    case boolean(Bool)
-    /// Signature `u`.
-    case unsigned32(UInt32)
-    /// Signature `t`.
-    case unsignedInteger(UInt64)
-    /// Signature `as`.
-    case strings([String])
-    /// Signature `a{sv}`: each value in a variant of its own type.
-    case dictionary([String: PropertyValue])
-    /// Signature `aa{sv}`.
-    case dictionaries([[String: PropertyValue]])
-
-    /// The value's D-Bus type signature.
-    public var signature: String { staticSignature.description }
-
-    /// The value's D-Bus type signature as a static (C) string: what sd-bus is given per value
-    /// without converting a Swift string.
-    public var staticSignature: StaticString {
-        switch self {
-        case .string: "s"
-        case .boolean: "b"
-        case .unsigned32: "u"
-        case .unsignedInteger: "t"
-        case .strings: "as"
-        case .dictionary: "a{sv}"
-        case .dictionaries: "aa{sv}"
-        }
-    }
-
-    /// The string of an `s` value, else nil.
-    public var string: String? {
-        if case .string(let string) = self { string } else { nil }
-    }
-
-    /// The flag of a `b` value, else nil.
-    public var boolean: Bool? {
-        if case .boolean(let flag) = self { flag } else { nil }
-    }
-
-    /// The strings of an `as` value, else nil.
-    public var strings: [String]? {
-        if case .strings(let strings) = self { strings } else { nil }
-    }
-
-    /// The dictionaries of an `aa{sv}` value, else nil.
-    public var dictionaries: [[String: PropertyValue]]? {
-        if case .dictionaries(let dictionaries) = self { dictionaries } else { nil }
-    }
-
+extension BusValue {
     /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
     /// as objects.
     public var json: JSONValue {
@@ -207,6 +157,22 @@ public indirect enum PropertyValue: Sendable, Hashable {
         case .strings(let strings): .array(strings.map(JSONValue.string))
         case .dictionary(let dictionary): .object(dictionary.mapValues(\.json))
         case .dictionaries(let dictionaries): .array(dictionaries.map { .object($0.mapValues(\.json)) })
+        }
+    }
+}
+
+extension ReachabilitySnapshot {
+    /// The value of `property` in this snapshot, as its entry in ``ReachabilityProperty/definition``
+    /// reads it; `generation` supplies `Generation`.
+    public func value(of property: ReachabilityProperty, generation: UInt64) -> BusValue {
+        property.definition.read(self, generation)
+    }
+
+    /// The properties (other than `Generation`) whose values differ from `previous`, in
+    /// declaration order.
+    public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
+        ReachabilityProperty.allCases.filter { property in
+            property != .generation && property.definition.differs(self, previous)
         }
     }
 }
