@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import ReachabilityBus
 import ReachabilityCore
 import ReachabilityService
@@ -9,7 +12,8 @@ import XCTest
 /// The interface the daemon exports, as its rows assemble it, against its source of truth,
 /// dbus/org.reachabilityd.Reachability1.xml: a ``ReachabilityObject`` exported on a private
 /// `dbus-daemon` (no root, no daemon) and introspected. Properties, methods and signals with
-/// their arguments' names, types and directions, their annotations, and their order.
+/// their arguments' names, types and directions, their annotations, and their order; and the bus
+/// policy's allow lines, one per method.
 final class InterfaceContractTests: XCTestCase {
     func testTheExportedInterfaceMatchesTheInterfaceFile() throws {
         // Given the object exported on a private bus
@@ -67,5 +71,24 @@ final class InterfaceContractTests: XCTestCase {
         XCTAssertEqual(file.differences(from: exported), [], "\n- only in \(TestPaths.interfaceDescription)\n+ only as exported")
         XCTAssertEqual(exported.propertyOrder, file.propertyOrder, "the properties' order")
         XCTAssertEqual(exported.memberOrder, file.memberOrder, "the methods' and signals' order")
+    }
+
+    /// Every method of the XML, and no other, is one the shipped bus policy lets anyone call:
+    /// a method without its line would be refused on the system bus (`AccessDenied`).
+    func testTheBusPolicyAllowsEveryMethodOfTheInterface() throws {
+        // Given
+        let file = try InterfaceDescription(
+            xml: String(contentsOfFile: TestPaths.interfaceDescription, encoding: .utf8), interface: BusContract.interface
+        )
+        let policy = try XMLDocument(
+            contentsOf: URL(fileURLWithPath: "\(TestPaths.dbusDirectory)/org.reachabilityd.Reachability1.conf"), options: []
+        )
+
+        // When
+        let allowed = try policy.nodes(forXPath: "/busconfig/policy[@context='default']/allow[@send_interface='\(BusContract.interface)']")
+            .compactMap { ($0 as? XMLElement)?.attribute(forName: "send_member")?.stringValue }
+
+        // Then
+        XCTAssertEqual(Set(allowed), Set(file.methods.map(\.name)), "the methods dbus/org.reachabilityd.Reachability1.conf allows")
     }
 }
