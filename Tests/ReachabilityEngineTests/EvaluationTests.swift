@@ -145,6 +145,15 @@ final class EvaluationTests: XCTestCase {
         )
     }
 
+    /// IPv6-only, IPv6 routed over the uplink: RFC 7050 discovery found `networkSpecific` on
+    /// `path`, and IPv4's probe synthesized with it is routed.
+    private static func rfc7050Found(on path: CheckPath, ipv4: StatusReducer.KernelAnswers) -> StatusReducer.Gathered {
+        given(
+            ipv6Only, ipv4: ipv4, ipv6: ipv6ViaUplink, discovered: RFC7050Discovery.Discovered(prefix: networkSpecific, path: path),
+            synthesized: synthesized(networkSpecific, routed: true)
+        )
+    }
+
     private static let rows: [Row] = [
         // The route rule and the evidence (ReachabilityRule, EvidenceRule)
         Row(
@@ -256,28 +265,19 @@ final class EvaluationTests: XCTestCase {
         ),
         Row(
             name: "RFC 7050's prefix, found on IPv6's path's link: published while discovery follows it",
-            given: given(
-                ipv6Only, ipv4: unreachable, ipv6: ipv6ViaUplink, discovered: RFC7050Discovery.Discovered(prefix: networkSpecific, path: uplinkPath),
-                synthesized: synthesized(networkSpecific, routed: true)
-            ),
+            given: rfc7050Found(on: uplinkPath, ipv4: unreachable),
             then: published(.reachableViaEthernet, via: eth1, ipv4: nil, ipv6: eth1, reason: eth1Reason, nat64Prefix: networkSpecific, access: .nat64),
             paths: [.ipv6: uplinkPath], discovery: uplinkPath, line: #line
         ),
         Row(
             name: "RFC 7050's prefix found on another link: dropped with that link's path",
-            given: given(
-                ipv6Only, ipv4: unreachable, ipv6: ipv6ViaUplink, discovered: RFC7050Discovery.Discovered(prefix: networkSpecific, path: ipv6Path),
-                synthesized: synthesized(networkSpecific, routed: true)
-            ),
+            given: rfc7050Found(on: ipv6Path, ipv4: unreachable),
             then: published(.reachableViaEthernet, via: eth1, ipv4: nil, ipv6: eth1, reason: eth1Reason, access: .none),
             paths: [.ipv6: uplinkPath], discovery: uplinkPath, line: #line
         ),
         Row(
             name: "RFC 7050's prefix once IPv4 is back without the check: discovery no longer wanted, the prefix dropped",
-            given: given(
-                ipv6Only, ipv4: ipv4ViaVPN, ipv6: ipv6ViaUplink, discovered: RFC7050Discovery.Discovered(prefix: networkSpecific, path: uplinkPath),
-                synthesized: synthesized(networkSpecific, routed: true)
-            ),
+            given: rfc7050Found(on: uplinkPath, ipv4: ipv4ViaVPN),
             then: published(
                 .reachableViaEthernet, via: tun0, ipv4: tun0, ipv6: eth1, reason: "default route on tun0 (vpn over eth1, ethernet), table main", access: .native
             ),
