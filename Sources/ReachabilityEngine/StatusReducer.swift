@@ -92,7 +92,8 @@ enum StatusReducer {
     }
 
     /// The walk's rule step, a function of its inputs only, in order:
-    /// 1. ``ReachabilityRule`` on the probes' facts (``snapshot(of:ipv4:ipv6:configuration:)``);
+    /// 1. ``ReachabilityRule`` on the probes' facts (as ``snapshot(of:ipv4:ipv6:configuration:)``,
+    ///    which the fuzzer replays);
     /// 2. the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
     ///    evidence and the checks' verdicts, a verdict counting only while its family's route
     ///    takes the path the check went over (a new gateway or link, or no route, has none yet);
