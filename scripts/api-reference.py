@@ -367,7 +367,9 @@ def roff_paragraphs(text, names, first_macro):
 
 
 def roff(interfaces):
-    lines = [BEGIN_MARK]
+    # Left-aligned and unhyphenated: the text is full of names and wire strings that a reader
+    # copies, and a hyphen inserted into reachable-via-wifi would read as part of it.
+    lines = [BEGIN_MARK, ".ad l", ".nh"]
     for interface in interfaces:
         names = referable_names(interface)
         title = "D-BUS INTERFACE" if interface.protocol == "D-Bus" else "VARLINK INTERFACE"
@@ -392,7 +394,7 @@ def roff(interfaces):
                     tag = f"\\fB{roff_escape(name)}\\fR{roff_escape(member.signature)}"
                 lines += [".TP", tag]
                 lines += roff_paragraphs(member.description, names, "")
-    lines.append(END_MARK)
+    lines += [".hy", ".ad b", END_MARK]
     return "\n".join(lines) + "\n"
 
 
