@@ -107,10 +107,24 @@ def property_traits(element, interface_emits):
 
 def arguments(element, direction):
     return ", ".join(
-        f"{arg.get('type')} {arg.get('name')}".strip()
+        " ".join(filter(None, (arg.get("type"), arg.get("name"))))
         for arg in element.findall("arg")
         if arg.get("direction", "in" if element.tag == "method" else "out") == direction
     )
+
+
+def dbus_member(path, element, description, interface_emits):
+    name = element.get("name")
+    if element.tag == "property":
+        return Member("property", name, element.get("type"), description, property_traits(element, interface_emits))
+    if element.tag == "method":
+        signature = f"({arguments(element, 'in')})"
+        if element.find("arg[@direction='out']") is not None:
+            signature += f" → ({arguments(element, 'out')})"
+        return Member("method", name, signature, description)
+    if element.tag == "signal":
+        return Member("signal", name, f"({arguments(element, 'out')})", description)
+    raise InputError(f"{path.name}: unknown element <{element.tag}>")
 
 
 def read_dbus(path):
@@ -149,22 +163,9 @@ def read_dbus(path):
                 if element.get("name") == EMITS_CHANGED:
                     interface_emits = element.get("value")
                 continue
-            name = element.get("name")
             if pending is None:
-                raise InputError(f"{path.name}: {element.tag} {name} has no description")
-            if element.tag == "property":
-                member = Member("property", name, element.get("type"), pending)
-                member.qualifier = property_traits(element, interface_emits)
-            elif element.tag == "method":
-                signature = f"({arguments(element, 'in')})"
-                if element.find("arg[@direction='out']") is not None:
-                    signature += f" → ({arguments(element, 'out')})"
-                member = Member("method", name, signature, pending)
-            elif element.tag == "signal":
-                member = Member("signal", name, f"({arguments(element, 'out')})", pending)
-            else:
-                raise InputError(f"{path.name}: unknown element <{element.tag}>")
-            interface.members.append(member)
+                raise InputError(f"{path.name}: {element.tag} {element.get('name')} has no description")
+            interface.members.append(dbus_member(path, element, pending, interface_emits))
             pending = None
         if pending is not None:
             raise InputError(f"{path.name}: a comment describes nothing: {pending[:60]}…")
@@ -261,12 +262,15 @@ def spans(text, names):
     return [(code, piece) for code, piece in pieces if piece]
 
 
+def full_name(interface, member):
+    """The name as a program spells it: a Varlink error's is qualified by its interface's."""
+    return f"{interface.name}.{member.name}" if interface.protocol == "Varlink" and member.kind == "error" else member.name
+
+
 def referable_names(interface):
     names = {"PropertiesChanged"} if interface.protocol == "D-Bus" else set()
     for member in interface.members:
-        names.add(member.name)
-        if interface.protocol == "Varlink" and member.kind == "error":
-            names.add(f"{interface.name}.{member.name}")
+        names |= {member.name, full_name(interface, member)}
     return names
 
 
@@ -280,14 +284,17 @@ def markdown_text(text, names):
     return "".join(out)
 
 
+def markdown_paragraphs(text, names):
+    return [line for paragraph in text.split("\n\n") for line in (markdown_text(paragraph, names), "")]
+
+
 def slug(heading):
     """GitHub's anchor for a heading."""
     return re.sub(r" ", "-", re.sub(r"[^\w\- ]", "", heading.lower()))
 
 
 def heading(interface, member):
-    name = f"{interface.name}.{member.name}" if interface.protocol == "Varlink" and member.kind == "error" else member.name
-    return f"`{name}`" + (" (Varlink)" if interface.protocol == "Varlink" else "")
+    return f"`{full_name(interface, member)}`" + (" (Varlink)" if interface.protocol == "Varlink" else "")
 
 
 def markdown_signature(interface, member):
@@ -295,8 +302,7 @@ def markdown_signature(interface, member):
         return f"Property `{member.signature}`" + (f", {member.qualifier}." if member.qualifier else ".")
     if not member.signature:
         return f"{member.kind.capitalize()}."
-    name = f"{interface.name}.{member.name}" if interface.protocol == "Varlink" and member.kind == "error" else member.name
-    return f"{member.kind.capitalize()} `{name}{member.signature}`."
+    return f"{member.kind.capitalize()} `{full_name(interface, member)}{member.signature}`."
 
 
 KIND_TITLES = [("property", "Properties"), ("method", "Methods"), ("signal", "Signals"), ("type", "Types"), ("error", "Errors")]
@@ -323,7 +329,7 @@ def markdown(interfaces):
         names = referable_names(interface)
         lines += [f"## {interface.protocol} interface {interface.name}", ""]
         lines += [markdown_text(sentence, set()) for sentence in interface.preamble] + [""]
-        lines += [paragraph for text in interface.description.split("\n\n") for paragraph in (markdown_text(text, names), "")]
+        lines += markdown_paragraphs(interface.description, names)
         for kind, title in KIND_TITLES:
             members = interface.of_kind(kind)
             if not members:
@@ -337,14 +343,17 @@ def markdown(interfaces):
                     raise InputError(f"two members with the anchor #{anchor}")
                 anchors.add(anchor)
                 lines += [f"#### {heading(interface, member)}", "", markdown_signature(interface, member), ""]
-                lines += [paragraph for text in member.description.split("\n\n") for paragraph in (markdown_text(text, names), "")]
+                lines += markdown_paragraphs(member.description, names)
     return "\n".join(lines[:-1]) + "\n"
 
 
 # roff
 
 
-ROFF_CHARACTERS = {"\\": "\\e", "-": "\\-", "→": "\\(->", "§": "\\(sc", "…": "\\&...", "—": "\\(em", "–": "\\(en", "×": "\\(mu", "≤": "\\(<=", "≥": "\\(>="}
+ROFF_CHARACTERS = {
+    "\\": "\\e", "-": "\\-", "→": "\\(->", "§": "\\(sc", "…": "\\&...",
+    "—": "\\(em", "–": "\\(en", "×": "\\(mu", "≤": "\\(<=", "≥": "\\(>=",
+}
 
 
 def roff_escape(text):
@@ -387,9 +396,10 @@ def roff(interfaces):
             if kind == "property" and interface.usual_property:
                 lines.append(roff_line(f"Each one {interface.usual_property}, unless it says otherwise.", set()))
             for member in members:
-                name = f"{interface.name}.{member.name}" if interface.protocol == "Varlink" and member.kind == "error" else member.name
+                name = full_name(interface, member)
                 if member.kind == "property":
-                    tag = f"\\fB{roff_escape(name)}\\fR ({roff_escape(member.signature)}" + (f"; {roff_line(member.qualifier, set())})" if member.qualifier else ")")
+                    qualifier = f"; {roff_line(member.qualifier, set())}" if member.qualifier else ""
+                    tag = f"\\fB{roff_escape(name)}\\fR ({roff_escape(member.signature)}{qualifier})"
                 else:
                     tag = f"\\fB{roff_escape(name)}\\fR{roff_escape(member.signature)}"
                 lines += [".TP", tag]
@@ -431,9 +441,9 @@ def readme_mistakes(readme, interfaces):
             interface, member = members[anchor]
             if member.name != name:
                 mistakes.append(f"README.md: #{anchor} is {member.name}, not {name}")
-            said = re.fullmatch(r"(property|method|signal|error) `([^`]*)`", cells[1]) if len(cells) > 1 else None
-            if not said or said.group(1) != member.kind or said.group(2) != member.signature:
-                mistakes.append(f"README.md: {name} is {member.kind} `{member.signature}` (second column: {cells[1] if len(cells) > 1 else ''!r})")
+            kind = cells[1] if len(cells) > 1 else ""
+            if kind != f"{member.kind} `{member.signature}`":
+                mistakes.append(f"README.md: {name} is {member.kind} `{member.signature}`, not {kind!r}")
     if not re.search(r"^\|", section.group(0), re.M):
         mistakes.append("README.md: the D-Bus API section has no table")
     return mistakes
@@ -462,7 +472,8 @@ def main(arguments):
         if current != text:
             failed = True
             name = str(path.relative_to(ROOT))
-            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, f"{name} (from dbus/)"))
+            diff = difflib.unified_diff(current.splitlines(True), text.splitlines(True), name, f"{name} (from dbus/)")
+            sys.stdout.writelines(diff)
     if failed:
         print("api-reference: generated files differ from dbus/'s doc comments: run make reference", file=sys.stderr)
     for mistake in readme_mistakes(README.read_text(), interfaces):
