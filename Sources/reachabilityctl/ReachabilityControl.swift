@@ -20,8 +20,8 @@ enum ExitStatus {
     /// The text for the top-level `--help`.
     static let help = """
         Exit status: 0 success; 1 `wait` timed out, `check` found the destination not \
-        reachable or `check-connectivity` not full; 64 usage error; 69 reachabilityd is not running or the system bus is \
-        unreachable.
+        reachable, `check-connectivity` not full or `node-problem` the problem; 2 `node-problem` cannot tell; 64 usage \
+        error; 69 reachabilityd is not running or the system bus is unreachable.
         """
 
     /// The exit statuses of one subcommand, for its `--help`.
