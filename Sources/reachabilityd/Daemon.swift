@@ -198,9 +198,10 @@ final class Daemon: @unchecked Sendable {
         HeapTrim.afterChange()
     }
 
-    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
-    private func metricsText() -> String {
-        guard let object else { return "" }
+    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`); nil
+    /// before the first.
+    private func metricsText() -> String? {
+        guard let object else { return nil }
         return PrometheusMetrics.render(object.snapshot, generation: object.generation, counters: counters, daemon: metricsDaemon, at: Self.metricsTime())
     }
 

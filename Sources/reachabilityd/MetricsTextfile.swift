@@ -30,12 +30,13 @@ final class MetricsTextfile {
         }
     }
     private let queue: DispatchQueue
-    private let render: () -> String
+    private let render: () -> String?
     private var timer: DispatchSourceTimer?
     private var lastFailure: String?
 
-    /// A file with the text `render` gives, rewritten on `queue` (the daemon's).
-    init(queue: DispatchQueue, render: @escaping () -> String) {
+    /// A file with the text `render` gives (nil: nothing published yet, nothing to write),
+    /// rewritten on `queue` (the daemon's).
+    init(queue: DispatchQueue, render: @escaping () -> String?) {
         self.queue = queue
         self.render = render
     }
@@ -47,9 +48,9 @@ final class MetricsTextfile {
     /// Replaces the file with the current text, when a directory is set (the text is rendered
     /// only then: without one, a published change costs no metrics text).
     func write() {
-        guard !directory.isEmpty else { return }
+        guard !directory.isEmpty, let text = render() else { return }
         do throws(SystemError) {
-            try replaceFileAtomically(Self.path(in: directory), with: render())
+            try replaceFileAtomically(Self.path(in: directory), with: text)
             lastFailure = nil
         } catch {
             // A full or read-only directory fails every write: say so once, until it works again.
