@@ -16,7 +16,7 @@ import SystemSupport
 final class MetricsTextfile {
     /// How often the file is rewritten without a change: slow enough to cost nothing (one wake-up
     /// a minute, only with a directory set), fast enough for a staleness alert of a few minutes.
-    static let rewriteInterval = 60
+    static let rewriteInterval = DispatchTimeInterval.seconds(60)
 
     /// `[Metrics] TextfileDirectory=`: where the file goes; "" when off. Changing it removes
     /// the file from the previous directory and starts or stops the rewrite timer; the next
@@ -30,14 +30,16 @@ final class MetricsTextfile {
         }
     }
     private let queue: DispatchQueue
+    private let interval: DispatchTimeInterval
     private let render: () -> String?
     private var timer: DispatchSourceTimer?
     private var lastFailure: String?
 
     /// A file with the text `render` gives (nil: nothing published yet, nothing to write),
-    /// rewritten on `queue` (the daemon's).
-    init(queue: DispatchQueue, render: @escaping () -> String?) {
+    /// rewritten on `queue` (the daemon's) every `interval` (tests shorten it).
+    init(queue: DispatchQueue, interval: DispatchTimeInterval = rewriteInterval, render: @escaping () -> String?) {
         self.queue = queue
+        self.interval = interval
         self.render = render
     }
 
@@ -78,8 +80,7 @@ final class MetricsTextfile {
     private func startTimer() {
         guard timer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.seconds(Self.rewriteInterval)
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
         timer.setEventHandler { [weak self] in self?.write() }
         timer.activate()
         self.timer = timer
