@@ -323,6 +323,8 @@ example_unit_runs() {
 check "Examples/shell/reachability-example.service (ExecStartPre=reachabilityctl wait) runs" example_unit_runs
 check "reachabilityctl(1) and reachabilityd(8) are installed" \
     test -f "$rootfs/usr/share/man/man1/reachabilityctl.1.gz" -a -f "$rootfs/usr/share/man/man8/reachabilityd.8.gz"
+check "the Prometheus alert rules and their tests are installed" \
+    test -f "$rootfs/usr/share/reachabilityd/prometheus/reachabilityd-alerts.yml" -a -f "$rootfs/usr/share/reachabilityd/prometheus/reachabilityd-alerts.test.yml"
 
 # --- The journal carries only the daemon's own lines ---------------------------------------------
 # A few route changes, then an idle minute (E2E_IDLE_SECONDS) (the watchdog ping and timers start worker threads:
