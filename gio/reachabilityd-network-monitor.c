@@ -460,7 +460,7 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
  * at a GLib application): naming a status without a route (the only ones subscribed to), it
  * says all the monitor exposes, so the change is published at once. The daemon's rule: without a route Reachable and
  * Metered are false and Connectivity is none (unknown before the first evaluation), i.e.
- * unavailable, not metered, LOCAL (DecisionRuleTests.testThatNotReachableSnapshotHasNoInterface…,
+ * unavailable, not metered, LOCAL (ReachabilityRuleEvaluateTests.testThatNotReachableSnapshotHasNoInterface…,
  * ReachabilitySnapshotTests.testThatConnectivityIsNoneWithoutARoute…). The PropertiesChanged that
  * follows then changes nothing and emits nothing (one network-changed per change); were it to
  * say otherwise, it would be published as any change is. A reachable status leaves Metered and
