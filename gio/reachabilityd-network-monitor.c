@@ -456,8 +456,8 @@ on_properties_changed (GDBusConnection *connection, const gchar *sender, const g
   g_variant_unref (changed);
 }
 
-/* StatusChanged comes before the PropertiesChanged of the same change (0.1-0.3 ms before it
- * at a GLib application): naming a status without a route (the only ones subscribed to), it
+/* StatusChanged comes just before the PropertiesChanged of the same change (at a GLib
+ * application): naming a status without a route (the only ones subscribed to), it
  * says all the monitor exposes, so the change is published at once. The daemon's rule: without a route Reachable and
  * Metered are false and Connectivity is none (unknown before the first evaluation), i.e.
  * unavailable, not metered, LOCAL (ReachabilityRuleEvaluateTests.testThatNotReachableSnapshotHasNoInterface…,
