@@ -15,9 +15,9 @@ final class EvaluationTests: XCTestCase {
     private static let table: LinkTable = {
         var table = LinkTable(inspector: SysfsLinkInspector(root: "/nonexistent/reachabilityd-tests/sys"))
         _ = table.apply(.newLink(LinkMessage(index: 2, hardwareType: .ethernet, flags: [.up, .lowerUp], name: "eth0")))
-        _ = table.apply(.newAddress(AddressMessage(family: UInt8(AF_INET), prefixLength: 24, flags: 0, scope: 0, index: 2, address: [10, 0, 0, 2])))
+        _ = table.apply(.newAddress(AddressMessage(family: UInt8(AF_INET), prefixLength: 24, flags: [], scope: 0, index: 2, address: [10, 0, 0, 2])))
         _ = table.apply(.newAddress(AddressMessage(
-            family: UInt8(AF_INET6), prefixLength: 64, flags: 0, scope: 0, index: 2, address: IPAddress("2001:db8::2")!.bytes
+            family: UInt8(AF_INET6), prefixLength: 64, flags: [], scope: 0, index: 2, address: IPAddress("2001:db8::2")!.bytes
         )))
         return table
     }()
