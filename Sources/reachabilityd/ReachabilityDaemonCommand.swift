@@ -26,7 +26,8 @@ enum ReachabilityDaemonCommand {
         case .invalid(let message):
             let text = "Error: \(message)\nUsage: \(DaemonOptions.spec.usage)\n  See 'reachabilityd --help' for more information.\n"
             // Not in a closure: the isolation check Swift 6 puts in a closure of the main actor's
-            // `main` is all that linked the concurrency runtime (0.3 MB) into the daemon.
+            // `main` is all that linked the concurrency runtime into the daemon (its cost:
+            // docs/benchmarks.md, "Private memory").
             _ = write(STDERR_FILENO, text, text.utf8.count)
             exit(64)  // EX_USAGE, as sysexits.h and reachabilityctl use
         }
