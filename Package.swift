@@ -103,7 +103,8 @@ let package = Package(
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
         .target(name: "TestSupport", dependencies: ["ReachabilityCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        // The pure rules, table by table; replays the Varlink codec's fuzz corpus.
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.

@@ -103,6 +103,24 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         property.definition.read(self, generation)
     }
 
+    /// Every property with a JSON key in the table, by that key: what every `--json` record of
+    /// `reachabilityctl` holds.
+    public var jsonMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for property in ReachabilityProperty.allCases {
+            guard let key = property.definition.jsonKey else { continue }
+            members[key] = value(of: property, generation: 0).json
+        }
+        return members
+    }
+
+    /// The state Varlink's `GetState` and `Subscribe` answer: ``jsonMembers`` and `generation`.
+    public func varlinkState(generation: UInt64) -> JSONValue {
+        var members = jsonMembers
+        members[VarlinkContract.generationKey] = value(of: .generation, generation: generation).json
+        return .object(members)
+    }
+
     /// The properties (other than `Generation`) whose values differ from `previous`, in
     /// declaration order.
     public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
