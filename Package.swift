@@ -57,7 +57,7 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
-                "CDispatchNice", "RTNetlink",
+                "CDispatchNice", "RTNetlink", "CSystemd",
             ],
             exclude: ["reachabilityd.order", "link"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no

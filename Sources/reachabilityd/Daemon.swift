@@ -18,6 +18,8 @@ final class Daemon: @unchecked Sendable {
     private let engine: ReachabilityEngine
     private var connection: BusConnection?
     private var object: ReachabilityObject?
+    /// The Varlink socket's server, when there is a socket.
+    private var varlink: VarlinkServer?
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
@@ -99,7 +101,8 @@ final class Daemon: @unchecked Sendable {
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
             let connection = try BusConnection.system(queue: queue)
             self.connection = connection
-            object = try ReachabilityObject(connection: connection, snapshot: first, methods: ReachabilityMethods(
+            // The bus object's methods, which the Varlink socket's calls are answered with too.
+            let methods = ReachabilityMethods(
                 checkAddress: { [engine] text, caller in
                     do throws(InvalidAddressError) {
                         let verdict = try engine.checkAddress(text, caller: caller)
@@ -118,8 +121,10 @@ final class Daemon: @unchecked Sendable {
                 explain: { [engine] in engine.report().text },
                 metrics: { [weak self] in self?.metricsText() ?? "" },
                 checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
-            ), generation: generationFile.load() + 1)
+            )
+            object = try ReachabilityObject(connection: connection, snapshot: first, methods: methods, generation: generationFile.load() + 1)
             storeGeneration()
+            startVarlink(methods: methods)
             counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))
             writeMetrics()
             try connection.requestName(BusContract.busName)
@@ -143,6 +148,33 @@ final class Daemon: @unchecked Sendable {
             Log.error("\(error)")
             exit(EXIT_FAILURE)
         }
+    }
+
+    /// Serves the Varlink interface on the socket systemd passed or on one in the runtime
+    /// directory; without either, or when the socket cannot be made, only the bus is served.
+    private func startVarlink(methods: ReachabilityMethods) {
+        do throws(SystemError) {
+            guard let (descriptor, path) = try VarlinkListeningSocket.open() else {
+                return Log.info("No $RUNTIME_DIRECTORY and no socket passed: not serving \(VarlinkContract.interface) over Varlink.")
+            }
+            varlink = VarlinkServer(
+                listeningDescriptor: descriptor, queue: queue, methods: methods,
+                state: { [weak self] in self?.varlinkState ?? ReachabilitySnapshot.unknown.varlinkState(generation: 0) },
+                departed: { [engine] name, share in
+                    engine.forgetConnectivityCalls(of: name)
+                    if let share { engine.forgetWatches(of: share.name) }
+                }
+            )
+            Log.info("Serving \(VarlinkContract.interface) over Varlink on \(path).")
+        } catch {
+            Log.warning("\(error); serving the bus only.")
+        }
+    }
+
+    /// The published state as Varlink's `GetState` and `Subscribe` answer it: the bus object's
+    /// snapshot and `Generation`.
+    private var varlinkState: JSONValue? {
+        object.map { $0.snapshot.varlinkState(generation: $0.generation) }
     }
 
     /// Starts reading the captive-portal APIs (DHCPv4 option 114) that systemd-networkd and
@@ -175,7 +207,10 @@ final class Daemon: @unchecked Sendable {
         guard let object else { return }
         let previous = object.snapshot
         // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
+        let generation = object.generation
         object.publish(snapshot)
+        // Subscribers get the change PropertiesChanged announced, with its Generation.
+        if object.generation != generation, let varlinkState { varlink?.publish(varlinkState) }
         if let fields = JournalLog.publishedFields(snapshot, previous: previous) {
             let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
             Log.write(
