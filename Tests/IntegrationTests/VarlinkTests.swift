@@ -78,6 +78,44 @@ final class VarlinkTests: DaemonTestCase {
         XCTAssertNil(subscriber.poll(), "the subscription ended")
     }
 
+    func testASubscriberThatDoesNotReadGetsOnlyTheLatestStateOnceItReadsAgain() throws {
+        // Given a large state (a hundred links listed in interfaces) and a subscriber that stops reading
+        try startDaemon()
+        let batch = try XCTUnwrap(directory).file("links.batch")
+        try (0..<50).map { "link add slow\($0) type veth peer name slower\($0)\n" }.joined().write(toFile: batch, atomically: true, encoding: .utf8)
+        try netns.ip("-batch", batch)
+        try configureIPv4Link()
+        try waitForProperties("the hundred links listed") { $0.interfaces.count >= 102 }
+        let reader = try RawVarlinkConnection(path: try socket)
+        reader.send(message: #"{"method":"org.reachabilityd.Reachability.Subscribe","more":true}"#)
+        let first = try XCTUnwrap(try reader.receive())
+
+        // When the status changes more often than the daemon's socket buffer holds states
+        for _ in 0..<40 {
+            try addIPv4DefaultRoute()
+            try waitForStatus(.reachableViaEthernet)
+            try netns.ip("route", "del", "default")
+            try waitForStatus(.notReachable)
+        }
+        let last = try XCTUnwrap(try settledProperties().generation)
+
+        // Then, reading again, it gets what was in the socket and then the latest state: the
+        // states in between were skipped, never queued
+        var generations = [try Self.generation(of: first)]
+        while generations.last != last {
+            generations.append(try Self.generation(of: try XCTUnwrap(try reader.receive(), "the connection ended at \(generations)")))
+        }
+        XCTAssertLessThan(generations.count, Int(last - generations[0]) + 1, "every change was queued: \(generations)")
+        XCTAssertEqual(generations, generations.sorted())
+        XCTAssertNil(daemon?.termination)
+    }
+
+    /// The generation of a subscription's reply.
+    private static func generation(of reply: [String: Any]) throws -> UInt64 {
+        let state = try XCTUnwrap((reply["parameters"] as? [String: Any])?["state"] as? [String: Any], "\(reply)")
+        return try XCTUnwrap((state["generation"] as? NSNumber)?.uint64Value)
+    }
+
     /// The states a subscriber wrote to `output`, one a line.
     private static func states(in output: String) throws -> [[String: Any]] {
         try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map {
