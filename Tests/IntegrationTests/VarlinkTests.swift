@@ -28,6 +28,32 @@ final class VarlinkTests: DaemonTestCase {
         XCTAssertEqual(descriptions["org.reachabilityd.Reachability"].map { $0 + "\n" }, idl)
     }
 
+    func testWithoutABusVarlinkAnswersAndTheBusNameIsTakenOnceTheBusAppears() throws {
+        // Given a daemon whose system bus is not there yet (its socket path does not exist)
+        let directory = try XCTUnwrap(directory)
+        let later = directory.file("later_bus_socket")
+        let daemon = try DaemonProcess(
+            binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: "unix:path=\(later)", directory: directory
+        )
+        defer { _ = daemon.stop() }
+
+        // When it starts, Then it is ready and answers on Varlink
+        try daemon.waitUntilReady()
+        let reply = try VarlinkPeer.call(try socket, "GetState")
+        let state = try XCTUnwrap((reply["parameters"] as? [String: Any])?["state"] as? [String: Any], "\(reply)")
+        XCTAssertEqual(state["status"] as? String, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertNil(try busctl.daemonNameOwner())
+
+        // When the bus's socket appears
+        XCTAssertEqual(symlink(try XCTUnwrap(bus).socketPath, later), 0)
+
+        // Then the daemon takes its name, and the bus publishes the state Varlink does
+        try Poll.until("the daemon owns \(BusContract.busName)") { try busctl.daemonNameOwner() != nil }
+        let properties = try busctl.properties()
+        XCTAssertEqual(properties.status, state["status"] as? String)
+        XCTAssertEqual(properties.generation, (state["generation"] as? NSNumber)?.uint64Value)
+    }
+
     func testGetStateIsTheBusStateKeyedAsStatusJSONWithGeneration() throws {
         // Given a reachable namespace
         try startDaemon()
