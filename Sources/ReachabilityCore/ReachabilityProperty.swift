@@ -196,6 +196,24 @@ public indirect enum PropertyValue: Sendable, Hashable {
         if case .dictionaries(let dictionaries) = self { dictionaries } else { nil }
     }
 
+    /// The value a JSON value (``json``'s) stands for: a string, a boolean, a whole number as
+    /// `u` (`t` past 32 bits), an array of strings (an empty array too) as `as`, an array of
+    /// objects as `aa{sv}`, an object as `a{sv}`; anything else as "".
+    public init(json: JSONValue) {
+        switch json {
+        case .string(let string): self = .string(string)
+        case .boolean(let flag): self = .boolean(flag)
+        case .number(let number) where number >= 0 && number.rounded() == number && number < 0x1p64:
+            self = number <= Double(UInt32.max) ? .unsigned32(UInt32(number)) : .unsignedInteger(UInt64(number))
+        case .array(let elements) where elements.allSatisfy({ if case .string = $0 { true } else { false } }):
+            self = .strings(elements.compactMap { if case .string(let string) = $0 { string } else { nil } })
+        case .array(let elements):
+            self = .dictionaries(elements.compactMap { if case .object(let members) = $0 { members.mapValues(PropertyValue.init(json:)) } else { nil } })
+        case .object(let members): self = .dictionary(members.mapValues(PropertyValue.init(json:)))
+        case .null, .number: self = .string("")
+        }
+    }
+
     /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
     /// as objects.
     public var json: JSONValue {

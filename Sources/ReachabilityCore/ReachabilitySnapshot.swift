@@ -114,6 +114,18 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         return members
     }
 
+    /// The snapshot a Varlink `state` (``varlinkState(generation:)``) describes: each member the
+    /// property table writes back, as a client writes `GetAll`'s values; a member missing or of
+    /// another type keeps the value of ``unknown`` or writes its type's empty value.
+    public init(varlinkState state: [String: JSONValue]) {
+        self = .unknown
+        for property in ReachabilityProperty.allCases {
+            let definition = property.definition
+            guard let key = definition.jsonKey, let write = definition.write, let value = state[key] else { continue }
+            write(&self, PropertyValue(json: value))
+        }
+    }
+
     /// The state Varlink's `GetState` and `Subscribe` answer: ``jsonMembers`` and `generation`.
     public func varlinkState(generation: UInt64) -> JSONValue {
         var members = jsonMembers

@@ -50,18 +50,3 @@ public enum VarlinkError: Error, Sendable, Hashable {
         VarlinkReply.message(["error": .string(name), "parameters": .object(parameters)])
     }
 }
-
-/// A reply's bytes: `{"parameters": {…}}`, with `"continues": true` when more replies follow.
-public enum VarlinkReply {
-    /// A reply carrying `parameters`, its terminating NUL included.
-    public static func encoded(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
-        var members: [String: JSONValue] = ["parameters": .object(parameters)]
-        if continues { members["continues"] = .boolean(true) }
-        return message(members)
-    }
-
-    /// `members` as one message: compact JSON and a NUL.
-    static func message(_ members: [String: JSONValue]) -> [UInt8] {
-        Array(JSONValue.object(members).text.utf8) + [0]
-    }
-}

@@ -104,6 +104,36 @@ final class VarlinkCodecTests: XCTestCase {
         XCTAssertEqual(state["ipv4Access"], .string("none"))
     }
 
+    func testAClientReadsBackTheStateTheDaemonSends() throws {
+        // Given a published snapshot with every kind of value
+        var published = ReachabilitySnapshot.unknown
+        published.status = .reachableViaWiFi
+        published.isIPv4Reachable = true
+        published.interface = "wlan0"
+        published.transport = .wifi
+        published.isMetered = true
+        published.reason = "default route via 192.0.2.1 on wlan0"
+        published.nat64Prefix = "64:ff9b::/96"
+        published.interfaces = [
+            NetworkInterface(name: "wlan0", index: 3, transport: .wifi, operational: .up, hasIPv4: true, gateways: [IPAddress("192.0.2.1")!]),
+            NetworkInterface(name: "eth0", index: 2, transport: .ethernet, operational: .noCarrier, ignoreReason: "no carrier"),
+        ]
+
+        // When the daemon sends it as a reply and a client decodes that reply
+        let bytes = VarlinkReply.encoded(["state": published.varlinkState(generation: 9)], continues: true)
+        let reply = try VarlinkReply(decoding: bytes.dropLast())
+        guard case .object(let state)? = reply.parameters["state"] else { return XCTFail("no state in \(reply)") }
+        let read = ReachabilitySnapshot(varlinkState: state)
+
+        // Then the client has every published value back
+        XCTAssertTrue(reply.continues)
+        XCTAssertNil(reply.error)
+        for property in ReachabilityProperty.allCases where property != .generation {
+            XCTAssertEqual(read.value(of: property, generation: 0), published.value(of: property, generation: 0), property.rawValue)
+        }
+        XCTAssertEqual(state["generation"], .number(9))
+    }
+
     func testTheServedDescriptionIsTheIDLFileAndNamesTheMethodsServed() throws {
         // Given the IDL beside the D-Bus XML
         let file = FuzzInputs.directory.deletingLastPathComponent().deletingLastPathComponent()
