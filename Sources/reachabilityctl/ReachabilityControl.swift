@@ -146,25 +146,36 @@ struct SourceOption {
         engine run in reachabilityctl), or automatic (the daemon when running, else in-process).
         """, default: "daemon")
 
+    /// `--varlink[=PATH]`: the daemon's Varlink socket instead of the bus (the machine's
+    /// reachability only), for a container or early boot without a system bus.
+    static let varlinkSpec = OptionSpec.optionalValue("varlink", "path", """
+        Ask reachabilityd through its Varlink socket instead of the system bus: at PATH, else         $REACHABILITYD_SOCKET, else \(VarlinkContract.socketPath).
+        """, implied: "", choices: [])
+
     let choice: Choice
+    /// The Varlink socket asked, when `--varlink` was given.
+    let varlinkSocket: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         choice = try arguments.choice("source", among: Choice.allCases) ?? .daemon
+        varlinkSocket = arguments.values["varlink"].map { $0.isEmpty ? ReachabilityManager.Source.varlinkSocketPath : $0 }
+        if varlinkSocket != nil, arguments.values["source"] != nil { throw UsageError(message: "'--varlink' and '--source' exclude each other.") }
     }
 
     /// The library's source.
     var managerSource: ReachabilityManager.Source {
-        switch choice {
+        if let varlinkSocket { return .varlink(path: varlinkSocket) }
+        return switch choice {
         case .daemon: .daemon
         case .inProcess: .inProcess
         case .automatic: .automatic
         }
     }
 
-    /// Whether an answer means "no one could answer": the daemon is absent (daemon source), or
-    /// the status is unknown (the engine could not start, for the other sources).
+    /// Whether an answer means "no one could answer": the daemon is absent (daemon or Varlink
+    /// source), or the status is unknown (the engine could not start, for the other sources).
     func isUnavailable(_ answer: FirstAnswer) -> Bool {
-        choice == .daemon ? !answer.daemonAvailable : answer.snapshot.status == .unknown
+        choice == .daemon || varlinkSocket != nil ? !answer.daemonAvailable : answer.snapshot.status == .unknown
     }
 }
 

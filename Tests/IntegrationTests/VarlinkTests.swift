@@ -142,6 +142,32 @@ final class VarlinkTests: DaemonTestCase {
         return try XCTUnwrap((state["generation"] as? NSNumber)?.uint64Value)
     }
 
+    func testReachabilityctlAsksThroughTheSocketWithoutABus() throws {
+        // Given the daemon, and reachabilityctl with no bus to reach
+        try startDaemon()
+        let control = try TestPaths.builtExecutable("reachabilityctl", overriddenBy: "REACHABILITYCTL_PATH")
+        let noBus = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent", "REACHABILITYD_SOCKET": try socket, "LANG": "C"]
+
+        // When it asks for the status through the socket
+        let status = try Command.run(control, ["status", "--json", "--varlink"], environment: noBus)
+
+        // Then it prints the daemon's state, as status --json does over the bus
+        let record = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any], status.standardOutput + status.standardError)
+        XCTAssertEqual(status.termination, .exited(0), status.standardError)
+        XCTAssertEqual(record["status"] as? String, ReachabilityStatus.notReachable.rawValue)
+        XCTAssertEqual(record["daemonAvailable"] as? Bool, true)
+
+        // And wait follows a route change through it (the socket given as --varlink=PATH)
+        let waiter = try ChildProcess(control, ["wait", "--timeout", "30", "--varlink=\(try socket)"], environment: noBus)
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
+        XCTAssertEqual(waiter.wait(timeout: .seconds(30)), .exited(0))
+
+        // And a socket nobody serves is the daemon unavailable (exit 69)
+        let absent = try Command.run(control, ["status", "--varlink=/nonexistent", "--answer-timeout", "1"], environment: noBus)
+        XCTAssertEqual(absent.termination, .exited(69), absent.standardOutput + absent.standardError)
+    }
+
     /// The states a subscriber wrote to `output`, one a line.
     private static func states(in output: String) throws -> [[String: Any]] {
         try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map {
