@@ -11,7 +11,7 @@ import SystemSupport
 /// the daemon's queue, with the bus's fairness: callers are told apart by the socket's
 /// credentials (`SO_PEERCRED`) into the shares the bus side uses (``CallerShare``: all the
 /// connections of one unprivileged uid together, each of root's on its own); each share's calls
-/// wait their turn (``FairQueue``) within its part of the queue's time (``CallerBudget``), and a
+/// wait their turn within its part of the queue's time (``FairTurns``), and a
 /// uid has at most ``connectionsPerUser`` connections open. The engine's questions are asked
 /// through the same ``ReachabilityMethods`` as the bus object's.
 ///
@@ -25,8 +25,6 @@ final class VarlinkServer: @unchecked Sendable {
     /// The most connections accepted per turn of the queue, so that a flood of connections
     /// takes its turns with everything else.
     static let acceptsPerTurn = 32
-    /// The most waiting calls served per turn of the queue (as the bus side).
-    static let callsPerTurn = 16
 
     private let queue: DispatchQueue
     private let listening: DescriptorReadSource
@@ -41,9 +39,8 @@ final class VarlinkServer: @unchecked Sendable {
     /// How many connections each share has open.
     private var openConnections: [String: Int] = [:]
     private var connectionsMade = 0
-    private var budget = CallerBudget()
-    private var waiting = FairQueue<WaitingCall>()
-    private var serviceQueued = false
+    /// Calls waiting their turn, as the bus object's wait theirs.
+    private lazy var turns = FairTurns<WaitingCall>(queue: queue) { [weak self] call in self?.serve(call.request, for: call.connection) }
 
     /// A call waiting its turn.
     private struct WaitingCall {
@@ -120,31 +117,10 @@ final class VarlinkServer: @unchecked Sendable {
             return connection.fail(error)
         }
         let share = connection.share.name
-        guard budget.admits(share, now: clockSeconds(CLOCK_MONOTONIC)) else {
-            return connection.fail(.busy("\(share) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second); try again shortly"))
+        guard turns.admits(share) else {
+            return connection.fail(.busy("\(share) used its share of reachabilityd's time (\(Int(turns.budget.refillPerSecond * 1000)) ms per second); try again shortly"))
         }
-        waiting.append(WaitingCall(connection: connection, request: request), from: share)
-        if !serviceQueued {
-            serviceQueued = true
-            queue.async { [weak self] in self?.serveWaitingCalls() }
-        }
-    }
-
-    /// Serves up to ``callsPerTurn`` waiting calls, one per share in turn, charging each share's
-    /// budget with the CPU time its call took; queues another turn for the rest.
-    private func serveWaitingCalls() {
-        serviceQueued = false
-        for _ in 0..<Self.callsPerTurn {
-            guard let (share, call) = waiting.next() else { break }
-            let started = clockSeconds(CLOCK_MONOTONIC)
-            let cpuBefore = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
-            serve(call.request, for: call.connection)
-            budget.charge(share, seconds: clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
-        }
-        if !waiting.isEmpty, !serviceQueued {
-            serviceQueued = true
-            queue.async { [weak self] in self?.serveWaitingCalls() }
-        }
+        turns.append(WaitingCall(connection: connection, request: request), from: share)
     }
 
     /// Answers `request` on `connection`: the engine's questions through the bus object's methods.
@@ -188,10 +164,10 @@ final class VarlinkServer: @unchecked Sendable {
     private func forget(_ connection: VarlinkConnection) {
         guard connections.removeValue(forKey: connection.name) != nil else { return }
         let share = connection.share
-        _ = waiting.removeAll(from: share.name) { $0.connection === connection }
+        turns.removeAll(from: share.name) { $0.connection === connection }
         let left = openConnections[share.name, default: 1] - 1
         openConnections[share.name] = left > 0 ? left : nil
-        if !share.isUser { budget.forget(share.name) }
+        if !share.isUser { turns.forget(share.name) }
         departed(connection.name, left > 0 ? nil : share)
     }
 }
