@@ -9,6 +9,8 @@
 #   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
 #   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
 #               daemon; a private dbus-daemon for the bus core) — seconds once built
+#   make reference  docs/api-reference.md and reachabilityd(8)'s API sections from dbus/'s doc
+#               comments (make unit and make check fail while they differ)
 #   make check  before a commit: build (with the GIO module), unit and integration tests (root
 #               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
@@ -24,7 +26,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps run-deps build gio release run run-check test unit check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps run-deps build gio release run run-check test unit check reference reference-check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -68,14 +70,23 @@ test: deps
 # The unit test targets, as swift test --filter takes them (docs/testing.md lists what each holds).
 UNIT_TESTS := ReachabilityCoreTests|RTNetlinkTests|ReachabilityEngineTests|ReachabilityBusTests|ReachabilityServiceTests|ReachabilityDaemonTests|ReachabilityClientTests
 
-unit:
+unit: reference-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter '^($(UNIT_TESTS))\.'
 
-check: gio
+check: gio reference-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip SoakTests
 	$(SWIFT) build --package-path Examples
+
+# The interface files' doc comments are each member's one description (scripts/api-reference.py):
+# reference writes the reference from them, reference-check fails when a written file differs or
+# README's API table names a member or signature they do not declare.
+reference:
+	scripts/api-reference.py
+
+reference-check:
+	scripts/api-reference.py --check
 
 # REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.
 soak:

@@ -20,6 +20,8 @@ final class Daemon: @unchecked Sendable {
     private let engine: ReachabilityEngine
     private var connection: BusConnection?
     private var object: ReachabilityObject?
+    /// The Varlink socket's server, when there is a socket.
+    private var varlink: VarlinkServer?
     /// The published state (what the bus object and the Varlink socket serve) and its
     /// `Generation`, one more at every published change.
     private var published = ReachabilitySnapshot.unknown
@@ -47,8 +49,6 @@ final class Daemon: @unchecked Sendable {
         metrics: { [weak self] in self?.metricsText() ?? "" },
         checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
     )
-    /// The Varlink socket's server, when there is a socket.
-    private var varlink: VarlinkServer?
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
@@ -57,21 +57,26 @@ final class Daemon: @unchecked Sendable {
     private let nameServerSources: NameServerSources
     /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
     private let resolvedLookup: ResolvedAddressLookup
-    /// What the metrics count beside the published snapshot.
-    private var counters = MetricsCounters()
-    private let metricsFile = MetricsTextfile()
+    /// What the metrics count beside the published snapshot, resumed from the last run's.
+    private var counters: MetricsCounters
+    private lazy var metricsFile = MetricsTextfile(queue: queue) { [unowned self] in metricsText() }
+    /// The version and start time the metrics report.
+    private let metricsDaemon = PrometheusMetrics.Daemon(version: DaemonOptions.version, startTimeSeconds: clockSeconds(CLOCK_REALTIME))
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: NameOwnerWatch?
     private let configurationFiles: ConfigurationFiles
     /// `Generation` across restarts, under `$RUNTIME_DIRECTORY`.
-    private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
-    /// Whether a failure to store `Generation` was logged (once is enough).
-    private var generationStoreFailed = false
+    private let generationFile = RuntimeFile("generation", runtimeDirectory: Daemon.runtimeDirectory)
+    /// The metrics' counters across restarts, beside it.
+    private let countersFile = RuntimeFile("metrics-counters", runtimeDirectory: Daemon.runtimeDirectory)
+    /// Whether a failure to store them was logged (once is enough).
+    private var runtimeStoreFailed = false
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
         self.configurationFiles = configurationFiles
+        counters = MetricsCounters(encoded: countersFile.load(limit: 4096) ?? "")
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
             // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
@@ -129,10 +134,10 @@ final class Daemon: @unchecked Sendable {
             let first = try engine.start { [weak self] snapshot in self?.publish(snapshot) }
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
             published = first
-            generation = generationFile.load() + 1
-            storeGeneration()
-            counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))
-            writeMetrics()
+            generation = (generationFile.load(limit: 32).flatMap { UInt64($0.filter { $0 != "\n" }) } ?? 0) + 1
+            counters.count(first, at: Self.metricsTime())
+            storeRuntimeState()
+            metricsFile.write()
             startVarlink()
             if !connectToBus() {
                 // Early boot, the initrd, a container: Varlink answers until a broker appears.
@@ -258,7 +263,7 @@ final class Daemon: @unchecked Sendable {
     /// A published snapshot (the engine's publishing stage has applied `DownDelaySec=`): the
     /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
-        defer { storeGeneration() }
+        defer { storeRuntimeState() }
         let previous = published
         let changed = !snapshot.changedProperties(since: previous).isEmpty
         if changed {
@@ -277,8 +282,8 @@ final class Daemon: @unchecked Sendable {
                 fields: fields
             )
         }
-        counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
-        writeMetrics()
+        counters.count(snapshot, at: Self.metricsTime())
+        metricsFile.write()
         let status = "STATUS=\(snapshot.status.rawValue): \(snapshot.reason)"
         if status != managerStatus {
             managerStatus = status
@@ -287,23 +292,31 @@ final class Daemon: @unchecked Sendable {
         HeapTrim.afterChange()
     }
 
-    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
-    private func metricsText() -> String {
-        PrometheusMetrics.render(published, generation: generation, counters: counters)
+    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`); nil
+    /// before the first.
+    private func metricsText() -> String? {
+        // Generation is 0 only before the first evaluation.
+        guard generation > 0 else { return nil }
+        return PrometheusMetrics.render(published, generation: generation, counters: counters, daemon: metricsDaemon, at: Self.metricsTime())
     }
 
-    /// Replaces the metrics file, when `[Metrics] TextfileDirectory=` names a directory.
-    private func writeMetrics() {
-        metricsFile.write(metricsText())
+    /// Now, on the clocks the metrics read.
+    private static func metricsTime() -> MetricsTime {
+        MetricsTime(realtime: clockSeconds(CLOCK_REALTIME), monotonic: clockSeconds(CLOCK_MONOTONIC))
     }
 
-    /// Stores `Generation` for a restarted daemon to go on from.
-    private func storeGeneration() {
+    /// `$RUNTIME_DIRECTORY`, where systemd's `RuntimeDirectory=` puts it.
+    private static var runtimeDirectory: String? { getenv("RUNTIME_DIRECTORY").map { String(cString: $0) } }
+
+    /// Stores `Generation` and the metrics' counters for a restarted daemon to go on from.
+    private func storeRuntimeState() {
+        guard generation > 0 else { return }
         do throws(SystemError) {
-            try generationFile.store(generation)
+            try generationFile.store("\(generation)\n")
+            try countersFile.store(counters.encoded)
         } catch {
-            if !generationStoreFailed { Log.warning("\(error); Generation will start again from 0 if the daemon restarts.") }
-            generationStoreFailed = true
+            if !runtimeStoreFailed { Log.warning("\(error); Generation and the metrics' counters will start again from 0 if the daemon restarts.") }
+            runtimeStoreFailed = true
         }
     }
 
@@ -313,7 +326,7 @@ final class Daemon: @unchecked Sendable {
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
             metricsFile.directory = configuration.metricsTextfileDirectory
-            writeMetrics()
+            metricsFile.write()
             Log.info("Reloaded the configuration.")
         } else {
             Log.warning("Keeping the previous configuration.")
