@@ -199,13 +199,12 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// Follows the system bus's socket (`$DBUS_SYSTEM_BUS_ADDRESS`'s `unix:path=`, else the
-    /// standard path that dbus.socket listens on) and connects once it appears.
+    /// Follows the system bus's socket (``BusContract/systemBusSocketPath(address:)``) and
+    /// connects once it appears.
     private func followBusSocket() throws(SystemError) {
-        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? ""
-        let path = address.hasPrefix("unix:path=")
-            ? String(address.dropFirst("unix:path=".count).prefix { $0 != "," && $0 != ";" })
-            : "/run/dbus/system_bus_socket"
+        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+        // An address of another kind has no path to follow: the standard one is a guess as good.
+        let path = BusContract.systemBusSocketPath(address: address) ?? BusContract.systemBusSocketPath(address: nil)!
         let follower = try FollowedPath(path: path, queue: queue) { [weak self] in _ = self?.connectToBus() }
         busSocket = follower
         follower.start()

@@ -163,6 +163,11 @@ final class VarlinkTests: DaemonTestCase {
         try addIPv4DefaultRoute()
         XCTAssertEqual(waiter.wait(timeout: .seconds(30)), .exited(0))
 
+        // And without --varlink, with no bus but the socket there, it asks the socket all the same
+        let fallback = try Command.run(control, ["status", "--json"], environment: noBus)
+        XCTAssertEqual(fallback.termination, .exited(0), fallback.standardOutput + fallback.standardError)
+        XCTAssertTrue(fallback.standardOutput.contains(#""status":"reachable-via-ethernet""#), fallback.standardOutput)
+
         // And a socket nobody serves is the daemon unavailable (exit 69)
         let absent = try Command.run(control, ["status", "--varlink=/nonexistent", "--answer-timeout", "1"], environment: noBus)
         XCTAssertEqual(absent.termination, .exited(69), absent.standardOutput + absent.standardError)
