@@ -62,7 +62,7 @@ let package = Package(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
-                "CDispatchNice", "RTNetlink",
+                "CDispatchNice", "RTNetlink", "CSystemd",
             ],
             exclude: ["reachabilityd.order", "link"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
@@ -109,8 +109,9 @@ let package = Package(
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
         .target(name: "TestSupport", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"], path: "Tests/TestSupport"),
-        // (With the property table and the bus form of Core's values, which these tests read through.)
-        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "ReachabilityProperties", "ReachabilityBus"]),
+        // The pure rules, table by table (with the property table and the bus form of Core's
+        // values, which these tests read through); replays the Varlink codec's fuzz corpus.
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "ReachabilityProperties", "ReachabilityBus", "TestSupport"]),
         .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.

@@ -54,6 +54,15 @@ public final class ReachabilityManager: Sendable {
         case inProcess
         /// From the daemon while its bus name has an owner, else in-process.
         case automatic
+        /// From reachabilityd's Varlink socket at `path` (`Subscribe`), for a process without a
+        /// system bus, e.g. a container with `/run/reachabilityd` bind-mounted; `.unknown` while
+        /// the socket does not answer. The machine's reachability only: an address's or a host
+        /// name's manager stays `.unknown`.
+        case varlink(path: String)
+
+        /// The socket ``varlink(path:)`` usually names: `$REACHABILITYD_SOCKET`, else
+        /// `/run/reachabilityd/org.reachabilityd.Reachability`.
+        public static var varlinkSocketPath: String { VarlinkSource.defaultPath }
     }
 
     private let queue: DispatchQueue
@@ -139,6 +148,9 @@ public final class ReachabilityManager: Sendable {
             let hub = BusHub.hub(for: endpoint)
             queue = hub.queue
             source = AutomaticSource(hub: hub, target: target, report: report)
+        case .varlink(let path):
+            queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
+            source = VarlinkSource(queue: queue, path: path, target: target, report: report)
         }
         box.manager = self
     }

@@ -146,6 +146,24 @@ public struct PropertyDefinition {
 }
 
 extension BusValue {
+    /// The value a JSON value (``json``'s) stands for: a string, a boolean, a whole number as
+    /// `u` (`t` past 32 bits), an array of strings (an empty array too) as `as`, an array of
+    /// objects as `aa{sv}`, an object as `a{sv}`; anything else as "".
+    public init(json: JSONValue) {
+        switch json {
+        case .string(let string): self = .string(string)
+        case .boolean(let flag): self = .boolean(flag)
+        case .number(let number) where number >= 0 && number.rounded() == number && number < 0x1p64:
+            self = number <= Double(UInt32.max) ? .unsigned32(UInt32(number)) : .unsignedInteger(UInt64(number))
+        case .array(let elements) where elements.allSatisfy({ if case .string = $0 { true } else { false } }):
+            self = .strings(elements.compactMap { if case .string(let string) = $0 { string } else { nil } })
+        case .array(let elements):
+            self = .dictionaries(elements.compactMap { if case .object(let members) = $0 { members.mapValues(BusValue.init(json:)) } else { nil } })
+        case .object(let members): self = .dictionary(members.mapValues(BusValue.init(json:)))
+        case .null, .number: self = .string("")
+        }
+    }
+
     /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
     /// as objects.
     public var json: JSONValue {
@@ -174,5 +192,35 @@ extension ReachabilitySnapshot {
         ReachabilityProperty.allCases.filter { property in
             property != .generation && property.definition.differs(self, previous)
         }
+    }
+
+    /// Every property with a JSON key in the table, by that key: what every `--json` record of
+    /// `reachabilityctl` holds.
+    public var jsonMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for property in ReachabilityProperty.allCases {
+            guard let key = property.definition.jsonKey else { continue }
+            members[key] = value(of: property, generation: 0).json
+        }
+        return members
+    }
+
+    /// The snapshot a Varlink `state` (``varlinkState(generation:)``) describes: each member the
+    /// property table writes back, as a client writes `GetAll`'s values; a member missing or of
+    /// another type keeps the value of ``unknown`` or writes its type's empty value.
+    public init(varlinkState state: [String: JSONValue]) {
+        self = .unknown
+        for property in ReachabilityProperty.allCases {
+            let definition = property.definition
+            guard let key = definition.jsonKey, let write = definition.write, let value = state[key] else { continue }
+            write(&self, BusValue(json: value))
+        }
+    }
+
+    /// The state Varlink's `GetState` and `Subscribe` answer: ``jsonMembers`` and `generation`.
+    public func varlinkState(generation: UInt64) -> JSONValue {
+        var members = jsonMembers
+        members[VarlinkContract.generationKey] = value(of: .generation, generation: generation).json
+        return .object(members)
     }
 }

@@ -70,7 +70,7 @@ public enum ServiceManager {
 /// attach because the real and effective ids differ) goes through `sd_notify` itself.
 ///
 /// Immutable once made: sends may come from any thread.
-final class NotificationSocket: Sendable {
+package final class NotificationSocket: Sendable {
     /// Where notifications go: nil when `$NOTIFY_SOCKET` is unset (nothing is sent), `.other`
     /// when `sd_notify` must send them.
     private enum Destination: Sendable {
@@ -137,7 +137,7 @@ final class NotificationSocket: Sendable {
 
     /// The `sockaddr_un` `sd_notify` sends to for `value`: an absolute path, or an abstract name
     /// written with a leading `@`; nil for anything else (`sd_notify` judges it).
-    static func unixAddress(_ value: String) -> (address: sockaddr_un, length: socklen_t)? {
+    package static func unixAddress(_ value: String) -> (address: sockaddr_un, length: socklen_t)? {
         let bytes = Array(value.utf8)
         var address = sockaddr_un()
         let capacity = MemoryLayout.size(ofValue: address.sun_path)

@@ -29,14 +29,9 @@ struct StatusRecord {
     /// property table, the status's description, `daemonAvailable`, and the optional members
     /// that are set.
     var json: String {
-        var members: [String: JSONValue] = [
-            "description": .string(snapshot.status.localizedDescription(language: "en")),
-            "daemonAvailable": .boolean(daemonAvailable),
-        ]
-        for property in ReachabilityProperty.allCases {
-            guard let key = property.definition.jsonKey else { continue }
-            members[key] = snapshot.value(of: property, generation: 0).json
-        }
+        var members = snapshot.jsonMembers
+        members["description"] = .string(snapshot.status.localizedDescription(language: "en"))
+        members["daemonAvailable"] = .boolean(daemonAvailable)
         if let time { members["time"] = .string(time) }
         if let host { members["host"] = .string(host) }
         if let satisfied { members["satisfied"] = .boolean(satisfied) }

@@ -37,6 +37,7 @@ struct WaitCommand: Subcommand {
             .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
             .flag("json", "When the wait ends, print the last state as one JSON object (with \"satisfied\" and \"waited\")."),
             SourceOption.spec,
+            SourceOption.varlinkSpec,
         ]
     )
 
@@ -74,6 +75,7 @@ struct WaitCommand: Subcommand {
         host = arguments.values["host"]
         json = arguments.flag("json")
         source = try SourceOption(arguments)
+        if host != nil, source.varlinkSocket != nil { throw UsageError(message: "'--varlink' answers the machine's reachability only, not '--host'.") }
         interfaces = try Self.interfaces(arguments)
         carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
         verbose = arguments.flag("verbose")

@@ -117,4 +117,18 @@ final class BusContractTests: XCTestCase {
         XCTAssertEqual(defined, expected)
         XCTAssertEqual(ReachabilityStatus.allCases.filter { !$0.isReachable }, [.unknown, .notReachable])
     }
+
+    func testTheSystemBusSocketPathComesFromTheAddress() {
+        let rows: [(address: String?, path: String?, line: UInt)] = [
+            (nil, "/run/dbus/system_bus_socket", #line),
+            ("", "/run/dbus/system_bus_socket", #line),
+            ("unix:path=/tmp/bus", "/tmp/bus", #line),
+            ("unix:path=/tmp/bus,guid=0123;unix:path=/other", "/tmp/bus", #line),
+            ("unix:abstract=/tmp/dbus-x", nil, #line),
+            ("tcp:host=localhost,port=1", nil, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(BusContract.systemBusSocketPath(address: row.address), row.path, line: row.line)
+        }
+    }
 }
