@@ -261,6 +261,16 @@ public final class ReachabilityManager: Sendable {
     /// ``nat64Prefix``) or `.none`. For an address or a host name: the machine's.
     public var ipv4Access: IPv4Access { snapshot.ipv4Access }
 
+    /// The session the network's captive-portal API describes (the daemon's
+    /// `CaptivePortalSession`, RFC 8908; Android's `CaptivePortalData`): the time and bytes left
+    /// before the network holds this host behind its portal again, the venue's page, whether the
+    /// session can be extended; each nil when the API did not say (``CaptivePortalSession/isEmpty``:
+    /// no API, checks off, or no connectivity). `secondsRemaining` is as of the snapshot's
+    /// delivery: the daemon announces it again as it counts down (each minute in its last 16
+    /// minutes, each eighth above). For an address or a host name: the machine's, while its
+    /// connectivity is `.full` or `.portal`.
+    public var captivePortalSession: CaptivePortalSession { snapshot.captivePortalSession }
+
     /// For an address's or a host name's manager: how a connection gets to the address the
     /// status is about (the daemon's `CheckDestination`): `.direct`, `.clat` or `.nat64`; nil
     /// for the machine's manager, before the first answer, and with a daemon that predates

@@ -99,11 +99,15 @@ public struct CaptivePortalAPIAnswer: Sendable, Hashable {
     public var isCaptive: Bool
     /// `user-portal-url`: the page a user opens to get through, if given.
     public var userPortalURL: String?
+    /// The rest of RFC 8908 §5's keys: the session's time and bytes left, the venue's page,
+    /// whether the session can be extended (``CaptivePortalSession/init(apiMembers:)``).
+    public var session: CaptivePortalSession
 
     /// Creates an answer.
-    public init(isCaptive: Bool, userPortalURL: String? = nil) {
+    public init(isCaptive: Bool, userPortalURL: String? = nil, session: CaptivePortalSession = CaptivePortalSession()) {
         self.isCaptive = isCaptive
         self.userPortalURL = userPortalURL
+        self.session = session
     }
 
     /// The answer in an HTTP outcome: a 200 whose body is a JSON object with a boolean
@@ -115,7 +119,7 @@ public struct CaptivePortalAPIAnswer: Sendable, Hashable {
         else { return nil }
         var url: String?
         if case .string(let text)? = members["user-portal-url"], URLScheme.of(text) == "https" { url = text }
-        self.init(isCaptive: captive, userPortalURL: url)
+        self.init(isCaptive: captive, userPortalURL: url, session: CaptivePortalSession(apiMembers: members))
     }
 }
 
@@ -174,12 +178,21 @@ public enum ConnectivityCheckSchedule {
     }
 
     /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
-    /// was not `full` (0 for the first).
-    public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {
-        guard verdict != .full else { return intervalSeconds }
-        let delays = RetryDelays(first: .seconds(1), longest: .seconds(intervalSeconds))
-        let delay = delays.delay(afterFailures: attempt + 1).components
-        return Double(delay.seconds) + Double(delay.attoseconds) / 1e18
+    /// was not `full` (0 for the first); no later than when the session the network's API
+    /// described runs out (`sessionSecondsRemaining`), so that the check says at once what the
+    /// network does then, but not sooner than ``pathChangeSpacingSeconds``: an API that keeps
+    /// saying a second or none is left costs one check per spacing, as a flapping route does.
+    public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double, sessionSecondsRemaining: UInt64? = nil) -> Double {
+        let scheduled: Double
+        if verdict == .full {
+            scheduled = intervalSeconds
+        } else {
+            let delays = RetryDelays(first: .seconds(1), longest: .seconds(intervalSeconds))
+            let delay = delays.delay(afterFailures: attempt + 1).components
+            scheduled = Double(delay.seconds) + Double(delay.attoseconds) / 1e18
+        }
+        guard let remaining = sessionSecondsRemaining else { return scheduled }
+        return min(scheduled, max(Double(remaining), pathChangeSpacingSeconds))
     }
 }
 

@@ -39,6 +39,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var nat64Prefix = ""
     /// How IPv4 destinations are reached (``IPv4AccessRule``).
     public var ipv4Access = IPv4Access.none
+    /// The session the network's captive-portal API (RFC 8908) describes, `seconds-remaining`
+    /// counted down since it was read (``CaptivePortalSessionReading``); empty when no API
+    /// answered with one.
+    public var captivePortalSession = CaptivePortalSession()
     /// For one destination's snapshot: how a connection gets to the address the status is
     /// about (`CheckDestination`'s `via`); nil for the machine's, and when the daemon has no
     /// `CheckDestination` (an older one). Not a property.

@@ -68,6 +68,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let rfc7050: RFC7050Discovery
     /// Fires when the next NAT64 prefix's lifetime runs out; nil when none is known.
     private var nat64ExpiryTimer: DispatchSourceTimer?
+    /// Fires when the published captive-portal session's `seconds-remaining` next counts down
+    /// (``StatusReducer/Evaluation/sessionCountdown``); nil when it does not.
+    private var sessionCountdownTimer: DispatchSourceTimer?
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -224,6 +227,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
         nat64ExpiryTimer = nil
+        sessionCountdownTimer?.cancel()
+        sessionCountdownTimer = nil
         events?.cancel()
         events = nil
         gateways.stop()
@@ -414,20 +419,27 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// sends no withdrawal), or cancels it when none is known. The lifetimes count on
     /// `CLOCK_BOOTTIME` and the timer on the wall clock, so that time spent suspended counts.
     private func scheduleNAT64Expiry() {
-        guard let expiry = nat64Prefixes.nextExpiry else {
-            nat64ExpiryTimer?.cancel()
-            nat64ExpiryTimer = nil
+        arm(&nat64ExpiryTimer, at: nat64Prefixes.nextExpiry) { [weak self] in self?.expireNAT64Prefixes() }
+    }
+
+    /// (Re)arms `timer` (made at the first deadline) to call `handler` on the queue at
+    /// `deadline`, seconds of `CLOCK_BOOTTIME`, on the wall clock, so that time spent suspended
+    /// counts; cancels it when `deadline` is nil.
+    private func arm(_ timer: inout DispatchSourceTimer?, at deadline: Double?, handler: @escaping () -> Void) {
+        guard let deadline else {
+            timer?.cancel()
+            timer = nil
             return
         }
-        let timer = nat64ExpiryTimer ?? {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in self?.expireNAT64Prefixes() }
-            timer.resume()
-            nat64ExpiryTimer = timer
-            return timer
+        let armed = timer ?? {
+            let made = DispatchSource.makeTimerSource(queue: queue)
+            made.setEventHandler(handler: handler)
+            made.resume()
+            return made
         }()
-        let delay = max(0, expiry - clockSeconds(CLOCK_BOOTTIME))
-        timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
+        timer = armed
+        let delay = max(0, deadline - clockSeconds(CLOCK_BOOTTIME))
+        armed.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
     }
 
     /// Events: the lifetime of a NAT64 prefix ran out.
@@ -566,7 +578,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             table: mirror.table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers.map { $0.map { nameServerFacts($0, answered: answered) } },
             advertisedNAT64Prefixes: nat64Prefixes, discoveredNAT64Prefix: rfc7050.discovered,
             synthesizedProbes: Dictionary(uniqueKeysWithValues: synthesized.compactMap { probe in answered[probe.question].map { (probe.prefix, $0) } }),
-            nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled
+            nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled, now: clockSeconds(CLOCK_BOOTTIME)
         )
         for family in AddressFamily.allCases {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
@@ -578,9 +590,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Follow: the active check takes the paths the rule found, RFC 7050 discovery IPv6's while
     /// the rule wants it (a path on another link drops what it found: the rule step already
     /// counted on that), the links read decide which events walk next (``linksInUse``), and
-    /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``).
+    /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``),
+    /// and the walk is taken again when the captive-portal session next counts down.
     private func follow(_ evaluation: StatusReducer.Evaluation) {
         checks.follow(evaluation.checkPaths)
+        arm(&sessionCountdownTimer, at: evaluation.sessionCountdown) { [weak self] in
+            guard let self, lookups.isOpen else { return }
+            reevaluate([], announcingRoutes: false)
+        }
         rfc7050.follow(ipv6Path: evaluation.nat64DiscoveryPath, intervalSeconds: settings.connectivity.intervalSeconds)
         linksInUse = evaluation.linksInUse
         destinationContext = evaluation.destinationContext

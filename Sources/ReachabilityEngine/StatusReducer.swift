@@ -71,6 +71,9 @@ enum StatusReducer {
         var nameLookups: NameLookupEvidence?
         /// Whether the active check runs: RFC 7050 discovery is then wanted with IPv4 reachable too.
         var isCheckEnabled = false
+        /// The time of the walk (`CLOCK_BOOTTIME` seconds): a captive-portal session's
+        /// `seconds-remaining` is counted down to it.
+        var now: Double = 0
     }
 
     /// What a walk's rule step decides: the whole published snapshot, and what the walk follows.
@@ -89,6 +92,10 @@ enum StatusReducer {
         /// What `CheckDestination` decides with beside the kernel's answers, as the snapshot was
         /// decided: the NAT64 prefix in use and the link a CLAT translates onto (IPv6's route's).
         var destinationContext: DestinationRule.Context
+        /// When (`CLOCK_BOOTTIME` seconds) the published captive-portal session's
+        /// `seconds-remaining` next counts down (``CaptivePortalSessionReading/nextChange(after:)``):
+        /// the walk is taken again then. Nil: it does not.
+        var sessionCountdown: Double?
     }
 
     /// The walk's rule step, a function of its inputs only, in order:
@@ -96,7 +103,8 @@ enum StatusReducer {
     ///    which the fuzzer replays);
     /// 2. the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
     ///    evidence and the checks' verdicts, a verdict counting only while its family's route
-    ///    takes the path the check went over (a new gateway or link, or no route, has none yet);
+    ///    takes the path the check went over (a new gateway or link, or no route, has none yet),
+    ///    and the captive-portal session an API described with it, counted down to the walk's time;
     /// 3. ``DNSRule`` on the nameservers' facts (``resolvingNames(_:servers:lookups:)``);
     /// 4. `NAT64Prefix`: the one advertised on IPv6's route's link first
     ///    (``AdvertisedNAT64Prefixes/inUse(ipv6Link:)``), else the one RFC 7050 discovery found,
@@ -117,9 +125,13 @@ enum StatusReducer {
         let paths = checkPaths(routes, answers: [.ipv4: gathered.ipv4, .ipv6: gathered.ipv6], table: table)
         func evidence(_ family: AddressFamily) -> FamilyEvidence {
             let check = gathered.checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
-            return FamilyEvidence(gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "")
+            return FamilyEvidence(
+                gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "", session: check?.session
+            )
         }
-        var snapshot = EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6))
+        let (ipv4Evidence, ipv6Evidence) = (evidence(.ipv4), evidence(.ipv6))
+        var snapshot = EvidenceRule.decide(routes, ipv4: ipv4Evidence, ipv6: ipv6Evidence, now: gathered.now)
+        let session = EvidenceRule.session(of: [(snapshot.ipv4Connectivity, ipv4Evidence.session), (snapshot.ipv6Connectivity, ipv6Evidence.session)])
         if let servers = gathered.nameServers { snapshot = resolvingNames(snapshot, servers: servers, lookups: gathered.nameLookups) }
         let advertised = gathered.advertisedNAT64Prefixes.inUse(ipv6Link: gathered.ipv6.lookup.outputInterfaceIndex)?.prefix
         let discoveryPath = advertised == nil && (!snapshot.isIPv4Reachable || gathered.isCheckEnabled) ? paths[.ipv6] : nil
@@ -140,7 +152,7 @@ enum StatusReducer {
             linksInUse: nat64Prefix == nil
                 ? linksRead(probes: [gathered.ipv4, gathered.ipv6], nameServers: gathered.nameServers ?? [], table: table, configuration: configuration)
                 : .every,
-            destinationContext: context
+            destinationContext: context, sessionCountdown: session?.nextChange(after: gathered.now)
         )
     }
 

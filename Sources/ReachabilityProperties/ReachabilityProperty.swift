@@ -54,6 +54,9 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case nat64Prefix = "NAT64Prefix"
     /// `IPv4Access` (s): none, native, clat or nat64.
     case ipv4Access = "IPv4Access"
+    /// `CaptivePortalSession` (a{sv}): the keys of RFC 8908's session the network's API gave,
+    /// a ``CaptivePortalSession``.
+    case captivePortalSession = "CaptivePortalSession"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -87,6 +90,12 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
         case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
         case .ipv4Access: .string(json: "ipv4Access", text: "IPv4 path", { $0.ipv4Access.rawValue }, write: { $0.ipv4Access = IPv4Access(rawValue: $1) ?? .none })
+        case .captivePortalSession:
+            PropertyDefinition(
+                signature: "a{sv}", jsonKey: "captivePortalSession", textLabel: "Session",
+                read: { snapshot, _ in .dictionary(snapshot.captivePortalSession.busDictionary) },
+                write: { snapshot, value in snapshot.captivePortalSession = CaptivePortalSession(busValue: value) }
+            )
         }
     }
 }

@@ -102,7 +102,10 @@ enum Output {
             ("Reason", snapshot.reason),
         ]
         let propertyRows = ReachabilityProperty.allCases.compactMap { property in
-            property.definition.textLabel.map { ($0, text(snapshot.value(of: property, generation: 0))) }
+            property.definition.textLabel.map { label in
+                // The session's keys in RFC 8908's order, as words rather than JSON.
+                (label, property == .captivePortalSession ? text(.string(snapshot.captivePortalSession.summary)) : text(snapshot.value(of: property, generation: 0)))
+            }
         }
         let summary = (rows + propertyRows).map { "\(String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.0): \($0.1)" }.joined(separator: "\n")
         return snapshot.interfaces.isEmpty ? summary : summary + "\n\n" + text(snapshot.interfaces)

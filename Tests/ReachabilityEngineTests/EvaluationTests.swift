@@ -342,6 +342,31 @@ final class EvaluationTests: XCTestCase {
         }
     }
 
+    func testThatTheSessionAVerdictCameWithIsCountedDownToTheWalkAndFollowedToItsNextMark() {
+        // Given a session read at 100 s with 1000 s left, over IPv4's path or an old one
+        let reading = CaptivePortalSessionReading(session: CaptivePortalSession(secondsRemaining: 1000, canExtendSession: true), readAt: 100)
+        func gathered(on path: CheckPath, now: Double) -> StatusReducer.Gathered {
+            var gathered = Self.given(Self.dualStack, ipv4: Self.ipv4ViaRouter, ipv6: Self.unreachable)
+            gathered.checkEvidence[.ipv4] = CheckEvidence(path: path, connectivity: .full, portalURL: "", session: reading)
+            gathered.now = now
+            return gathered
+        }
+        let oldPath = CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("10.0.0.254"))
+        let rows: [(name: String, given: StatusReducer.Gathered, session: CaptivePortalSession, countdown: Double?, line: UInt)] = [
+            ("as read", gathered(on: Self.ipv4Path, now: 100), CaptivePortalSession(secondsRemaining: 1000, canExtendSession: true), 140, #line),
+            ("at the mark", gathered(on: Self.ipv4Path, now: 140), CaptivePortalSession(secondsRemaining: 960, canExtendSession: true), 200, #line),
+            ("ran out", gathered(on: Self.ipv4Path, now: 1200), CaptivePortalSession(secondsRemaining: 0, canExtendSession: true), nil, #line),
+            ("a verdict on another path: none", gathered(on: oldPath, now: 100), CaptivePortalSession(), nil, #line),
+        ]
+        for row in rows {
+            // When the rule step decides
+            let evaluation = StatusReducer.evaluation(of: row.given, configuration: .default)
+            // Then the session published, and when the walk is taken again for it
+            XCTAssertEqual(evaluation.snapshot.captivePortalSession, row.session, row.name, line: row.line)
+            XCTAssertEqual(evaluation.sessionCountdown, row.countdown, row.name, line: row.line)
+        }
+    }
+
     func testThatCheckDestinationGoesThroughTheCLATTheSnapshotWasDecidedWith() {
         // Given the state of the rows above: a CLAT, a VPN's tun, each with the well-known prefix advertised on the uplink
         let gathered: [(route: StatusReducer.KernelAnswers, isCLAT: Bool)] = [(Self.ipv4ViaCLAT, true), (Self.ipv4ViaVPN, false)]

@@ -29,6 +29,10 @@ package final class RouterNamespace {
     package static let captiveAPI = "https://10.77.0.1:8443/captive"
     /// The captive-portal API saying it is not.
     package static let openAPI = "https://10.77.0.1:8443/open"
+    /// The captive-portal API of a session that lasts ``setSessionSeconds(_:)`` from its first
+    /// request (RFC 8908's `seconds-remaining`, `bytes-remaining`, `venue-info-url`,
+    /// `can-extend-session`), then says captive; `/check` follows it in mode `session`.
+    package static let sessionAPI = "https://10.77.0.1:8443/session"
 
     /// Moves `ra1` out of `host` into a new namespace, gives it 10.77.0.1/24 (and, with IPv6
     /// enabled, fd00::1/64), brings both ends up and starts the servers.
@@ -132,11 +136,17 @@ package final class RouterNamespace {
     /// What the servers logged.
     package var serverLog: String { (try? String(contentsOfFile: state.file("server.log"), encoding: .utf8)) ?? "" }
 
-    /// How `/check` answers from now on: 204, redirect, html, body, hang, reset or reset-once
-    /// (one reset, then `next`).
+    /// How `/check` answers from now on: 204, redirect, html, body, hang, reset, reset-once
+    /// (one reset, then `next`) or session (204 while ``sessionAPI``'s session lasts, then a
+    /// redirection).
     package func setMode(_ mode: String, next: String = "204") throws {
         try "\(next)\n".write(toFile: state.file("next-mode"), atomically: true, encoding: .utf8)
         try "\(mode)\n".write(toFile: state.file("mode"), atomically: true, encoding: .utf8)
+    }
+
+    /// How long ``sessionAPI``'s session lasts from its first request.
+    package func setSessionSeconds(_ seconds: Int) throws {
+        try "\(seconds)\n".write(toFile: state.file("session-seconds"), atomically: true, encoding: .utf8)
     }
 
     /// The requests served so far, one "GET PATH ACCEPT CLIENT-ADDRESS" line each (an IPv4
