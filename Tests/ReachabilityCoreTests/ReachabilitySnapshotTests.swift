@@ -145,6 +145,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .captivePortalSession: .dictionary([:]),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -182,6 +183,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .captivePortalSession: .dictionary([:]),
         ]
 
         for property in ReachabilityProperty.allCases {
