@@ -92,17 +92,8 @@ final class ConnectivityClientTests: DaemonTestCase {
     }
 
     func testTheCaptivePortalSessionReachesTheClientAndTheCLI() throws {
-        // Given a check, IPv6 on both ends for the router advertisement, and the network's API
-        // (trusted through the test CA) describing an hour's session
-        let router = try startDaemonBehindRouter(configuration: "", mode: "session")
-        try router.setSessionSeconds(3600)
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try writeConfiguration(
-            "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\nCaptivePortalAPICAFile=\(router.caFile)\n"
-        )
-        try XCTUnwrap(daemon).send(SIGHUP)
-        try waitForConnectivity(.full)
+        // Given a check and the network's API (trusted through the test CA) describing an hour's session
+        let router = try startDaemonBehindSessionRouter(sessionSeconds: 3600)
         let manager = try makeManager()
         manager.startMonitoring()
 

@@ -107,17 +107,9 @@ final class ConnectivityCheckTests: DaemonTestCase {
     }
 
     func testACaptivePortalSessionIsPublishedAndACheckRunsTheMomentItRunsOut() throws {
-        // Given IPv6 on both ends (for the router advertisement), a check every hour answering
-        // 204 while the network's session lasts, and the network's API trusted through the test CA
-        let router = try startDaemonBehindRouter(configuration: "", mode: "session")
-        try router.setSessionSeconds(10)
-        try netns.setIPv6(enabled: true, on: "ra0")
-        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
-        try writeConfiguration(
-            "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\nCheckTimeoutSec=2\nCaptivePortalAPICAFile=\(router.caFile)\n"
-        )
-        try XCTUnwrap(daemon).send(SIGHUP)
-        try waitForConnectivity(.full)
+        // Given a check every hour answering 204 while the network's session lasts, and the
+        // network's API trusted through the test CA
+        let router = try startDaemonBehindSessionRouter(sessionSeconds: 10)
         XCTAssertEqual(try busctl.properties().captivePortalSession, CaptivePortalSession(), "no API: no session")
 
         // When the router advertises the API of a session of 10 s

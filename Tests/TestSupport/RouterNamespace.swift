@@ -171,6 +171,27 @@ extension DaemonTestCase {
         }
     }
 
+    /// Starts a router whose `/check` answers 204 while ``RouterNamespace/sessionAPI``'s session
+    /// of `sessionSeconds` lasts, and the daemon checking it every hour with the router's API
+    /// trusted through the test CA, IPv6 on ra0 for the router advertisement (the API is not
+    /// advertised yet); waits for `full`.
+    ///
+    /// - Returns: the router; keep it for the test's length.
+    /// - Throws: `HarnessError` when a step fails.
+    package func startDaemonBehindSessionRouter(sessionSeconds: Int) throws -> RouterNamespace {
+        let router = try startDaemonBehindRouter(configuration: "", mode: "session")
+        try router.setSessionSeconds(sessionSeconds)
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try writeConfiguration(
+            "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\nCheckTimeoutSec=2\nCaptivePortalAPICAFile=\(router.caFile)\n"
+        )
+        guard let daemon else { throw HarnessError("no daemon: set-up did not finish") }
+        daemon.send(SIGHUP)
+        try waitForConnectivity(.full)
+        return router
+    }
+
     /// Starts a router (see ``RouterNamespace``), gives ra0 10.77.0.2/24, starts the daemon
     /// with the configuration file `configuration` (a `[Connectivity]` section, or nothing),
     /// then routes the default via 10.77.0.1.
