@@ -40,11 +40,17 @@ public struct NetworkInterface: Sendable, Hashable {
     /// The nameservers configured for the link, where known: systemd-resolved's servers of the
     /// link, a link-local server whose zone is the link (``NameServer/link``).
     public var nameServers: [IPAddress]
+    /// The link's MTU in bytes; 0 when not known.
+    public var mtu: UInt32
+    /// The opaque id of the network the link's default route leads into (``NetworkIdentity``),
+    /// "" when it has none or its gateway's link-layer address is not known.
+    public var networkID: String
 
     /// Creates an entry.
     public init(
         name: String, index: InterfaceIndex, transport: Transport, operational: OperationalState, hasIPv4: Bool = false, hasIPv6: Bool = false,
-        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = []
+        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = [], mtu: UInt32 = 0,
+        networkID: String = ""
     ) {
         self.name = name
         self.index = index
@@ -56,6 +62,8 @@ public struct NetworkInterface: Sendable, Hashable {
         self.isMetered = isMetered
         self.ignoreReason = ignoreReason
         self.nameServers = nameServers
+        self.mtu = mtu
+        self.networkID = networkID
     }
 
     /// Whether the link counts for reachability (``ignoreReason`` is "").
@@ -83,6 +91,10 @@ public struct NetworkInterface: Sendable, Hashable {
         case ignored
         /// `dns` (as).
         case dns
+        /// `mtu` (u).
+        case mtu
+        /// `network-id` (s).
+        case networkID = "network-id"
     }
 
     /// The entry as one dictionary of the `Interfaces` property (`a{sv}`).
@@ -98,6 +110,8 @@ public struct NetworkInterface: Sendable, Hashable {
             Key.metered.rawValue: .boolean(isMetered),
             Key.ignored.rawValue: .string(ignoreReason),
             Key.dns.rawValue: .strings(nameServers.map { $0.description }),
+            Key.mtu.rawValue: .unsigned32(mtu),
+            Key.networkID.rawValue: .string(networkID),
         ]
     }
 
@@ -108,15 +122,16 @@ public struct NetworkInterface: Sendable, Hashable {
     public init?(busDictionary dictionary: [String: PropertyValue]) {
         func value(_ key: Key) -> PropertyValue? { dictionary[key.rawValue] }
         guard let name = value(.name)?.string, !name.isEmpty else { return nil }
-        let index: Int32
-        switch value(.index) {
-        case .unsigned32(let number)?: index = Int32(clamping: number)
-        case .unsignedInteger(let number)?: index = Int32(clamping: number)
-        default: index = 0
+        func number(_ key: Key) -> UInt64 {
+            switch value(key) {
+            case .unsigned32(let number)?: UInt64(number)
+            case .unsignedInteger(let number)?: number
+            default: 0
+            }
         }
         self.init(
             name: name,
-            index: InterfaceIndex(index),
+            index: InterfaceIndex(Int32(clamping: number(.index))),
             transport: value(.transport)?.string.flatMap(Transport.init(rawValue:)) ?? .other,
             operational: value(.operational)?.string.flatMap(OperationalState.init(rawValue:)) ?? .down,
             hasIPv4: value(.ipv4)?.boolean ?? false,
@@ -124,7 +139,9 @@ public struct NetworkInterface: Sendable, Hashable {
             gateways: (value(.gateways)?.strings ?? []).compactMap(IPAddress.init),
             isMetered: value(.metered)?.boolean ?? false,
             ignoreReason: value(.ignored)?.string ?? "",
-            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init)
+            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init),
+            mtu: UInt32(clamping: number(.mtu)),
+            networkID: value(.networkID)?.string ?? ""
         )
     }
 }
@@ -187,7 +204,8 @@ public enum InterfaceListing {
                 hasIPv6: families.contains(.ipv6),
                 gateways: gateways(of: routesByLink[link.index] ?? []),
                 isMetered: link.isMetered,
-                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? ""
+                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? "",
+                mtu: link.mtu
             )
         }
     }

@@ -22,6 +22,8 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
     private var networkManager: NetworkManagerCaptivePortals?
+    /// networkd's DHCPv4 leases, for ANDROID_METERED.
+    private let networkdLeases: NetworkdLeases
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
     private let nameServerSources: NameServerSources
     /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
@@ -39,7 +41,7 @@ final class Daemon: @unchecked Sendable {
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
 
-    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
+    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String, networkdLeaseDirectory: String) {
         self.configurationFiles = configurationFiles
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
@@ -47,6 +49,7 @@ final class Daemon: @unchecked Sendable {
             readsDefaultRoutesAfterStart: true
         ))
         self.engine = engine
+        networkdLeases = NetworkdLeases(directory: networkdLeaseDirectory, queue: queue) { links in engine.setDHCPAndroidMetered(links: links) }
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // The exchanges run in the check helper, started when a CheckURL= is configured and a
         // check starts: libcurl is never loaded here.
@@ -129,6 +132,7 @@ final class Daemon: @unchecked Sendable {
                 engine.forgetWatches(of: share.name)
             }
             startDHCPCaptivePortalReaders(connection: connection)
+            networkdLeases.start()
             nameServerSources.attach(to: connection)
             resolvedLookup.attach(to: connection)
             try connection.startProcessing { error in
@@ -153,8 +157,10 @@ final class Daemon: @unchecked Sendable {
             engine.setCaptivePortalAPI(record.captivePortalAPI, link: link, from: .networkdDHCPv4)
             engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
         }
-        let networkManager = NetworkManagerCaptivePortals(connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) }) {
-            [engine] uri, link in
+        let networkManager = NetworkManagerCaptivePortals(
+            connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) },
+            recordMetered: { [engine] metered, link in engine.setNetworkManagerMetered(metered, link: link) }
+        ) { [engine] uri, link in
             engine.setCaptivePortalAPI(uri, link: link, from: .networkManagerDHCPv4)
         }
         do {

@@ -34,7 +34,8 @@ enum ReachabilityDaemonCommand {
         // Under systemd: structured entries (MESSAGE_ID and REACHABILITY_* fields) instead of lines.
         JournalLog.installIfStderrIsTheJournal()
         Daemon(configurationFiles: ConfigurationFiles(mainFile: options.configurationFile),
-               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath).run()
+               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath,
+               networkdLeaseDirectory: options.networkdLeaseDirectory).run()
     }
 }
 
@@ -50,6 +51,8 @@ struct DaemonOptions: Equatable {
     var receiveBufferBytes: Int32 = 8 * 1024 * 1024
     /// `--resolv-conf`: the resolver configuration whose nameservers `DNS` judges.
     var resolvConfPath = "/etc/resolv.conf"
+    /// `--networkd-leases`: where systemd-networkd saves its DHCPv4 leases (ANDROID_METERED).
+    var networkdLeaseDirectory = NetworkdLeases.defaultDirectory
 
     /// The daemon's version, printed by `--version`.
     static let version = "0.1.0"
@@ -74,6 +77,8 @@ struct DaemonOptions: Equatable {
             .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, from 4096 to 2147483647.", default: "8388608"),
             .value("resolv-conf", "path", "The resolver configuration applications read, whose nameservers DNS judges (followed live).",
                    default: "/etc/resolv.conf"),
+            .value("networkd-leases", "path", "Where systemd-networkd saves its DHCPv4 leases, read for ANDROID_METERED (followed live).",
+                   default: NetworkdLeases.defaultDirectory),
             .flag("version", "Show the version."),
         ]
     )
@@ -108,6 +113,7 @@ struct DaemonOptions: Equatable {
             if let path = parsed.values["config"] { options.configurationFile = path }
             if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
             if let path = parsed.values["resolv-conf"] { options.resolvConfPath = path }
+            if let path = parsed.values["networkd-leases"] { options.networkdLeaseDirectory = path }
             if let bytes = try parsed.integer("receive-buffer", in: 4096...Int64(Int32.max)) { options.receiveBufferBytes = Int32(bytes) }
             return .run(options)
         } catch {
