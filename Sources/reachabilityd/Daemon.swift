@@ -46,7 +46,7 @@ final class Daemon: @unchecked Sendable {
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
             // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
-            readsDefaultRoutesAfterStart: true
+            readsDefaultRoutesAfterStart: true, networkIDKey: MachineNetworkKey.read()
         ))
         self.engine = engine
         networkdLeases = NetworkdLeases(directory: networkdLeaseDirectory, queue: queue) { links in engine.setDHCPAndroidMetered(links: links) }
