@@ -143,6 +143,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -180,6 +182,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
