@@ -1,0 +1,118 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// `Metered` with `MeteredReason` (the configuration, networkd's lease, the link type),
+/// `NetworkID` with each entry's `network-id`, and each entry's `mtu`, as the daemon publishes
+/// them for real links in a namespace.
+final class MeteredAndNetworkIDTests: DaemonTestCase {
+    /// The bytes of `text` in hexadecimal, as networkd saves option 43 (`VENDOR_SPECIFIC=`).
+    private static func hex(_ text: String) -> String {
+        text.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// Writes `ra0`'s lease as networkd's `dhcp_lease_save` does (a temporary file renamed in place).
+    private func writeLease(_ lines: [String]) throws {
+        let directory = try XCTUnwrap(directory).file(DaemonProcess.networkdLeaseDirectory)
+        let index = try XCTUnwrap(try busctl.properties().interfaces.first { $0.name == "ra0" }?.index)
+        let temporary = "\(directory)/.#\(index.rawValue)"
+        try ("# This is private data. Do not parse.\n" + lines.joined(separator: "\n") + "\n").write(toFile: temporary, atomically: false, encoding: .utf8)
+        XCTAssertEqual(rename(temporary, "\(directory)/\(index.rawValue)"), 0)
+    }
+
+    func testTheLinkTypeDecidesUnlessALeaseSaysAndroidMeteredAndTheConfigurationWinsOverBoth() throws {
+        // Given ra0, Ethernet, carrying the default route
+        try startReachableDaemon(configuration: "[Reachability]\n")
+        var published = try busctl.properties()
+        XCTAssertEqual(published.bool(.metered), false)
+        XCTAssertEqual(published.string(.meteredReason), "transport")
+
+        // When networkd's lease of ra0 carries ANDROID_METERED in option 43
+        try writeLease(["ADDRESS=10.77.0.2", "ROUTER=10.77.0.1", "VENDOR_SPECIFIC=\(Self.hex("ANDROID_METERED"))"])
+
+        // Then the route is metered, by DHCP, and so is ra0's entry
+        published = try waitForProperties("metered by the lease") { $0.string(.meteredReason) == "dhcp" }
+        XCTAssertEqual(published.bool(.metered), true)
+        XCTAssertEqual(published.interfaces.first { $0.name == "ra0" }?.isMetered, true)
+
+        // When the configuration says ra0 is not metered, and the daemon reloads it
+        try writeConfiguration("[Reachability]\nMetered=ra0:no\n")
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then the configuration wins
+        published = try waitForProperties("unmetered by the configuration") { $0.string(.meteredReason) == "configuration" }
+        XCTAssertEqual(published.bool(.metered), false)
+
+        // When the configuration says nothing again and the next lease has no ANDROID_METERED
+        try writeConfiguration("[Reachability]\n")
+        try XCTUnwrap(daemon).send(SIGHUP)
+        try writeLease(["ADDRESS=10.77.0.2", "ROUTER=10.77.0.1", "VENDOR_SPECIFIC=\(Self.hex("MSFT 5.0"))"])
+
+        // Then the link type decides again
+        published = try waitForProperties("the link type again") { $0.string(.meteredReason) == "transport" }
+        XCTAssertEqual(published.bool(.metered), false)
+    }
+
+    func testWithoutARouteMeteredReasonAndNetworkIDAreEmpty() throws {
+        // Given ra0 up without a default route
+        try startDaemon()
+        try configureIPv4Link()
+
+        // Then
+        let published = try waitForStatus(.notReachable)
+        XCTAssertEqual(published.string(.meteredReason), "")
+        XCTAssertEqual(published.string(.networkID), "")
+    }
+
+    func testTheSameGatewayMACGivesTheSameNetworkIDAcrossRestartsAndAnotherMACAnother() throws {
+        // Given the gateway 10.77.0.1 resolved to one MAC, and the default route through it
+        try configureIPv4Link()
+        try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:5e:77:00:01", "dev", "ra0", "nud", "permanent")
+        try addIPv4DefaultRoute()
+        try startDaemon()
+
+        // Then NetworkID is an opaque id of 32 hex digits, and ra0's entry has the same
+        let first = try waitForProperties("a NetworkID") { !($0.string(.networkID) ?? "").isEmpty }
+        let id = try XCTUnwrap(first.string(.networkID))
+        XCTAssertEqual(id.count, 32, id)
+        XCTAssertTrue(id.allSatisfy(\.isHexDigit), id)
+        XCTAssertEqual(first.interfaces.first { $0.name == "ra0" }?.networkID, id)
+        XCTAssertEqual(first.interfaces.first { $0.name == "ra1" }?.networkID, "", "no route through ra1")
+
+        // When the daemon restarts on the same network
+        XCTAssertEqual(try XCTUnwrap(daemon).stop(), .exited(0))
+        try startDaemon()
+
+        // Then the same id
+        try waitForProperties("the same NetworkID after a restart") { $0.string(.networkID) == id }
+
+        // When the gateway's address is answered by another router (another MAC)
+        try netns.ip("neigh", "replace", "10.77.0.1", "lladdr", "02:00:5e:77:00:02", "dev", "ra0", "nud", "permanent")
+
+        // Then another id
+        let other = try waitForProperties("another NetworkID") { ($0.string(.networkID) ?? "") != id && !($0.string(.networkID) ?? "").isEmpty }
+        XCTAssertEqual(other.interfaces.first { $0.name == "ra0" }?.networkID, other.string(.networkID))
+
+        // When the route goes
+        try netns.ip("route", "del", "default")
+
+        // Then ""
+        let gone = try waitForStatus(.notReachable)
+        XCTAssertEqual(gone.string(.networkID), "")
+        XCTAssertEqual(gone.interfaces.first { $0.name == "ra0" }?.networkID, "")
+    }
+
+    func testAnEntrysMTUFollowsIpLinkSetMTU() throws {
+        // Given ra0 with the veth default MTU
+        try startDaemon()
+        try configureIPv4Link()
+        try waitForProperties("ra0 at 1500") { $0.interfaces.first { $0.name == "ra0" }?.mtu == 1500 }
+
+        // When
+        try netns.ip("link", "set", "ra0", "mtu", "1400")
+
+        // Then
+        try waitForProperties("ra0 at 1400") { $0.interfaces.first { $0.name == "ra0" }?.mtu == 1400 }
+    }
+}
