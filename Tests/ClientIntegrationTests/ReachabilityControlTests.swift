@@ -160,7 +160,7 @@ final class ReachabilityControlTests: DaemonTestCase {
         let lines = text.split(separator: "\n").map(String.init)
         let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("IDX LINK") }, text)
         let row = try XCTUnwrap(lines[header...].first { $0.contains(" ra0 ") }, text)
-        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "10.77.0.1", "-"], text)
+        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "1500", "10.77.0.1", "-"], text)
     }
 
     func testCheckJSONParsesAndExitCodeFollowsReachability() throws {

@@ -38,8 +38,10 @@ final class InterfacesPropertyTests: DaemonTestCase {
         }
         let text = try busctl.run(["get-property", BusContract.busName, BusContract.objectPath, BusContract.interface, "Interfaces"])
             .check().standardOutput
-        XCTAssertTrue(text.hasPrefix("aa{sv} 2 10 "), text)
-        for expected in [#""gateways" as 1 "10.77.0.1""#, #""index" u \#(ra0.index)"#, #""name" s "ra0""#, #""operational" s "up""#, #""ignored" s """#] {
+        XCTAssertTrue(text.hasPrefix("aa{sv} 2 12 "), text)
+        for expected in [
+            #""gateways" as 1 "10.77.0.1""#, #""index" u \#(ra0.index)"#, #""name" s "ra0""#, #""operational" s "up""#, #""ignored" s """#, #""mtu" u 1500"#,
+        ] {
             XCTAssertTrue(text.contains(expected), "\(expected) in \(text)")
         }
     }
