@@ -54,6 +54,30 @@ final class MeteredAndNetworkIDTests: DaemonTestCase {
         XCTAssertEqual(published.bool(.metered), false)
     }
 
+    func testNetworkManagersMeteredWinsOverTheLeaseWhereItManagesTheLink() throws {
+        // Given ra0 carrying the default route with a lease that says ANDROID_METERED, and
+        // NetworkManager managing ra0 without knowing whether it is metered (NM_METERED_UNKNOWN)
+        try startReachableDaemon(configuration: "[Reachability]\n")
+        try writeLease(["ADDRESS=10.77.0.2", "VENDOR_SPECIFIC=\(Self.hex("ANDROID_METERED"))"])
+        try waitForProperties("metered by the lease") { $0.string(.meteredReason) == "dhcp" }
+        let networkManager = try StandInNetworkManager(bus: try XCTUnwrap(bus), directory: try XCTUnwrap(directory), devices: ["ra0": 0])
+        defer { networkManager.stop() }
+
+        // When NetworkManager guesses ra0 unmetered (NM_METERED_GUESS_NO)
+        try networkManager.setMetered(4, of: "ra0")
+
+        // Then NetworkManager's word wins over the lease
+        var published = try waitForProperties("unmetered by NetworkManager") { $0.string(.meteredReason) == "networkmanager" }
+        XCTAssertEqual(published.bool(.metered), false)
+
+        // When its connection is set metered (NM_METERED_YES)
+        try networkManager.setMetered(1, of: "ra0")
+
+        // Then
+        published = try waitForProperties("metered by NetworkManager") { $0.bool(.metered) == true }
+        XCTAssertEqual(published.string(.meteredReason), "networkmanager")
+    }
+
     func testWithoutARouteMeteredReasonAndNetworkIDAreEmpty() throws {
         // Given ra0 up without a default route
         try startDaemon()
