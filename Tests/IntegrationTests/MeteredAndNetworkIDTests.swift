@@ -54,6 +54,44 @@ final class MeteredAndNetworkIDTests: DaemonTestCase {
         XCTAssertEqual(published.bool(.metered), false)
     }
 
+    func testARealDHCPServerSendingAndroidMeteredToNetworkdMetersTheLink() throws {
+        // Given a router namespace holding ra1 whose dnsmasq sends option 43 "ANDROID_METERED"
+        // to every client, as Android's hotspots do (forced: networkd does not ask for option 43)
+        guard FileManager.default.isExecutableFile(atPath: NetworkdInNamespace.binary) else {
+            throw XCTSkip("\(NetworkdInNamespace.binary) is not installed")
+        }
+        let directory = try XCTUnwrap(directory)
+        let router = try TestNamespace(withVethPair: false)
+        defer { router.delete() }
+        try netns.ip("link", "set", "ra1", "netns", router.name)
+        _ = try router.ip("addr", "add", "10.77.0.1/24", "dev", "ra1")
+        _ = try router.ip("link", "set", "ra1", "up")
+        let dnsmasqLog = directory.file("dnsmasq-dhcp.log")
+        let dnsmasq = try ChildProcess("ip", [
+            "netns", "exec", router.name, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--port=0",
+            "--interface=ra1", "--bind-interfaces", "--dhcp-range=10.77.0.50,10.77.0.60,1h", "--dhcp-option=3,10.77.0.1",
+            "--dhcp-option-force=43,ANDROID_METERED", "--dhcp-leasefile=\(directory.file("dnsmasq.leases"))", "--log-dhcp",
+        ], standardOutput: dnsmasqLog, standardError: dnsmasqLog)
+        defer { _ = dnsmasq.terminate() }
+        // and the daemon reading the leases of systemd-networkd, the DHCP client of ra0
+        let networkd = try NetworkdInNamespace(
+            namespace: try netns, bus: try XCTUnwrap(bus), directory: directory, network: "[Match]\nName=ra0\n[Network]\nDHCP=ipv4\n"
+        )
+        defer { networkd.stop() }
+        try startDaemon(arguments: ["--networkd-leases", networkd.leaseDirectory])
+
+        // When networkd takes the lease (and routes through its router)
+        let published = try waitForProperties("metered by DHCP", timeout: .seconds(60)) { $0.string(.meteredReason) == "dhcp" }
+
+        // Then the route is metered, by DHCP, as NetworkManager would say of the same network
+        XCTAssertEqual(published.status, ReachabilityStatus.reachableViaEthernet.rawValue)
+        XCTAssertEqual(published.bool(.metered), true)
+        XCTAssertEqual(published.interfaces.first { $0.name == "ra0" }?.isMetered, true)
+        let lease = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: networkd.leaseDirectory).first { Int($0) != nil })
+        let saved = try String(contentsOfFile: "\(networkd.leaseDirectory)/\(lease)", encoding: .utf8)
+        XCTAssertTrue(saved.contains("VENDOR_SPECIFIC=\(Self.hex("ANDROID_METERED"))"), saved)
+    }
+
     func testNetworkManagersMeteredWinsOverTheLeaseWhereItManagesTheLink() throws {
         // Given ra0 carrying the default route with a lease that says ANDROID_METERED, and
         // NetworkManager managing ra0 without knowing whether it is metered (NM_METERED_UNKNOWN)
