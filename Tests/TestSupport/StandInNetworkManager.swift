@@ -18,18 +18,12 @@ package final class StandInNetworkManager {
     /// Starts the stand-in on `bus` with one device per entry of `devices` (interface name to
     /// `NMMetered` value), and returns once it owns the name.
     package init(bus: PrivateBus, directory: TemporaryDirectory, devices: [String: UInt32]) throws {
-        try bus.allowStandIn(for: Self.busName)
-        let script = try FaultInjection.install(Self.script, as: "stand_in_networkmanager.py", in: directory)
         configurationPath = directory.file("stand-in-networkmanager.json")
         self.devices = devices
-        let output = directory.file("stand-in-networkmanager.out")
         try Self.write(devices, to: configurationPath)
-        let process = try ChildProcess(FaultInjection.python, [script, bus.address, configurationPath], standardOutput: output, standardError: output)
-        self.process = process
-        try Poll.until("the stand-in NetworkManager to own its name", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) { printed in
-            if let ended = process.poll() { throw HarnessError("stand_in_networkmanager.py ended (\(ended)): \(printed)") }
-            return printed.contains("ready")
-        }
+        process = try FaultInjection.startStandIn(
+            Self.script, as: "stand_in_networkmanager.py", owning: Self.busName, on: bus, in: directory, arguments: [configurationPath]
+        )
     }
 
     deinit {
