@@ -559,8 +559,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let evaluation = StatusReducer.evaluation(of: gathered, configuration: settings)
         follow(evaluation)
         var snapshot = evaluation.snapshot
+        // (The entries published carry the ids of the walk before: each listing applies them.
+        // Only a change walks the entries, which a host with thousands of links has.)
+        let idsChanged = evaluation.networkIDs != networkIDs
         networkIDs = evaluation.networkIDs
-        snapshot.interfaces = withNetworkIDs(self.snapshot.interfaces)
+        snapshot.interfaces = idsChanged ? withNetworkIDs(self.snapshot.interfaces) : self.snapshot.interfaces
         return snapshot
     }
 
