@@ -68,6 +68,16 @@ extension ReachabilityEngine {
         reevaluate([])
     }
 
+    /// Records the SSID of the Wi-Fi network `link` is associated with (nil: none, or not a
+    /// wireless link), as the network manager reports it: with the gateway's link-layer address,
+    /// it tells networks apart for `NetworkID`. Evaluates again when it changed.
+    public func setWiFiSSID(_ ssid: String?, link: InterfaceIndex) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard wifiSSIDs[link] != ssid else { return }
+        wifiSSIDs[link] = ssid
+        reevaluate([])
+    }
+
     /// Records the links whose DHCPv4 lease (systemd-networkd's) carries ANDROID_METERED
     /// (``MeteredRule``); every other link's lease does not. Evaluates again when that changes the hints.
     public func setDHCPAndroidMetered(links: Set<InterfaceIndex>) {

@@ -61,6 +61,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     var settings = DaemonConfiguration.default
     /// Per link, the `network-id` the last walk found (``StatusReducer/Evaluation/networkIDs``).
     private var networkIDs: [InterfaceIndex: String] = [:]
+    /// Per wireless link, the SSID of the network it is associated with, as systemd-networkd
+    /// says (``setWiFiSSID(_:link:)``): part of ``NetworkIdentity``.
+    var wifiSSIDs: [InterfaceIndex: String] = [:]
     /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
     /// `Explain()`.
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
@@ -286,6 +289,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             switch message.payload {
             case .deleteLink(let link):
                 captivePortalAPIs.forget(link.index)
+                wifiSSIDs[link.index] = nil
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
                 if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
@@ -585,6 +589,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled
         )
         gathered.networkIDKey = configuration.networkIDKey
+        gathered.wifiSSIDs = wifiSSIDs
         for family in AddressFamily.allCases {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
             gathered.gatewayLinkLayerAddresses[family] = gateways.current(family)?.linkLayerAddress

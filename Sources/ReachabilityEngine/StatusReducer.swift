@@ -69,6 +69,8 @@ enum StatusReducer {
         var gatewayLinkLayerAddresses: [AddressFamily: [UInt8]] = [:]
         /// The machine's key of ``NetworkIdentity``; empty: every id is "".
         var networkIDKey: [UInt8] = []
+        /// Per wireless link, the SSID of its network, where the network manager says it.
+        var wifiSSIDs: [InterfaceIndex: String] = [:]
         /// What the checks last said of each family, and over which path.
         var checkEvidence: [AddressFamily: CheckEvidence] = [:]
         /// The check's last round of name lookups; nil when there is none.
@@ -147,7 +149,7 @@ enum StatusReducer {
             isSynthesizedProbeReachable: synthesized?.isReachable ?? false
         ))
         var described = snapshot.describing(clat)
-        let networkIDs = networkIDs(paths: paths, addresses: gathered.gatewayLinkLayerAddresses, key: gathered.networkIDKey)
+        let networkIDs = networkIDs(paths: paths, addresses: gathered.gatewayLinkLayerAddresses, ssids: gathered.wifiSSIDs, key: gathered.networkIDKey)
         described.networkID = AddressFamily.allCases.lazy.compactMap { family in
             paths[family].flatMap { $0.linkName == described.interface ? networkIDs[$0.link] : nil }
         }.first ?? ""
@@ -172,12 +174,14 @@ enum StatusReducer {
     }
 
     /// Per link of `paths` whose gateway's link-layer address `addresses` has, the network's id
-    /// (``NetworkIdentity``); IPv4's when both families' paths take the link.
-    private static func networkIDs(paths: [AddressFamily: CheckPath], addresses: [AddressFamily: [UInt8]], key: [UInt8]) -> [InterfaceIndex: String] {
+    /// (``NetworkIdentity``, with the link's SSID from `ssids`); IPv4's when both families' paths take the link.
+    private static func networkIDs(
+        paths: [AddressFamily: CheckPath], addresses: [AddressFamily: [UInt8]], ssids: [InterfaceIndex: String], key: [UInt8]
+    ) -> [InterfaceIndex: String] {
         var ids: [InterfaceIndex: String] = [:]
         for family in AddressFamily.allCases {
             guard let path = paths[family], path.gateway != nil, ids[path.link] == nil else { continue }
-            let id = NetworkIdentity.id(gatewayLinkLayerAddress: addresses[family], key: key)
+            let id = NetworkIdentity.id(gatewayLinkLayerAddress: addresses[family], ssid: ssids[path.link].map { Array($0.utf8) }, key: key)
             if !id.isEmpty { ids[path.link] = id }
         }
         return ids

@@ -156,6 +156,7 @@ final class Daemon: @unchecked Sendable {
         let networkd = NetworkdLinkDescriptions(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] record, link in
             engine.setCaptivePortalAPI(record.captivePortalAPI, link: link, from: .networkdDHCPv4)
             engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
+            engine.setWiFiSSID(record.ssid, link: link)
         }
         let networkManager = NetworkManagerCaptivePortals(
             connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) },

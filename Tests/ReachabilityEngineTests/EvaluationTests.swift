@@ -143,12 +143,13 @@ final class EvaluationTests: XCTestCase {
         _ table: LinkTable, ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, nameServers: [NameServerFacts]? = nil,
         advertised: AdvertisedNAT64Prefixes = AdvertisedNAT64Prefixes(), discovered: RFC7050Discovery.Discovered? = nil,
         synthesized: [IPPrefix: StatusReducer.KernelAnswers] = [:], gateways: [AddressFamily: Connectivity] = [:],
-        checks: [AddressFamily: CheckEvidence] = [:], isCheckEnabled: Bool = false, gatewayMACs: [AddressFamily: [UInt8]] = [:]
+        checks: [AddressFamily: CheckEvidence] = [:], isCheckEnabled: Bool = false, gatewayMACs: [AddressFamily: [UInt8]] = [:],
+        ssids: [InterfaceIndex: String] = [:]
     ) -> StatusReducer.Gathered {
         StatusReducer.Gathered(
             table: table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers, advertisedNAT64Prefixes: advertised, discoveredNAT64Prefix: discovered,
             synthesizedProbes: synthesized, gatewayEvidence: gateways, gatewayLinkLayerAddresses: gatewayMACs, networkIDKey: machineKey,
-            checkEvidence: checks, isCheckEnabled: isCheckEnabled
+            wifiSSIDs: ssids, checkEvidence: checks, isCheckEnabled: isCheckEnabled
         )
     }
 
@@ -156,7 +157,9 @@ final class EvaluationTests: XCTestCase {
     private static let machineKey = [UInt8](repeating: 7, count: 16)
     private static let routerMAC: [UInt8] = [0x02, 0, 0, 0, 0, 1]
     private static let otherRouterMAC: [UInt8] = [0x02, 0, 0, 0, 0, 2]
-    private static func networkID(_ mac: [UInt8]) -> String { NetworkIdentity.id(gatewayLinkLayerAddress: mac, key: machineKey) }
+    private static func networkID(_ mac: [UInt8], ssid: String? = nil) -> String {
+        NetworkIdentity.id(gatewayLinkLayerAddress: mac, ssid: ssid.map { Array($0.utf8) }, key: machineKey)
+    }
 
     /// The dual-stack table with NetworkManager's `Metered` and the lease's ANDROID_METERED on eth0.
     private static func dualStack(hints: MeteredHints) -> LinkTable {
@@ -238,6 +241,12 @@ final class EvaluationTests: XCTestCase {
             given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: ipv6ViaRouter, gatewayMACs: [.ipv4: routerMAC, .ipv6: otherRouterMAC]),
             then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: eth0, reason: eth0Reason, access: .native, networkID: networkID(routerMAC)),
             paths: [.ipv4: ipv4Path, .ipv6: ipv6Path], networkIDs: [2: networkID(routerMAC)], line: #line
+        ),
+        Row(
+            name: "NetworkID: with the link's SSID where the network manager says it",
+            given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: unreachable, gatewayMACs: [.ipv4: routerMAC], ssids: [2: "cafe"]),
+            then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, access: .native, networkID: networkID(routerMAC, ssid: "cafe")),
+            paths: [.ipv4: ipv4Path], networkIDs: [2: networkID(routerMAC, ssid: "cafe")], line: #line
         ),
         Row(
             name: "NetworkID: IPv6's gateway's when IPv4 has no route; another router, another id",
