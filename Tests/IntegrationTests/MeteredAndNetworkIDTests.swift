@@ -90,6 +90,9 @@ final class MeteredAndNetworkIDTests: DaemonTestCase {
         let lease = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: networkd.leaseDirectory).first { Int($0) != nil })
         let saved = try String(contentsOfFile: "\(networkd.leaseDirectory)/\(lease)", encoding: .utf8)
         XCTAssertTrue(saved.contains("VENDOR_SPECIFIC=\(Self.hex("ANDROID_METERED"))"), saved)
+        // and Explain() says why of the link
+        let report = try busctl.explain()
+        XCTAssertTrue(report.split(separator: "\n").contains { $0.hasPrefix("  ra0 ") && $0.contains("; metered (dhcp)") }, report)
     }
 
     func testNetworkManagersMeteredWinsOverTheLeaseWhereItManagesTheLink() throws {
