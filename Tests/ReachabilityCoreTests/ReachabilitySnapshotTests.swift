@@ -145,6 +145,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -182,6 +184,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
