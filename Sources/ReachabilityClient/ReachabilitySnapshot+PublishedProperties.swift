@@ -111,6 +111,7 @@ struct AddressAnswer: Sendable, Equatable {
         )
         snapshot.destinationPath = best.path
         snapshot.destinationAddress = best.connectAddress
+        snapshot.meteredReason = best.status.isReachable ? .transport : .noRoute
         return snapshot
     }
 

@@ -32,6 +32,8 @@ public struct LinkDescription: Sendable, Hashable {
     public var hasCarrier: Bool
     /// A loopback device (`IFF_LOOPBACK` or `ARPHRD_LOOPBACK`).
     public var isLoopback: Bool
+    /// The link's MTU in bytes (`IFLA_MTU`); 0 when the kernel did not say.
+    public var mtu: UInt32 = 0
 
     /// Creates a link description.
     public init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: HardwareType = .ethernet,

@@ -145,6 +145,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
             .captivePortalSession: .dictionary([:]),
         ]
 
@@ -183,6 +185,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
             .captivePortalSession: .dictionary([:]),
         ]
 
