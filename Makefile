@@ -59,22 +59,26 @@ run-check:
 	MAKE="$(MAKE)" scripts/run-check.sh
 
 test: deps
+	$(MAKE) unit
 	$(MAKE) run-check
 	$(MAKE) check
 	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
-# The unit test targets, as swift test --filter takes them (docs/testing.md lists what each holds).
-UNIT_TESTS := ReachabilityCoreTests|RTNetlinkTests|ReachabilityEngineTests|ReachabilityBusTests|ReachabilityServiceTests|ReachabilityDaemonTests|ReachabilityClientTests
-
+# The unit tier: the package without its integration suites (Package.swift reads
+# REACHABILITYD_TESTS), and of it only the test bundle (SwiftPM names it after the package) and
+# what that links, not reachabilityctl; docs/testing.md lists what each tier holds.
 unit:
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter '^($(UNIT_TESTS))\.'
+	REACHABILITYD_TESTS=unit $(SWIFT) build --product reachabilitydPackageTests
+	REACHABILITYD_TESTS=unit $(SWIFT) test --skip-build
 
-check: gio
+# The integration test targets, as swift test --filter takes them.
+INTEGRATION_TESTS := IntegrationTests|ClientIntegrationTests
+
+check: gio unit
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip SoakTests
+	$(SWIFT) test --skip-build --filter '^($(INTEGRATION_TESTS))\.' --skip SoakTests
 	$(SWIFT) build --package-path Examples
 
 # REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.

@@ -1,6 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The test tiers: REACHABILITYD_TESTS=unit (make unit) leaves the integration suites out of the
+// package. On Linux SwiftPM links every test target into one bundle, so otherwise each unit run
+// builds them, and rebuilds them after every change to a type they use, without running them.
+let testTier = Context.environment["REACHABILITYD_TESTS"]
+
+// The integration suites: the daemon (and the client library, the CLI, the GIO module) as a
+// child in a network namespace on a private bus; root (docs/testing.md). make check runs them.
+let integrationTestTargets: [Target] = [
+    .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
+    // The client library and the CLI against the daemon.
+    .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),
+]
+
 let package = Package(
     name: "reachabilityd",
     defaultLocalization: "en",
@@ -115,9 +128,6 @@ let package = Package(
         // The executable's own types, through @testable import: the command line, the journal
         // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
-        // The client library and the CLI against the daemon.
-        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),
-    ],
+    ] + (testTier == "unit" ? [] : integrationTestTargets),
     swiftLanguageModes: [.v6]
 )
