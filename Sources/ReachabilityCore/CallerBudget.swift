@@ -12,14 +12,16 @@ public struct CallerBudget: Sendable {
     /// The most a caller may spend at once (a burst).
     public let capacitySeconds: Double
     /// The most callers remembered; beyond it, full buckets (those that equal a new one) go.
-    public static let callerLimit = 1024
+    public let callerLimit: Int
 
     private var buckets: [String: (seconds: Double, updated: Double)] = [:]
 
-    /// A budget of `refillPerSecond` CPU seconds per second, bursts up to `capacitySeconds`.
-    public init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2) {
+    /// A budget of `refillPerSecond` CPU seconds per second, bursts up to `capacitySeconds`,
+    /// remembering at most `callerLimit` callers.
+    public init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2, callerLimit: Int = 1024) {
         self.refillPerSecond = refillPerSecond
         self.capacitySeconds = capacitySeconds
+        self.callerLimit = callerLimit
     }
 
     /// Whether `caller` may be served at `now` (seconds on a monotonic clock).
@@ -31,7 +33,7 @@ public struct CallerBudget: Sendable {
     public mutating func charge(_ caller: String, seconds: Double, now: Double) {
         let left = refill(caller, now: now) - seconds
         buckets[caller] = (left, now)
-        if buckets.count > Self.callerLimit { pruneFullBuckets(now: now) }
+        if buckets.count > callerLimit { pruneFullBuckets(now: now) }
     }
 
     /// Forgets `caller` (its connection closed).
@@ -51,8 +53,8 @@ public struct CallerBudget: Sendable {
     /// with the most left, down to the limit.
     private mutating func pruneFullBuckets(now: Double) {
         buckets = buckets.filter { refill($0.key, now: now) < capacitySeconds }
-        guard buckets.count > Self.callerLimit else { return }
-        let kept = buckets.sorted { refill($0.key, now: now) < refill($1.key, now: now) }.prefix(Self.callerLimit)
+        guard buckets.count > callerLimit else { return }
+        let kept = buckets.sorted { refill($0.key, now: now) < refill($1.key, now: now) }.prefix(callerLimit)
         buckets = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 }
