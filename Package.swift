@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
         .library(name: "ReachabilityClient", targets: ["ReachabilityClient"]),
         .library(name: "ReachabilityNotifications", targets: ["ReachabilityNotifications"]),
+        .library(name: "ReachabilityInProcess", targets: ["ReachabilityInProcess"]),
         .executable(name: "reachabilityctl", targets: ["reachabilityctl"]),
     ],
     targets: [
@@ -100,10 +101,14 @@ let package = Package(
                 "-L\(Context.packageDirectory)/Sources/reachabilityd/link",
             ]), .linkedLibrary("gcc_eh")]
         ),
-        // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
+        // The client library: ReachabilityManager over the daemon's D-Bus API. No engine, service
+        // or curl code: a service that links it links no daemon (scripts/public-api.sh checks).
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport"]),
+        // The manager's in-process sources (.inProcess, .automatic): the daemon's engine, with its
+        // connectivity check, inside the client's process.
         .target(
-            name: "ReachabilityClient",
-            dependencies: ["ReachabilityBus", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport"]
+            name: "ReachabilityInProcess",
+            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport"]
         ),
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.
@@ -111,7 +116,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check, explain, metrics.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
+            dependencies: ["ReachabilityClient", "ReachabilityInProcess", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
