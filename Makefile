@@ -10,7 +10,8 @@
 #   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
 #               daemon; a private dbus-daemon for the bus core) — seconds once built
 #   make check  before a commit: build (with the GIO module), unit and integration tests (root
-#               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
+#               for the latter), the Examples/ package, the public API against docs/public-api.md —
+#               no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
@@ -80,6 +81,7 @@ check: gio unit
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter '^($(INTEGRATION_TESTS))\.' --skip SoakTests
 	$(SWIFT) build --package-path Examples
+	SWIFT=$(SWIFT) scripts/public-api.sh
 
 # REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.
 soak:
