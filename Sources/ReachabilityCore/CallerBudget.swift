@@ -6,43 +6,43 @@
 /// the daemon's one queue each get only their turn of it and never run dry; only a caller that
 /// would take more than that share of a core alone is held back. Pure: the caller supplies the
 /// clock and the costs.
-public struct CallerBudget: Sendable {
+package struct CallerBudget: Sendable {
     /// CPU seconds a caller may spend per second, on average.
-    public let refillPerSecond: Double
+    package let refillPerSecond: Double
     /// The most a caller may spend at once (a burst).
-    public let capacitySeconds: Double
+    package let capacitySeconds: Double
     /// The most callers remembered; beyond it, full buckets (those that equal a new one) go.
-    public let callerLimit: Int
+    package let callerLimit: Int
 
     private var buckets: [String: (seconds: Double, updated: Double)] = [:]
 
     /// A budget of `refillPerSecond` CPU seconds per second, bursts up to `capacitySeconds`,
     /// remembering at most `callerLimit` callers.
-    public init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2, callerLimit: Int = 1024) {
+    package init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2, callerLimit: Int = 1024) {
         self.refillPerSecond = refillPerSecond
         self.capacitySeconds = capacitySeconds
         self.callerLimit = callerLimit
     }
 
     /// Whether `caller` may be served at `now` (seconds on a monotonic clock).
-    public mutating func admits(_ caller: String, now: Double) -> Bool {
+    package mutating func admits(_ caller: String, now: Double) -> Bool {
         refill(caller, now: now) > 0
     }
 
     /// Takes `seconds` of CPU that serving `caller` cost.
-    public mutating func charge(_ caller: String, seconds: Double, now: Double) {
+    package mutating func charge(_ caller: String, seconds: Double, now: Double) {
         let left = refill(caller, now: now) - seconds
         buckets[caller] = (left, now)
         if buckets.count > callerLimit { pruneFullBuckets(now: now) }
     }
 
     /// Forgets `caller` (its connection closed).
-    public mutating func forget(_ caller: String) {
+    package mutating func forget(_ caller: String) {
         buckets[caller] = nil
     }
 
     /// How many callers are remembered.
-    public var callerCount: Int { buckets.count }
+    package var callerCount: Int { buckets.count }
 
     private func refill(_ caller: String, now: Double) -> Double {
         guard let bucket = buckets[caller] else { return capacitySeconds }

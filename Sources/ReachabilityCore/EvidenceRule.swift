@@ -1,15 +1,15 @@
 /// What one family's evidence beyond the route says: the passive evidence of the route's
 /// gateway (its neighbour entry) and the active check's verdict.
-public struct FamilyEvidence: Sendable, Hashable {
+package struct FamilyEvidence: Sendable, Hashable {
     /// What the gateway's neighbour entry says (`limited` after `NUD_FAILED`); nil: nothing.
-    public var gateway: Connectivity?
+    package var gateway: Connectivity?
     /// The active check's verdict on the family's path; nil: none yet, or checks off.
-    public var check: Connectivity?
+    package var check: Connectivity?
     /// The portal's URL the check found when its verdict is `portal`, else "".
-    public var checkPortalURL: String
+    package var checkPortalURL: String
 
     /// Creates a family's evidence; the defaults say there is none.
-    public init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "") {
+    package init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "") {
         self.gateway = gateway
         self.check = check
         self.checkPortalURL = checkPortalURL
@@ -24,7 +24,7 @@ public struct FamilyEvidence: Sendable, Hashable {
 /// gateway's evidence the check's verdict stands. The captive portal's URL is the check's,
 /// from the first family (IPv4, then IPv6) whose connectivity is `portal` and whose check
 /// found a URL; "" when none did (a portal the gateway's failure hides shows no URL).
-public enum EvidenceRule {
+package enum EvidenceRule {
     /// The snapshot `routes` (``ReachabilityRule``'s decision) with the evidence of each family.
     ///
     /// - Parameters:
@@ -34,7 +34,7 @@ public enum EvidenceRule {
     /// - Returns: `routes` with ``ReachabilitySnapshot/ipv4Evidence``,
     ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
     ///   ``ReachabilitySnapshot/dns`` set.
-    public static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence) -> ReachabilitySnapshot {
+    package static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence) -> ReachabilitySnapshot {
         var next = routes
         next.ipv4Evidence = ipv4.gateway ?? ipv4.check
         next.ipv6Evidence = ipv6.gateway ?? ipv6.check
@@ -56,7 +56,7 @@ public enum EvidenceRule {
     /// - Returns: `destination` with ``ReachabilitySnapshot/ipv4Evidence``,
     ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
     ///   ``ReachabilitySnapshot/dns`` set.
-    public static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
+    package static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
         func shared(_ destinationInterface: String, _ machineInterface: String) -> Bool {
             !destinationInterface.isEmpty && destinationInterface == machineInterface
         }

@@ -86,7 +86,7 @@ public struct NetworkInterface: Sendable, Hashable {
     }
 
     /// The entry as one dictionary of the `Interfaces` property (`a{sv}`).
-    public var busDictionary: [String: PropertyValue] {
+    package var busDictionary: [String: PropertyValue] {
         [
             Key.name.rawValue: .string(name),
             Key.index.rawValue: .unsigned32(UInt32(clamping: index.rawValue)),
@@ -105,7 +105,7 @@ public struct NetworkInterface: Sendable, Hashable {
     /// (a newer daemon may add some), a missing or mistyped one takes its empty value, a
     /// transport or state word it does not know reads as `other` or `down`, a gateway that is
     /// no address is left out. Nil without a name.
-    public init?(busDictionary dictionary: [String: PropertyValue]) {
+    package init?(busDictionary dictionary: [String: PropertyValue]) {
         func value(_ key: Key) -> PropertyValue? { dictionary[key.rawValue] }
         guard let name = value(.name)?.string, !name.isEmpty else { return nil }
         let index: Int32
@@ -170,7 +170,7 @@ public enum InterfaceListing {
     ///   - links: every link's classified facts, in any order.
     ///   - usableFamilies: per link, the families of its usable global addresses.
     ///   - defaultRoutes: the kernel's default routes, in any order.
-    public static func entries(links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>], defaultRoutes: [DefaultRoute]) -> [NetworkInterface] {
+    package static func entries(links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>], defaultRoutes: [DefaultRoute]) -> [NetworkInterface] {
         let routesByLink = Dictionary(grouping: defaultRoutes.filter { $0.gateway != nil }, by: \.outputInterfaceIndex)
         // (Index and position sorted, not the facts: a host with thousands of links would copy them at every move.)
         let order = links.enumerated().compactMap { $0.element.isLoopback ? nil : ($0.element.index, $0.offset) }.sorted { $0.0 < $1.0 }

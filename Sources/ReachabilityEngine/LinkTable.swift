@@ -239,7 +239,7 @@ public enum LinkDescriptions {
     /// - Parameters:
     ///   - messages: the dump's messages (any that are not links are skipped).
     ///   - inspector: where sysfs is read.
-    public static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
+    package static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
         var table = LinkTable(inspector: inspector)
         table.replace(withDump: messages)
         return table.links

@@ -26,7 +26,7 @@ public final class NetworkdLinkDescriptions {
         /// The captive-portal API's URI; nil: none.
         public var captivePortalAPI: String?
         /// The NAT64 prefixes it recorded from router advertisements.
-        public var nat64Prefixes: [NetworkdPREF64]
+        package var nat64Prefixes: [NetworkdPREF64]
     }
 
     /// networkd's bus name.
