@@ -62,7 +62,7 @@ public struct NetworkInterface: Sendable, Hashable {
     public var counts: Bool { ignoreReason.isEmpty }
 
     /// The keys of an entry's dictionary on the bus, spelled once.
-    public enum Key: String, CaseIterable, Sendable {
+    package enum Key: String, CaseIterable, Sendable {
         /// `name` (s).
         case name
         /// `index` (u).
@@ -163,7 +163,7 @@ public struct DefaultRoute: Sendable, Hashable {
 /// - `ipv4`/`ipv6`: the link holds a usable global address of the family;
 /// - `gateways`: the distinct next hops of the default routes through the link, in every table,
 ///   IPv4 first, then by metric, table and address.
-public enum InterfaceListing {
+package enum InterfaceListing {
     /// The entries for `links`.
     ///
     /// - Parameters:
