@@ -62,7 +62,7 @@ public struct NetworkInterface: Sendable, Hashable {
     public var counts: Bool { ignoreReason.isEmpty }
 
     /// The keys of an entry's dictionary on the bus, spelled once.
-    package enum Key: String, CaseIterable, Sendable {
+    public enum Key: String, CaseIterable, Sendable {
         /// `name` (s).
         case name
         /// `index` (u).
@@ -86,7 +86,7 @@ public struct NetworkInterface: Sendable, Hashable {
     }
 
     /// The entry as one dictionary of the `Interfaces` property (`a{sv}`).
-    package var busDictionary: [String: PropertyValue] {
+    public var busDictionary: [String: PropertyValue] {
         [
             Key.name.rawValue: .string(name),
             Key.index.rawValue: .unsigned32(UInt32(clamping: index.rawValue)),
@@ -105,7 +105,7 @@ public struct NetworkInterface: Sendable, Hashable {
     /// (a newer daemon may add some), a missing or mistyped one takes its empty value, a
     /// transport or state word it does not know reads as `other` or `down`, a gateway that is
     /// no address is left out. Nil without a name.
-    package init?(busDictionary dictionary: [String: PropertyValue]) {
+    public init?(busDictionary dictionary: [String: PropertyValue]) {
         func value(_ key: Key) -> PropertyValue? { dictionary[key.rawValue] }
         guard let name = value(.name)?.string, !name.isEmpty else { return nil }
         let index: Int32
@@ -163,14 +163,14 @@ public struct DefaultRoute: Sendable, Hashable {
 /// - `ipv4`/`ipv6`: the link holds a usable global address of the family;
 /// - `gateways`: the distinct next hops of the default routes through the link, in every table,
 ///   IPv4 first, then by metric, table and address.
-package enum InterfaceListing {
+public enum InterfaceListing {
     /// The entries for `links`.
     ///
     /// - Parameters:
     ///   - links: every link's classified facts, in any order.
     ///   - usableFamilies: per link, the families of its usable global addresses.
     ///   - defaultRoutes: the kernel's default routes, in any order.
-    package static func entries(links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>], defaultRoutes: [DefaultRoute]) -> [NetworkInterface] {
+    public static func entries(links: [LinkFacts], usableFamilies: [InterfaceIndex: Set<AddressFamily>], defaultRoutes: [DefaultRoute]) -> [NetworkInterface] {
         let routesByLink = Dictionary(grouping: defaultRoutes.filter { $0.gateway != nil }, by: \.outputInterfaceIndex)
         // (Index and position sorted, not the facts: a host with thousands of links would copy them at every move.)
         let order = links.enumerated().compactMap { $0.element.isLoopback ? nil : ($0.element.index, $0.offset) }.sorted { $0.0 < $1.0 }

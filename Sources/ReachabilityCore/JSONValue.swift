@@ -1,6 +1,6 @@
 /// A JSON value (RFC 8259), as much as the captive-portal API's answers need: the core has no
 /// Foundation. Numbers are kept as `Double`.
-package enum JSONValue: Sendable, Hashable {
+public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -15,10 +15,10 @@ package enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// The deepest nesting accepted: hostile input cannot exhaust the stack.
-    package static let depthLimit = 32
+    public static let depthLimit = 32
 
     /// Parses one JSON text (surrounding whitespace allowed); nil when it is not valid JSON.
-    package static func parse(_ bytes: [UInt8]) -> JSONValue? {
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
         var parser = Parser(bytes: bytes)
         guard let value = parser.value(depth: 0) else { return nil }
         parser.skipWhitespace()
@@ -155,7 +155,7 @@ package enum JSONValue: Sendable, Hashable {
 extension JSONValue {
     /// The value as compact JSON text: object members sorted by name, `/` not escaped, control
     /// characters as `\u00XX`; whole numbers without a fraction ("3", not "3.0").
-    package var text: String {
+    public var text: String {
         switch self {
         case .null: "null"
         case .boolean(let flag): flag ? "true" : "false"

@@ -1,18 +1,18 @@
 /// What the daemon counts between start-up and now, beside the published snapshot, for the
 /// Prometheus metrics.
-package struct MetricsCounters: Sendable, Hashable {
+public struct MetricsCounters: Sendable, Hashable {
     /// `Status` changes published since start-up.
-    package var statusChanges: UInt64 = 0
+    public var statusChanges: UInt64 = 0
     /// `Connectivity` changes published since start-up.
-    package var connectivityChanges: UInt64 = 0
+    public var connectivityChanges: UInt64 = 0
     /// When the last change was published (Unix time, seconds); nil before the first.
-    package var lastChangeSeconds: Double?
+    public var lastChangeSeconds: Double?
 
     /// Nothing counted yet.
-    package init() {}
+    public init() {}
 
     /// Counts the publication of `next` after `previous` (nil: the first) at `now` (Unix time).
-    package mutating func count(_ next: ReachabilitySnapshot, after previous: ReachabilitySnapshot?, now: Double) {
+    public mutating func count(_ next: ReachabilitySnapshot, after previous: ReachabilitySnapshot?, now: Double) {
         if let previous, previous.status != next.status { statusChanges += 1 }
         if let previous, previous.connectivity != next.connectivity { connectivityChanges += 1 }
         lastChangeSeconds = now
@@ -22,9 +22,9 @@ package struct MetricsCounters: Sendable, Hashable {
 /// The daemon's state in Prometheus' text exposition format (version 0.0.4), in the conventions
 /// of node_exporter's textfile collector: the `reachabilityd_` prefix, `_info` metrics for
 /// labels that change, `_total` counters, base units. Pure.
-package enum PrometheusMetrics {
+public enum PrometheusMetrics {
     /// The file name the daemon writes in a textfile-collector directory.
-    package static let fileName = "reachabilityd.prom"
+    public static let fileName = "reachabilityd.prom"
 
     /// The metrics for `snapshot`.
     ///
@@ -33,7 +33,7 @@ package enum PrometheusMetrics {
     ///   - generation: the published `Generation` (changes of any property, for the boot).
     ///   - counters: what the daemon counted since it started.
     /// - Returns: the text, one metric family after another, ending with a newline.
-    package static func render(_ snapshot: ReachabilitySnapshot, generation: UInt64, counters: MetricsCounters) -> String {
+    public static func render(_ snapshot: ReachabilitySnapshot, generation: UInt64, counters: MetricsCounters) -> String {
         var text = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"

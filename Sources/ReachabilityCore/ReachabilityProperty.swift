@@ -8,7 +8,7 @@
 
 /// The properties of interface `org.reachabilityd.Reachability1`, in the order of the XML;
 /// raw values are the D-Bus names. Each one's signature, value and JSON key are its ``definition``.
-package enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
+public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     /// `Status` (s).
     case status = "Status"
     /// `Reachable` (b).
@@ -53,7 +53,7 @@ package enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case ipv4Access = "IPv4Access"
 
     /// The property's entry in the table.
-    package var definition: PropertyDefinition {
+    public var definition: PropertyDefinition {
         switch self {
         case .status: .string(json: "status", { $0.status.rawValue }, write: { $0.status = ReachabilityStatus(rawValue: $1) ?? .unknown })
         case .reachable: .boolean(json: "reachable", { $0.isReachable })
@@ -90,28 +90,28 @@ package enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
 
 /// One entry of the property table: what the bus, the client and the CLI need to know of a
 /// published value.
-package struct PropertyDefinition {
+public struct PropertyDefinition {
     /// The D-Bus type signature (`s`, `b`, `u`, `t`, `as`, `a{sv}`, `aa{sv}`).
-    package let signature: String
+    public let signature: String
     /// The member's name in `reachabilityctl status --json` and the other `--json` records; nil
     /// for a property the records leave out (`Generation`).
-    package let jsonKey: String?
+    public let jsonKey: String?
     /// The label of the row `reachabilityctl status` shows for this property after its summary
     /// rows (Status, Interface, Transport, IPv4, IPv6, Metered, Online, Reason, which combine
     /// several properties and are laid out by the CLI); nil for a property without a row of its own.
-    package let textLabel: String?
+    public let textLabel: String?
     /// The property's value in a snapshot; the second argument is the `Generation` to publish.
-    package let read: (ReachabilitySnapshot, UInt64) -> PropertyValue
+    public let read: (ReachabilitySnapshot, UInt64) -> PropertyValue
     /// Writes a published value back into a snapshot (the client's side); nil for a property
     /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
     /// A value of another type than ``signature`` writes the type's empty value.
-    package let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+    public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
     /// Whether the property's value differs between two snapshots (what `PropertiesChanged`
     /// announces); by default, whether ``read`` gives two values.
-    package let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
+    public let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
 
     /// Creates an entry.
-    package init(
+    public init(
         signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
         write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
     ) {
@@ -124,7 +124,7 @@ package struct PropertyDefinition {
     }
 
     /// A string property (`s`); a mistyped value writes "".
-    package static func string(
+    public static func string(
         json: String?, text: String? = nil, _ read: @escaping (ReachabilitySnapshot) -> String, write: ((inout ReachabilitySnapshot, String) -> Void)? = nil
     ) -> PropertyDefinition {
         PropertyDefinition(signature: "s", jsonKey: json, textLabel: text, read: { snapshot, _ in .string(read(snapshot)) }, write: write.map { write in
@@ -133,7 +133,7 @@ package struct PropertyDefinition {
     }
 
     /// A boolean property (`b`); a mistyped value writes false.
-    package static func boolean(
+    public static func boolean(
         json: String?, text: String? = nil, _ read: @escaping (ReachabilitySnapshot) -> Bool, write: ((inout ReachabilitySnapshot, Bool) -> Void)? = nil
     ) -> PropertyDefinition {
         PropertyDefinition(signature: "b", jsonKey: json, textLabel: text, read: { snapshot, _ in .boolean(read(snapshot)) }, write: write.map { write in
@@ -198,7 +198,7 @@ public indirect enum PropertyValue: Sendable, Hashable {
 
     /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
     /// as objects.
-    package var json: JSONValue {
+    public var json: JSONValue {
         switch self {
         case .string(let string): .string(string)
         case .boolean(let flag): .boolean(flag)

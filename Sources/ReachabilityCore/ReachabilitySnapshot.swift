@@ -99,13 +99,13 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
 
     /// The value of `property` in this snapshot, as its entry in ``ReachabilityProperty/definition``
     /// reads it; `generation` supplies `Generation`.
-    package func value(of property: ReachabilityProperty, generation: UInt64) -> PropertyValue {
+    public func value(of property: ReachabilityProperty, generation: UInt64) -> PropertyValue {
         property.definition.read(self, generation)
     }
 
     /// The properties (other than `Generation`) whose values differ from `previous`, in
     /// declaration order.
-    package func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
+    public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
         ReachabilityProperty.allCases.filter { property in
             property != .generation && property.definition.differs(self, previous)
         }
