@@ -9,6 +9,8 @@
 #   make build  debug build of the Swift products and of the GIO module (gio/, .build/gio)
 #   make unit   the innermost loop: build, then the unit tests only (no root, no namespace, no
 #               daemon; a private dbus-daemon for the bus core) — seconds once built
+#   make reference  docs/api-reference.md and reachabilityd(8)'s API sections from dbus/'s doc
+#               comments (make unit and make check fail while they differ)
 #   make check  before a commit: build (with the GIO module), unit and integration tests (root
 #               for the latter), the Examples/ package, the public API against docs/public-api.md —
 #               no containers, no soak, no benchmark (a few minutes)
@@ -25,7 +27,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 BUS ?= private
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps run-deps build gio release run run-check test unit check soak deb e2e e2e-matrix bench bench-smoke clean
+.PHONY: all deps run-deps build gio release run run-check test unit check reference reference-check soak deb e2e e2e-matrix bench bench-smoke clean
 
 all: build
 
@@ -70,7 +72,7 @@ test: deps
 # The unit tier: the package without its integration suites (Package.swift reads
 # REACHABILITYD_TESTS), and of it only the test bundle (SwiftPM names it after the package) and
 # what that links, not reachabilityctl; docs/testing.md lists what each tier holds.
-unit:
+unit: reference-check
 	REACHABILITYD_TESTS=unit $(SWIFT) build --product reachabilitydPackageTests
 	REACHABILITYD_TESTS=unit $(SWIFT) test --skip-build
 
@@ -82,6 +84,15 @@ check: gio unit
 	$(SWIFT) test --skip-build --filter '^($(INTEGRATION_TESTS))\.' --skip SoakTests
 	$(SWIFT) build --package-path Examples
 	SWIFT=$(SWIFT) scripts/public-api.sh
+
+# The interface files' doc comments are each member's one description (scripts/api-reference.py):
+# reference writes the reference from them, reference-check fails when a written file differs or
+# README's API table names a member or signature they do not declare.
+reference:
+	scripts/api-reference.py
+
+reference-check:
+	scripts/api-reference.py --check
 
 # REACHABILITYD_SOAK_SEED=N in the environment replays the churn of a run that printed seed N.
 soak:

@@ -8,7 +8,7 @@ import SystemSupport
 
 /// What callers ask the engine besides the published snapshot: `Explain()`, `CheckAddress()`,
 /// links by name and the captive-portal APIs the network managers report. Each asks the kernel
-/// about one destination the way the walk asks about the probes (``askKernel(about:zoneLink:)``).
+/// about one destination the way the walk asks about the probes (``askKernel(_:)``).
 extension ReachabilityEngine {
     /// What `Explain()` shows, as values: per probe the kernel's answers and the verdict, every
     /// link with its classification and addresses, the settings, and what a held loss hides.
@@ -87,15 +87,15 @@ extension ReachabilityEngine {
 
     /// `CheckDestination()`: ``checkAddress(_:caller:)``'s answer with how a connection gets
     /// there (``DestinationRule``): through a CLAT, or for an IPv4 literal without a route of its
-    /// own through NAT64 at the address synthesized with the prefix in use. Watches the address,
-    /// and the synthesized one when it was asked about.
+    /// own through NAT64 at the address synthesized with the prefix in use (the prefix and the
+    /// CLAT's uplink the published state was decided with, ``destinationContext``). Watches the
+    /// address, and the synthesized one when it was asked about.
     ///
     /// - Throws: ``InvalidAddressError`` when `text` is not a literal IPv4/IPv6 address.
     public func checkDestination(_ text: String, caller: CallerShare = CallerShare(connection: "")) throws(InvalidAddressError) -> DestinationAnswer {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = IPAddress(text)?.unmappingIPv4 else { throw InvalidAddressError(address: text) }
-        let context = DestinationRule.Context(nat64Prefix: nat64PrefixInUse.map { NAT64Prefix(network: $0.network, length: $0.length) }, clatUplink: clatUplink)
-        return DestinationRule.answer(for: address, as: text, context: context) { destination in
+        return DestinationRule.answer(for: address, as: text, context: destinationContext) { destination in
             // Before the lookup, so that a route change right after it is not filtered out.
             routeFilter.watch(destination, caller: caller)
             return destinationFacts(destination, purpose: .callerAddress, uid: caller.uid)
@@ -163,15 +163,8 @@ extension ReachabilityEngine {
         routeFilter.forgetWatches(of: caller)
     }
 
-    /// The kernel's answers for `destination` for user `uid` (nil: the daemon's own), with the
-    /// mirror brought up to them (``LinkMirror/catchUp(with:)``).
-    func askKernel(about destination: IPAddress, zoneLink: InterfaceIndex? = nil, uid: UInt32? = nil) -> StatusReducer.KernelAnswers {
-        let question = KernelLookups.Question(destination: destination, zoneLink: zoneLink, uid: uid)
-        return askKernel([question])[question]!
-    }
-
     /// The kernel's answers to `questions`, asked together (each distinct one once), with the
-    /// mirror brought up to them.
+    /// mirror brought up to them (``LinkMirror/catchUp(with:)``).
     func askKernel(_ questions: [KernelLookups.Question]) -> [KernelLookups.Question: StatusReducer.KernelAnswers] {
         let answers = lookups.answers(for: questions)
         for answer in answers.values { mirror.catchUp(with: answer) }

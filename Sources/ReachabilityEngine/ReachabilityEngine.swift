@@ -13,15 +13,18 @@ import SystemSupport
 ///    filtered by ``RouteFilterControl``, or the neighbour socket of ``GatewayFollowing``);
 /// 2. mirror: links, addresses and default routes go into ``LinkMirror`` (dumped again after a
 ///    lost message);
-/// 3. lookups: `refresh(_:)` asks ``KernelLookups`` about the probes of the families the batch
-///    concerned (the mirror catches up first when the answer names an address it lacks), then
-///    ``GatewayFollowing`` follows the probe routes' gateways;
-/// 4. rule: `evaluate(ipv4:ipv6:)`, a pure function of the mirror, the answers and the
-///    evidence held (``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``:
-///    ``ReachabilityRule``, then ``EvidenceRule`` with the gateways' evidence and the active
-///    check's verdicts on the paths in use);
-/// 5. follow: ``ActiveConnectivityChecks`` follows the paths the rule found (a new path's check
-///    starts at a later turn of the queue);
+/// 3. gather: `gather(_:)` asks ``KernelLookups`` everything the rule needs, in one exchange:
+///    the probes of the families the batch concerned, the nameservers, and IPv4's probe
+///    synthesized with each NAT64 prefix that may be in use (the mirror catches up first when
+///    an answer names an address it lacks); ``GatewayFollowing`` follows the probe routes'
+///    gateways; the evidence held is read;
+/// 4. rule: ``StatusReducer/evaluation(of:configuration:)``, one pure function from what was
+///    gathered and the configuration to the whole snapshot (``ReachabilityRule``,
+///    ``EvidenceRule``, ``DNSRule``, the NAT64 prefix in use, ``IPv4AccessRule``, ``CLATPath``)
+///    and what to follow;
+/// 5. follow: `follow(_:)`: ``ActiveConnectivityChecks`` follows the paths the rule found (a new
+///    path's check starts at a later turn of the queue), ``RFC7050Discovery`` IPv6's path while
+///    the rule wants discovery, and the links read decide which events walk next;
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
 ///
 /// A link or address event that no link the last walk read concerns (``LinksInUse``: a
@@ -96,6 +99,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     }
     /// The links the last walk read: a link or address event concerning none of them takes no walk.
     private var linksInUse = LinksInUse.every
+    /// The NAT64 prefix and the CLAT's uplink the last walk decided with, which `CheckDestination`
+    /// decides with too.
+    private(set) var destinationContext = DestinationRule.Context()
     /// When `Interfaces` is listed while links keep changing.
     private var listingWindow = CoalescingWindow(intervalNanoseconds: UInt64(BusContract.interfacesIntervalMilliseconds) * 1_000_000)
     /// The listing scheduled at the end of the window; nil when none is.
@@ -240,7 +246,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         reevaluate()
     }
 
-    // MARK: The walk: events -> mirror -> lookups -> rule -> follow -> publish
+    // MARK: The walk: events -> mirror -> gather -> rule -> follow -> publish
 
     /// Events: a batch updates the mirror (a lost message resynchronises it), and tells which
     /// probe families to ask the kernel about again, whether only other destinations' routes
@@ -448,12 +454,6 @@ public final class ReachabilityEngine: @unchecked Sendable {
         reevaluate([], announcingRoutes: false)
     }
 
-    /// The NAT64 prefix in use: the one routers advertised (``AdvertisedNAT64Prefixes``' rule),
-    /// else the one RFC 7050 discovery found; nil when none is known.
-    var nat64PrefixInUse: IPPrefix? {
-        nat64Prefixes.inUse(ipv6Link: ipv6RouteLink)?.prefix ?? rfc7050.discovered?.prefix
-    }
-
     /// The link IPv6's probe route goes out of, from the last answers; nil when none.
     var ipv6RouteLink: InterfaceIndex? {
         guard case .route(let route)? = answers[.ipv6]?.lookup else { return nil }
@@ -537,83 +537,53 @@ public final class ReachabilityEngine: @unchecked Sendable {
         return interfaces
     }
 
-    /// Lookups, the rule, then following: `refresh(_:)` and the nameservers' facts,
-    /// `evaluate(ipv4:ipv6:nameServers:)`, then the active check follows the paths the rule
-    /// found; returns the evaluated snapshot with the `Interfaces` last listed, and records the
-    /// links it read (``linksInUse``).
+    /// The walk after the mirror, in three steps: `gather(_:)` asks the kernel everything the
+    /// rule needs (once) and reads the evidence held; ``StatusReducer/evaluation(of:configuration:)``,
+    /// pure, decides the whole snapshot and what to follow; `follow(_:)` hands the paths on.
+    /// Returns the snapshot with the `Interfaces` last listed.
     private func walk(_ families: Set<AddressFamily> = Set(AddressFamily.allCases)) -> ReachabilitySnapshot {
-        // The nameservers' questions go to the kernel with the probes'.
-        let (ipv4, ipv6, answered) = refresh(families, alsoAsking: nameServers?.compactMap(nameServerQuestion) ?? [])
+        let gathered = gather(families)
         StageTimes.recorder?.mark(.answered)
-        let servers = nameServers.map { $0.map { nameServerFacts($0, answered: answered) } }
-        let evaluation = evaluate(ipv4: ipv4, ipv6: ipv6, nameServers: servers)
-        checks.follow(evaluation.checkPaths)
+        let evaluation = StatusReducer.evaluation(of: gathered, configuration: settings)
+        follow(evaluation)
         var snapshot = evaluation.snapshot
         snapshot.interfaces = self.snapshot.interfaces
-        // RFC 7050 discovery while no router advertised a prefix: on an IPv6-only host (where
-        // NetworkManager keeps the advertisements' PREF64 to itself), or with the check configured.
-        let isDiscoveryWanted = nat64Prefixes.inUse(ipv6Link: ipv6RouteLink) == nil && (!snapshot.isIPv4Reachable || checks.isEnabled)
-        rfc7050.follow(ipv6Path: isDiscoveryWanted ? evaluation.checkPaths[.ipv6] : nil, intervalSeconds: settings.connectivity.intervalSeconds)
-        let nat64Prefix = nat64PrefixInUse
-        snapshot.nat64Prefix = nat64Prefix?.description ?? ""
-        let clat = CLATPath(routeLink: ipv4.lookup.outputInterfaceIndex.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }, uplink: clatUplink)
-        snapshot.ipv4Access = IPv4AccessRule.decide(
-            ipv4AccessFacts(isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, nat64Prefix: nat64Prefix, answered: answered)
-        )
-        linksInUse = nat64Prefix == nil ? linksRead(probes: [ipv4, ipv6], nameServers: servers ?? []) : .every
-        return snapshot.describing(clat)
+        return snapshot
     }
 
-    /// The link a CLAT translates onto: IPv6's route's (``CLATPath``).
-    var clatUplink: LinkFacts? {
-        ipv6RouteLink.flatMap { mirror.table.facts(forLink: $0, configuration: settings) }
+    /// Lookups: what the rule step decides from. The kernel is asked about the probes of
+    /// `families` (the others' answers are kept from before), the nameservers, and IPv4's probe
+    /// synthesized with each NAT64 prefix that may be in use
+    /// (``StatusReducer/nat64PrefixesPossiblyInUse(advertised:discovered:)``: whether IPv4 needs
+    /// it is known only once the answers are), all together (`refresh(_:alsoAsking:)`, which
+    /// also follows the probe routes' gateways); then the evidence held is read.
+    private func gather(_ families: Set<AddressFamily>) -> StatusReducer.Gathered {
+        let synthesized = StatusReducer.nat64PrefixesPossiblyInUse(advertised: nat64Prefixes, discovered: rfc7050.discovered).compactMap { prefix in
+            NAT64Synthesis.address(embedding: Probes.ipv4, in: prefix.network, length: prefix.length).map { (prefix: prefix, question: KernelLookups.Question(destination: $0)) }
+        }
+        let (ipv4, ipv6, answered) = refresh(families, alsoAsking: (nameServers?.compactMap(nameServerQuestion) ?? []) + synthesized.map(\.question))
+        var gathered = StatusReducer.Gathered(
+            table: mirror.table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers.map { $0.map { nameServerFacts($0, answered: answered) } },
+            advertisedNAT64Prefixes: nat64Prefixes, discoveredNAT64Prefix: rfc7050.discovered,
+            synthesizedProbes: Dictionary(uniqueKeysWithValues: synthesized.compactMap { probe in answered[probe.question].map { (probe.prefix, $0) } }),
+            nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled
+        )
+        for family in AddressFamily.allCases {
+            gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
+            gathered.checkEvidence[family] = checks.evidence(family)
+        }
+        return gathered
     }
 
-    /// The links a walk read (``LinksInUse/read(routeLinks:sourceLinks:links:globalAddressHolders:defaultRouteLinks:zoneNames:configuration:)``),
-    /// from the probes' answers and the nameservers' facts.
-    private func linksRead(probes: [StatusReducer.KernelAnswers], nameServers: [NameServerFacts]) -> LinksInUse {
-        let table = mirror.table
-        var routeLinks: Set<InterfaceIndex> = []
-        var sources: [IPAddress] = []
-        for answers in probes {
-            if case .route(let route) = answers.lookup, let link = route.outputInterfaceIndex { routeLinks.insert(link) }
-            if case .success(let source) = answers.source { sources.append(source) }
-        }
-        var zoneNames: Set<String> = []
-        for server in nameServers {
-            if let link = server.facts.outputLink?.index { routeLinks.insert(link) }
-            if case .selected(let source) = server.facts.source { sources.append(source.address) }
-            if case .resolvedLink(let link) = server.server.origin { routeLinks.insert(link) }
-            if let zone = server.server.address.zone {
-                zoneNames.insert(zone)
-                if let number = Int32(zone) { routeLinks.insert(InterfaceIndex(number)) }
-            }
-        }
-        return LinksInUse.read(
-            routeLinks: routeLinks, sourceLinks: Set(sources.compactMap { table.address($0)?.link.index }), links: table.links,
-            globalAddressHolders: table.linksWithGlobalScopeAddress, defaultRouteLinks: Set(table.defaultRoutes.map(\.outputInterfaceIndex)),
-            zoneNames: zoneNames, configuration: settings
-        )
-    }
-
-    /// Lookups: what ``IPv4AccessRule`` decides from, gathered from IPv4's answers and the
-    /// mirror; while IPv4 has no route and a NAT64 prefix is known, the kernel is asked about
-    /// IPv4's probe synthesized with it (RFC 6052), as an application's connection would go
-    /// (unless `answered`, this walk's answers, holds it already).
-    private func ipv4AccessFacts(
-        isIPv4Reachable: Bool, isIPv4RouteThroughCLAT: Bool, nat64Prefix: IPPrefix?, answered: [KernelLookups.Question: StatusReducer.KernelAnswers]
-    ) -> IPv4AccessFacts {
-        var isSynthesizedProbeReachable = false
-        if !isIPv4Reachable, let nat64Prefix,
-           let synthesized = NAT64Synthesis.address(embedding: Probes.ipv4, in: nat64Prefix.network, length: nat64Prefix.length) {
-            let synthesizedAnswers = answered[KernelLookups.Question(destination: synthesized)] ?? askKernel(about: synthesized)
-            let facts = StatusReducer.destinationFacts(in: mirror.table, family: .ipv6, answers: synthesizedAnswers, configuration: settings)
-            isSynthesizedProbeReachable = ReachabilityRule.evaluate(facts).isReachable
-        }
-        return IPv4AccessFacts(
-            isIPv4Reachable: isIPv4Reachable, isIPv4RouteThroughCLAT: isIPv4RouteThroughCLAT, isNAT64PrefixKnown: nat64Prefix != nil,
-            isSynthesizedProbeReachable: isSynthesizedProbeReachable
-        )
+    /// Follow: the active check takes the paths the rule found, RFC 7050 discovery IPv6's while
+    /// the rule wants it (a path on another link drops what it found: the rule step already
+    /// counted on that), the links read decide which events walk next (``linksInUse``), and
+    /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``).
+    private func follow(_ evaluation: StatusReducer.Evaluation) {
+        checks.follow(evaluation.checkPaths)
+        rfc7050.follow(ipv6Path: evaluation.nat64DiscoveryPath, intervalSeconds: settings.connectivity.intervalSeconds)
+        linksInUse = evaluation.linksInUse
+        destinationContext = evaluation.destinationContext
     }
 
     /// Lookups: the kernel's answers for the probes of `families` (the others' are kept from
@@ -636,25 +606,6 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Whether `link` is up with carrier in the mirror: whether its gateways' entries tell of a network.
     private func linkHasCarrier(_ link: InterfaceIndex) -> Bool {
         mirror.table.links[link].map { $0.isUp && $0.hasCarrier } ?? false
-    }
-
-    /// The rule, pure: ``StatusReducer/evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``
-    /// on the mirror, the kernel's answers and the evidence held (read, not changed), then
-    /// ``DNSRule`` on the nameservers' facts (nil: not known yet).
-    private func evaluate(
-        ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, nameServers: [NameServerFacts]?
-    ) -> StatusReducer.Evaluation {
-        var gatewayEvidence: [AddressFamily: Connectivity] = [:]
-        var checkEvidence: [AddressFamily: CheckEvidence] = [:]
-        for family in AddressFamily.allCases {
-            gatewayEvidence[family] = gateways.current(family)?.evidence
-            checkEvidence[family] = checks.evidence(family)
-        }
-        var evaluation = StatusReducer.evaluation(
-            of: mirror.table, ipv4: ipv4, ipv6: ipv6, configuration: settings, gatewayEvidence: gatewayEvidence, checkEvidence: checkEvidence
-        )
-        if let nameServers { evaluation.snapshot = StatusReducer.resolvingNames(evaluation.snapshot, servers: nameServers, lookups: checks.nameLookupEvidence) }
-        return evaluation
     }
 
     /// Publish: hands an evaluation to the publishing stage under the configuration in force.

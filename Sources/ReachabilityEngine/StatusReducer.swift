@@ -8,7 +8,8 @@ import SystemSupport
 /// The status reducer: the engine's evaluation without its sockets. Parsed rtnetlink messages
 /// (dumps and events) keep a ``LinkTable``; the kernel's answers to the route lookups for the
 /// probe destinations, with that table, give the snapshot through ``ReachabilityRule``; with the
-/// evidence beyond the route, the walk's whole rule step (``evaluation(of:ipv4:ipv6:configuration:gatewayEvidence:checkEvidence:)``).
+/// evidence beyond the route, the nameservers and the NAT64 prefixes known, the walk's whole rule
+/// step (``evaluation(of:configuration:)``): every published property but `Interfaces`.
 ///
 /// Pure: no sockets, and sysfs is read only through the table's inspector (when a link appears
 /// or is renamed). The engine does the I/O around it; the fuzzer and the tests call it directly.
@@ -43,42 +44,155 @@ enum StatusReducer {
         )
     }
 
-    /// The walk's rule step: the snapshot, and the path each reachable family's probe route
-    /// takes, which the active check follows in the step after.
-    struct Evaluation: Equatable {
-        /// The snapshot: the route rule's, with the evidence that counts.
-        var snapshot: ReachabilitySnapshot
-        /// Per reachable family whose output link the mirror names: the route's link and gateway.
-        var checkPaths: [AddressFamily: CheckPath]
+    /// Everything a walk's rule step decides from, gathered before it (the kernel asked once,
+    /// ``ReachabilityEngine``'s `gather(_:)`), so that the rule step asks nothing.
+    struct Gathered {
+        /// The mirror's links and addresses.
+        var table: LinkTable
+        /// The kernel's answers for the IPv4 probe.
+        var ipv4: KernelAnswers
+        /// The kernel's answers for the IPv6 probe.
+        var ipv6: KernelAnswers
+        /// Every configured nameserver with the kernel's answers for a query to it; nil until
+        /// the nameservers are known (`DNS` is `unknown` till then).
+        var nameServers: [NameServerFacts]?
+        /// The NAT64 prefixes routers advertised.
+        var advertisedNAT64Prefixes = AdvertisedNAT64Prefixes()
+        /// The prefix RFC 7050 discovery found, with the path it was found on; nil when none.
+        var discoveredNAT64Prefix: RFC7050Discovery.Discovered?
+        /// The kernel's answers for IPv4's probe synthesized (RFC 6052) with each prefix of
+        /// ``nat64PrefixesPossiblyInUse(advertised:discovered:)``.
+        var synthesizedProbes: [IPPrefix: KernelAnswers] = [:]
+        /// What each family's gateway's neighbour entry says (absent: nothing).
+        var gatewayEvidence: [AddressFamily: Connectivity] = [:]
+        /// What the checks last said of each family, and over which path.
+        var checkEvidence: [AddressFamily: CheckEvidence] = [:]
+        /// The check's last round of name lookups; nil when there is none.
+        var nameLookups: NameLookupEvidence?
+        /// Whether the active check runs: RFC 7050 discovery is then wanted with IPv4 reachable too.
+        var isCheckEnabled = false
     }
 
-    /// The walk's rule step, a function of its inputs only: ``snapshot(of:ipv4:ipv6:configuration:)``,
-    /// the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
-    /// evidence and the checks' verdicts. A verdict counts only while its family's route takes
-    /// the path the check went over (a new gateway or link, or no route, has none yet).
+    /// What a walk's rule step decides: the whole published snapshot, and what the walk follows.
+    struct Evaluation: Equatable {
+        /// The snapshot, every property but `Interfaces` (listed from the mirror apart from the walk).
+        var snapshot: ReachabilitySnapshot
+        /// Per reachable family whose output link the mirror names: the route's link and gateway,
+        /// which the active check follows.
+        var checkPaths: [AddressFamily: CheckPath]
+        /// IPv6's path, which RFC 7050 discovery follows while it is wanted: no router advertised
+        /// a prefix, and IPv4 is not reachable or the check runs. Nil: discovery not wanted.
+        var nat64DiscoveryPath: CheckPath?
+        /// The links the walk read: a link or address event concerning none of them takes no
+        /// walk (every event walks while a NAT64 prefix is in use).
+        var linksInUse: LinksInUse
+        /// What `CheckDestination` decides with beside the kernel's answers, as the snapshot was
+        /// decided: the NAT64 prefix in use and the link a CLAT translates onto (IPv6's route's).
+        var destinationContext: DestinationRule.Context
+    }
+
+    /// The walk's rule step, a function of its inputs only, in order:
+    /// 1. ``ReachabilityRule`` on the probes' facts (as ``snapshot(of:ipv4:ipv6:configuration:)``,
+    ///    which the fuzzer replays);
+    /// 2. the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
+    ///    evidence and the checks' verdicts, a verdict counting only while its family's route
+    ///    takes the path the check went over (a new gateway or link, or no route, has none yet);
+    /// 3. ``DNSRule`` on the nameservers' facts (``resolvingNames(_:servers:lookups:)``);
+    /// 4. `NAT64Prefix`: the one advertised on IPv6's route's link first
+    ///    (``AdvertisedNAT64Prefixes/inUse(ipv6Link:)``), else the one RFC 7050 discovery found,
+    ///    while discovery is still wanted on the link it was found on;
+    /// 5. `IPv4Access` (``IPv4AccessRule``), with IPv4's probe synthesized with that prefix;
+    /// 6. the CLAT (``CLATPath``): the properties describe the link it translates onto
+    ///    (``ReachabilitySnapshot/describing(_:)``); `CheckDestination` takes the same prefix and
+    ///    uplink (``Evaluation/destinationContext``).
     ///
     /// - Parameters:
-    ///   - table: the mirror's links and addresses.
-    ///   - ipv4: the kernel's answers for the IPv4 probe.
-    ///   - ipv6: the kernel's answers for the IPv6 probe.
+    ///   - gathered: the mirror, the kernel's answers, the NAT64 prefixes known and the evidence held.
     ///   - configuration: the configuration in force.
-    ///   - gatewayEvidence: what each family's gateway's neighbour entry says (absent: nothing).
-    ///   - checkEvidence: what the checks last said of each family, and over which path.
-    static func evaluation(
-        of table: LinkTable, ipv4: KernelAnswers, ipv6: KernelAnswers, configuration: DaemonConfiguration,
-        gatewayEvidence: [AddressFamily: Connectivity], checkEvidence: [AddressFamily: CheckEvidence]
-    ) -> Evaluation {
-        let routes = snapshot(of: table, ipv4: ipv4, ipv6: ipv6, configuration: configuration)
+    static func evaluation(of gathered: Gathered, configuration: DaemonConfiguration) -> Evaluation {
+        let table = gathered.table
+        let ipv4 = destinationFacts(in: table, family: .ipv4, answers: gathered.ipv4, configuration: configuration)
+        let ipv6 = destinationFacts(in: table, family: .ipv6, answers: gathered.ipv6, configuration: configuration)
+        let routes = ReachabilityRule.decide(ipv4: ipv4, ipv6: ipv6)
+        let paths = checkPaths(routes, answers: [.ipv4: gathered.ipv4, .ipv6: gathered.ipv6], table: table)
+        func evidence(_ family: AddressFamily) -> FamilyEvidence {
+            let check = gathered.checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
+            return FamilyEvidence(gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "")
+        }
+        var snapshot = EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6))
+        if let servers = gathered.nameServers { snapshot = resolvingNames(snapshot, servers: servers, lookups: gathered.nameLookups) }
+        let advertised = gathered.advertisedNAT64Prefixes.inUse(ipv6Link: gathered.ipv6.lookup.outputInterfaceIndex)?.prefix
+        let discoveryPath = advertised == nil && (!snapshot.isIPv4Reachable || gathered.isCheckEnabled) ? paths[.ipv6] : nil
+        // What discovery found stays while it follows the link it was found on (``RFC7050Discovery``).
+        let nat64Prefix = advertised ?? gathered.discoveredNAT64Prefix.flatMap { $0.path.link == discoveryPath?.link ? $0.prefix : nil }
+        snapshot.nat64Prefix = nat64Prefix?.description ?? ""
+        let synthesized = nat64Prefix.flatMap { gathered.synthesizedProbes[$0] }.map {
+            ReachabilityRule.evaluate(destinationFacts(in: table, family: .ipv6, answers: $0, configuration: configuration))
+        }
+        let context = DestinationRule.Context(nat64Prefix: nat64Prefix.map { NAT64Prefix(network: $0.network, length: $0.length) }, clatUplink: ipv6.outputLink)
+        let clat = CLATPath(routeLink: ipv4.outputLink, uplink: context.clatUplink)
+        snapshot.ipv4Access = IPv4AccessRule.decide(IPv4AccessFacts(
+            isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, isNAT64PrefixKnown: nat64Prefix != nil,
+            isSynthesizedProbeReachable: synthesized?.isReachable ?? false
+        ))
+        return Evaluation(
+            snapshot: snapshot.describing(clat), checkPaths: paths, nat64DiscoveryPath: discoveryPath,
+            linksInUse: nat64Prefix == nil
+                ? linksRead(probes: [gathered.ipv4, gathered.ipv6], nameServers: gathered.nameServers ?? [], table: table, configuration: configuration)
+                : .every,
+            destinationContext: context
+        )
+    }
+
+    /// The NAT64 prefixes ``evaluation(of:configuration:)`` may find in use, whichever link
+    /// IPv6's route takes and whether discovery stays wanted: each that
+    /// ``AdvertisedNAT64Prefixes/inUse(ipv6Link:)`` names for some link, else the one
+    /// discovery found. Usually one; the walk asks the kernel about IPv4's probe synthesized with
+    /// each beside its other questions, before the rule step knows which is in use.
+    static func nat64PrefixesPossiblyInUse(advertised: AdvertisedNAT64Prefixes, discovered: RFC7050Discovery.Discovered?) -> Set<IPPrefix> {
+        let links: [InterfaceIndex?] = [nil] + Set(advertised.advertisements.map(\.link)).map { $0 }
+        let inUse = Set(links.compactMap { advertised.inUse(ipv6Link: $0)?.prefix })
+        return inUse.isEmpty ? Set(discovered.map { [$0.prefix] } ?? []) : inUse
+    }
+
+    /// Per family `routes` calls reachable whose route's output link `table` names: the link and gateway.
+    private static func checkPaths(
+        _ routes: ReachabilitySnapshot, answers: [AddressFamily: KernelAnswers], table: LinkTable
+    ) -> [AddressFamily: CheckPath] {
         var paths: [AddressFamily: CheckPath] = [:]
-        for (family, answers) in [(AddressFamily.ipv4, ipv4), (.ipv6, ipv6)] where family == .ipv4 ? routes.isIPv4Reachable : routes.isIPv6Reachable {
+        for (family, answers) in answers where family == .ipv4 ? routes.isIPv4Reachable : routes.isIPv6Reachable {
             guard case .route(let route) = answers.lookup, let link = route.outputInterfaceIndex, let name = table.links[link]?.name else { continue }
             paths[family] = CheckPath(link: link, linkName: name, gateway: route.gateway)
         }
-        func evidence(_ family: AddressFamily) -> FamilyEvidence {
-            let check = checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
-            return FamilyEvidence(gateway: gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "")
+        return paths
+    }
+
+    /// The links a walk read (``LinksInUse/read(routeLinks:sourceLinks:links:globalAddressHolders:defaultRouteLinks:zoneNames:configuration:)``),
+    /// from the probes' answers and the nameservers' facts.
+    private static func linksRead(
+        probes: [KernelAnswers], nameServers: [NameServerFacts], table: LinkTable, configuration: DaemonConfiguration
+    ) -> LinksInUse {
+        var routeLinks: Set<InterfaceIndex> = []
+        var sources: [IPAddress] = []
+        for answers in probes {
+            if case .route(let route) = answers.lookup, let link = route.outputInterfaceIndex { routeLinks.insert(link) }
+            if case .success(let source) = answers.source { sources.append(source) }
         }
-        return Evaluation(snapshot: EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6)), checkPaths: paths)
+        var zoneNames: Set<String> = []
+        for server in nameServers {
+            if let link = server.facts.outputLink?.index { routeLinks.insert(link) }
+            if case .selected(let source) = server.facts.source { sources.append(source.address) }
+            if case .resolvedLink(let link) = server.server.origin { routeLinks.insert(link) }
+            if let zone = server.server.address.zone {
+                zoneNames.insert(zone)
+                if let number = Int32(zone) { routeLinks.insert(InterfaceIndex(number)) }
+            }
+        }
+        return LinksInUse.read(
+            routeLinks: routeLinks, sourceLinks: Set(sources.compactMap { table.address($0)?.link.index }), links: table.links,
+            globalAddressHolders: table.linksWithGlobalScopeAddress, defaultRouteLinks: Set(table.defaultRoutes.map(\.outputInterfaceIndex)),
+            zoneNames: zoneNames, configuration: configuration
+        )
     }
 
     /// `snapshot` with `DNS` (``DNSRule``) and, when the route is fine and names are not, a
