@@ -233,7 +233,7 @@ struct LinkTable: Equatable {
 
 /// The links as the engine describes them, for a program that reads a link dump of its own
 /// (`reachabilityctl wait --carrier-timeout`) and judges them with ReachabilityCore's rules.
-public enum LinkDescriptions {
+package enum LinkDescriptions {
     /// Every link of a link dump, by index; sysfs is read once per link.
     ///
     /// - Parameters:

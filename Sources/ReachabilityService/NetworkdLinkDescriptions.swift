@@ -20,11 +20,11 @@ import SystemSupport
 /// meanwhile asks once more when its answer comes. Without networkd, or with one too old to record these, nothing happens: the
 /// calls never start it (`startsService: false`) and their errors are only debug-logged.
 /// Confined to the daemon's queue.
-public final class NetworkdLinkDescriptions {
+package final class NetworkdLinkDescriptions {
     /// What networkd records about one link.
-    public struct Record: Sendable, Equatable {
+    package struct Record: Sendable, Equatable {
         /// The captive-portal API's URI; nil: none.
-        public var captivePortalAPI: String?
+        package var captivePortalAPI: String?
         /// The NAT64 prefixes it recorded from router advertisements.
         package var nat64Prefixes: [NetworkdPREF64]
     }
@@ -50,7 +50,7 @@ public final class NetworkdLinkDescriptions {
     ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndices: the links to ask about when networkd (re)starts.
     ///   - record: takes a link's record on the queue.
-    public init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (Record, InterfaceIndex) -> Void) {
+    package init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (Record, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndices = linkIndices
         self.record = record
@@ -61,7 +61,7 @@ public final class NetworkdLinkDescriptions {
     }
 
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
-    public func start() throws(SystemError) {
+    package func start() throws(SystemError) {
         linkChanges = try connection.addMatch(
             BusSignalMatch(sender: Self.busName, pathNamespace: Self.linkPathNamespace, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
         ) { [weak self] message in
@@ -75,7 +75,7 @@ public final class NetworkdLinkDescriptions {
 
     /// Routes that router advertisements installed on `links` were added, replaced or deleted:
     /// while networkd runs, asks about them again.
-    public func routerAdvertisementRoutesChanged(on links: Set<InterfaceIndex>) {
+    package func routerAdvertisementRoutesChanged(on links: Set<InterfaceIndex>) {
         guard appearance?.owner != nil else { return }
         for index in links { ask(about: index) }
     }
