@@ -75,21 +75,20 @@ let package = Package(
             ],
             exclude: ["reachabilityd.order", "link"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
-            // exported symbols: the static standard library's 22,000 relative relocations take
-            // 4 KiB instead of a 516 KiB .rela.dyn that the dynamic loader read at every start,
-            // and it has no symbol table of ours to read. About 0.7 MiB less resident memory;
-            // still a PIE (ASLR, lintian's hardening check). Every build of the daemon gets it:
-            // make, the benchmark, debian/rules.
+            // exported symbols: the static standard library's relative relocations take a few
+            // pages instead of a .rela.dyn that the dynamic loader read at every start, and it
+            // has no symbol table of ours to read; still a PIE (ASLR, lintian's hardening check).
+            // Every build of the daemon gets it: make, the benchmark, debian/rules.
             // ...and with the functions its start-up runs placed together, in the order
             // Sources/reachabilityd/reachabilityd.order lists them (scripts/update-link-order.sh
             // writes it from a profile; a function it does not name is linked as before): a page
-            // fault maps 64 KiB around the page, so start-up code scattered over the 6 MB of text
-            // kept 3.9 MiB of it resident, packed 2.3-2.7 MiB (docs/benchmarks.md). Code gets
-            // pages of its own (-z separate-code, GNU ld's default: no data bytes executable),
-            // which measured 0.1-0.4 MiB less resident code in this build.
+            // fault maps a block around the page, so start-up code scattered over the text kept
+            // much more of it resident. Code gets pages of its own (-z separate-code, GNU ld's
+            // default: no data bytes executable), which kept less of it resident too.
             // ...and with GCC's C++ runtime linked in, not loaded: the static standard library
-            // calls 25 functions of libstdc++ and two of libgcc_s, and the shared libraries cost
-            // 1.1 MiB of resident memory that no other process of a server may share. The -L
+            // calls a few functions of libstdc++ and libgcc_s, whose shared libraries cost
+            // resident memory that no other process of a server may share. Each step's figures:
+            // docs/benchmarks.md, "Private memory". The -L
             // directory's libstdc++.so is a linker script that points -lstdc++ (which the
             // toolchain's static-stdlib-args.lnk adds before these flags) at libstdc++.a, and
             // libgcc_eh.a gives the unwinder; both come with the GCC the toolchain links with.

@@ -38,12 +38,16 @@ node_exporter_package=prometheus-node-exporter
 # The NAT64 tests run Debian's real tayga the same way: its postinst starts the service, which
 # would configure a nat64 tun, routes and NAT44 on the host.
 tayga_package=tayga
+# The alert rules' tests run Debian's real promtool and Prometheus (one package) the same way: its
+# postinst enables and starts a Prometheus service listening on port 9090.
+prometheus_package=prometheus
 # The GIO module's tests run Debian's real xdg-desktop-portal (NetworkMonitor, as Flatpak apps
 # ask it) the same way, with the two libraries it needs that GLib's packages do not bring: its
 # postinst enables a user unit in every login session, and its dependencies' run modprobe and
 # update-initramfs (fuse3) and sysctl --system (bubblewrap). A library is checked by its
 # copyright file, which has no architecture triplet in its path.
 unpacked_tools=("$node_exporter_package:usr/bin/prometheus-node-exporter" "$tayga_package:usr/sbin/tayga"
+                "$prometheus_package:usr/bin/promtool"
                 "xdg-desktop-portal:usr/libexec/xdg-desktop-portal"
                 "libjson-glib-1.0-0:usr/share/doc/libjson-glib-1.0-0/copyright"
                 "libpipewire-0.3-0:usr/share/doc/libpipewire-0.3-0/copyright")

@@ -1,19 +1,27 @@
 import CNetlinkShims
 
-/// Address flags (`IFA_F_*`) the rule reads.
-enum AddressFlag {
+/// An address's flags (`IFA_F_*`), as ``LinkFlags`` are a link's: the ones the rule reads are
+/// named; the others are kept as the kernel sent them.
+struct AddressFlags: OptionSet, Sendable, Hashable {
+    /// The kernel's bits.
+    let rawValue: UInt32
+
     /// `IFA_F_TENTATIVE`: IPv6 duplicate address detection still running.
-    static let tentative = UInt32(IFA_F_TENTATIVE)
+    static let tentative = AddressFlags(rawValue: UInt32(IFA_F_TENTATIVE))
     /// `IFA_F_OPTIMISTIC`: optimistic DAD; the address is usable while tentative.
-    static let optimistic = UInt32(IFA_F_OPTIMISTIC)
+    static let optimistic = AddressFlags(rawValue: UInt32(IFA_F_OPTIMISTIC))
     /// `IFA_F_DADFAILED`: duplicate address detection failed.
-    static let duplicateAddressDetectionFailed = UInt32(IFA_F_DADFAILED)
+    static let duplicateAddressDetectionFailed = AddressFlags(rawValue: UInt32(IFA_F_DADFAILED))
 }
 
-/// Route flags (`rtm_flags`).
-enum RouteFlag {
+/// A route's flags (`rtm_flags`: `RTM_F_*`, `RTNH_F_*`): the ones the rule reads are named; the
+/// others are kept as the kernel sent them.
+struct RouteFlags: OptionSet, Sendable, Hashable {
+    /// The kernel's bits.
+    let rawValue: UInt32
+
     /// `RTNH_F_LINKDOWN`: the next hop's link has no carrier.
-    static let linkDown = UInt32(RTNH_F_LINKDOWN)
+    static let linkDown = RouteFlags(rawValue: UInt32(RTNH_F_LINKDOWN))
 }
 
 /// Scopes (`RT_SCOPE_*`).
@@ -37,20 +45,20 @@ extension AddressMessage {
     /// Scope `RT_SCOPE_UNIVERSE`: global.
     public var isGlobalScope: Bool { scope == Scope.universe }
     /// `IFA_F_TENTATIVE`: IPv6 duplicate address detection still running.
-    public var isTentative: Bool { flags & AddressFlag.tentative != 0 }
+    public var isTentative: Bool { flags.contains(.tentative) }
     /// `IFA_F_DADFAILED`: duplicate address detection failed.
-    public var isDuplicateAddressDetectionFailed: Bool { flags & AddressFlag.duplicateAddressDetectionFailed != 0 }
+    public var isDuplicateAddressDetectionFailed: Bool { flags.contains(.duplicateAddressDetectionFailed) }
     /// `IFA_F_OPTIMISTIC`: usable while tentative.
-    public var isOptimistic: Bool { flags & AddressFlag.optimistic != 0 }
+    public var isOptimistic: Bool { flags.contains(.optimistic) }
 }
 
 extension RouteMessage {
     /// `RTNH_F_LINKDOWN`: the next hop's link has no carrier.
-    public var isLinkDown: Bool { flags & RouteFlag.linkDown != 0 }
+    public var isLinkDown: Bool { flags.contains(.linkDown) }
 }
 
 extension NetlinkHeader {
     /// `NLM_F_REPLACE` on a new object's notification: it replaced an existing one (`ip route
     /// replace`), whose deletion is not announced.
-    public var isReplacement: Bool { flags & LinuxNetlink.replace != 0 }
+    public var isReplacement: Bool { flags.contains(.replace) }
 }

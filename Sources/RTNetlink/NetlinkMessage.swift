@@ -5,13 +5,65 @@ public struct NetlinkHeader: Sendable, Hashable {
     /// Length of the message including this header.
     public var length: UInt32
     /// Message type (`RTM_*`, `NLMSG_*`).
-    public var type: UInt16
+    public var type: NetlinkMessageType
     /// `NLM_F_*` flags.
-    public var flags: UInt16
+    public var flags: NetlinkHeaderFlags
     /// Sequence number; replies carry the request's.
     public var sequence: UInt32
     /// Sender port id; 0 for the kernel.
     public var portID: UInt32
+}
+
+/// A netlink message's type (`nlmsg_type`: `RTM_*`, `NLMSG_*`). The kernel's number stays in
+/// this module; the layers above read the message's ``RouteNetlinkPayload``, and a log its
+/// ``description``.
+public struct NetlinkMessageType: Sendable, Hashable, CustomStringConvertible {
+    /// The kernel's number.
+    let rawValue: UInt16
+
+    /// The kernel's name of the type (`RTM_NEWROUTE`), or its number for one this module does
+    /// not name.
+    public var description: String {
+        switch rawValue {
+        case LinuxNetlink.noop: "NLMSG_NOOP"
+        case LinuxNetlink.error: "NLMSG_ERROR"
+        case LinuxNetlink.done: "NLMSG_DONE"
+        case LinuxNetlink.overrun: "NLMSG_OVERRUN"
+        case LinuxNetlink.newLink: "RTM_NEWLINK"
+        case LinuxNetlink.deleteLink: "RTM_DELLINK"
+        case LinuxNetlink.newAddress: "RTM_NEWADDR"
+        case LinuxNetlink.deleteAddress: "RTM_DELADDR"
+        case LinuxNetlink.newRoute: "RTM_NEWROUTE"
+        case LinuxNetlink.deleteRoute: "RTM_DELROUTE"
+        case LinuxNetlink.newRule: "RTM_NEWRULE"
+        case LinuxNetlink.deleteRule: "RTM_DELRULE"
+        case LinuxNetlink.newNeighbour: "RTM_NEWNEIGH"
+        case LinuxNetlink.deleteNeighbour: "RTM_DELNEIGH"
+        case LinuxNetlink.newNexthop: "RTM_NEWNEXTHOP"
+        case LinuxNetlink.deleteNexthop: "RTM_DELNEXTHOP"
+        case LinuxNetlink.newRouterOption: "RTM_NEWNDUSEROPT"
+        default: "type \(rawValue)"
+        }
+    }
+}
+
+/// A netlink message's flags (`nlmsg_flags`, `NLM_F_*`): the ones this module reads are named
+/// (from the kernel's headers); the others are kept as the kernel sent them.
+public struct NetlinkHeaderFlags: OptionSet, Sendable, Hashable {
+    /// The kernel's bits.
+    public let rawValue: UInt16
+
+    /// Flags from the kernel's bits.
+    public init(rawValue: UInt16) {
+        self.rawValue = rawValue
+    }
+
+    /// `NLM_F_MULTI`: one part of a multipart reply (a dump), which `NLMSG_DONE` ends.
+    public static let multipart = NetlinkHeaderFlags(rawValue: LinuxNetlink.multipart)
+    /// `NLM_F_DUMP_INTR`: the objects changed while the kernel dumped them; the dump is inconsistent.
+    public static let dumpInterrupted = NetlinkHeaderFlags(rawValue: LinuxNetlink.dumpInterrupted)
+    /// `NLM_F_REPLACE`, on a new object's notification: it replaced an existing one.
+    public static let replace = NetlinkHeaderFlags(rawValue: LinuxNetlink.replace)
 }
 
 /// A link (`RTM_NEWLINK` / `RTM_DELLINK`, `struct ifinfomsg` plus attributes).
@@ -45,7 +97,7 @@ public struct AddressMessage: Sendable, Hashable {
     /// Prefix length.
     public var prefixLength: UInt8
     /// `IFA_F_*` flags; the 32-bit `IFA_FLAGS` attribute when present, else `ifa_flags`.
-    var flags: UInt32
+    var flags: AddressFlags
     /// `RT_SCOPE_*`.
     var scope: UInt8
     /// Interface index.
@@ -72,7 +124,7 @@ public struct RouteMessage: Sendable, Hashable {
     /// `RT_SCOPE_*`.
     var scope: UInt8
     /// `RTM_F_*` / `RTNH_F_*` flags.
-    var flags: UInt32
+    var flags: RouteFlags
     /// `RTA_DST`.
     var destination: [UInt8]?
     /// `RTA_OIF`.

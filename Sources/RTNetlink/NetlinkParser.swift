@@ -31,8 +31,8 @@ public enum NetlinkParser {
             }
             let header = NetlinkHeader(
                 length: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self),
-                type: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self),
-                flags: bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self),
+                type: NetlinkMessageType(rawValue: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)),
+                flags: NetlinkHeaderFlags(rawValue: bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self)),
                 sequence: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self),
                 portID: bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)
             )
@@ -46,7 +46,7 @@ public enum NetlinkParser {
                 continue
             }
             do {
-                results.append(.success(NetlinkMessage(header: header, payload: try parsePayload(type: header.type, body: body))))
+                results.append(.success(NetlinkMessage(header: header, payload: try parsePayload(type: header.type.rawValue, body: body))))
             } catch {
                 results.append(.failure(error))
             }
@@ -58,7 +58,7 @@ public enum NetlinkParser {
     /// Whether a message is a route with a prefix (not a default route), read from its
     /// `rtm_dst_len` alone: what a reader of default routes passes over unparsed.
     static func isRouteWithPrefix(_ header: NetlinkHeader, _ body: UnsafeRawBufferPointer) -> Bool {
-        header.type == LinuxNetlink.newRoute && body.count >= LinuxNetlink.routeInfoLength && body[LinuxNetlink.routeDestinationLengthOffset] != 0
+        header.type.rawValue == LinuxNetlink.newRoute && body.count >= LinuxNetlink.routeInfoLength && body[LinuxNetlink.routeDestinationLengthOffset] != 0
     }
 
     /// Parses every message of one datagram given as an array (tests, fuzzing).
@@ -133,7 +133,7 @@ public enum NetlinkParser {
         var address = AddressMessage(
             family: body[0],
             prefixLength: body[1],
-            flags: UInt32(body[2]),
+            flags: AddressFlags(rawValue: UInt32(body[2])),
             scope: body[3],
             index: InterfaceIndex(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
         )
@@ -142,7 +142,7 @@ public enum NetlinkParser {
             switch attribute {
             case LinuxNetlink.addressAddress: address.address = try ipAddress(value, family: address.family, type: type, attribute: attribute)
             case LinuxNetlink.addressLocal: local = try ipAddress(value, family: address.family, type: type, attribute: attribute)
-            case LinuxNetlink.addressFlags: address.flags = try uint32(value, type: type, attribute: attribute)
+            case LinuxNetlink.addressFlags: address.flags = AddressFlags(rawValue: try uint32(value, type: type, attribute: attribute))
             default: break
             }
         }
@@ -158,7 +158,7 @@ public enum NetlinkParser {
             table: RouteTable(rawValue: UInt32(body[4])),
             type: RouteType(rawValue: body[7]),
             scope: body[6],
-            flags: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self),
+            flags: RouteFlags(rawValue: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)),
             origin: body[5]
         )
         try forEachAttribute(in: body, from: LinuxNetlink.routeInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in

@@ -81,7 +81,7 @@ public final class NetlinkQueryClient {
                 case .failure(let error):
                     result.parseErrors.append(error)
                 case .success(let message):
-                    interrupted = interrupted || message.header.flags & LinuxNetlink.dumpInterrupted != 0
+                    interrupted = interrupted || message.header.flags.contains(.dumpInterrupted)
                     switch message.payload {
                     case .done: return (result, interrupted)
                     case .error(let code) where code != 0: throw SystemError(action: "dump rtnetlink objects", errno: code)

@@ -27,7 +27,7 @@ extension NetlinkParser {
     /// The selectors of an `RTM_NEWRULE` message's `body` (after its `nlmsghdr`); nil for
     /// another message type or a body too short for `struct fib_rule_hdr`.
     static func policyRuleSelectors(_ header: NetlinkHeader, _ body: UnsafeRawBufferPointer) -> PolicyRuleSelectors? {
-        header.type == LinuxNetlink.newRule ? policyRuleSelectors(ofRuleMessage: header.type, body) : nil
+        header.type.rawValue == LinuxNetlink.newRule ? policyRuleSelectors(ofRuleMessage: header.type.rawValue, body) : nil
     }
 
     /// The selectors of the `body` of a rule message of `type` (`RTM_NEWRULE`, `RTM_DELRULE`);

@@ -1,77 +1,83 @@
-/// What the daemon counts between start-up and now, beside the published snapshot, for the
-/// Prometheus metrics.
-public struct MetricsCounters: Sendable, Hashable {
-    /// `Status` changes published since start-up.
-    public var statusChanges: UInt64 = 0
-    /// `Connectivity` changes published since start-up.
-    public var connectivityChanges: UInt64 = 0
-    /// When the last change was published (Unix time, seconds); nil before the first.
-    public var lastChangeSeconds: Double?
-
-    /// Nothing counted yet.
-    public init() {}
-
-    /// Counts the publication of `next` after `previous` (nil: the first) at `now` (Unix time).
-    public mutating func count(_ next: ReachabilitySnapshot, after previous: ReachabilitySnapshot?, now: Double) {
-        if let previous, previous.status != next.status { statusChanges += 1 }
-        if let previous, previous.connectivity != next.connectivity { connectivityChanges += 1 }
-        lastChangeSeconds = now
-    }
-}
-
 /// The daemon's state in Prometheus' text exposition format (version 0.0.4), in the conventions
-/// of node_exporter's textfile collector: the `reachabilityd_` prefix, `_info` metrics for
-/// labels that change, `_total` counters, base units. Pure.
+/// of node_exporter's textfile collector: the `reachabilityd_` prefix, state sets (one 0/1 series
+/// per possible value) for states, `_info` gauges only for labels that describe, `_total`
+/// counters, base units (seconds). Pure.
 public enum PrometheusMetrics {
     /// The file name the daemon writes in a textfile-collector directory.
     public static let fileName = "reachabilityd.prom"
+
+    /// What the metrics say of the running daemon itself.
+    public struct Daemon: Sendable, Hashable {
+        /// The daemon's version (`reachabilityd --version`).
+        public var version: String
+        /// When the daemon started (Unix time, seconds).
+        public var startTimeSeconds: Double
+
+        /// The daemon `version`, started at `startTimeSeconds`.
+        public init(version: String, startTimeSeconds: Double) {
+            self.version = version
+            self.startTimeSeconds = startTimeSeconds
+        }
+    }
 
     /// The metrics for `snapshot`.
     ///
     /// - Parameters:
     ///   - snapshot: the published state.
     ///   - generation: the published `Generation` (changes of any property, for the boot).
-    ///   - counters: what the daemon counted since it started.
+    ///   - counters: what the daemon counted, for the boot.
+    ///   - daemon: the running daemon's version and start time.
+    ///   - time: now, for the seconds of the current `not-reachable` stretch.
     /// - Returns: the text, one metric family after another, ending with a newline.
-    public static func render(_ snapshot: ReachabilitySnapshot, generation: UInt64, counters: MetricsCounters) -> String {
+    public static func render(
+        _ snapshot: ReachabilitySnapshot, generation: UInt64, counters: MetricsCounters, daemon: Daemon, at time: MetricsTime
+    ) -> String {
         var text = ""
-        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(name: String, value: String)], value: String)]) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for sample in samples {
-                let labels = sample.labels.map { "\($0.0)=\"\(escaped($0.1))\"" }.joined(separator: ",")
+                let labels = sample.labels.map { "\($0.name)=\"\(escaped($0.value))\"" }.joined(separator: ",")
                 text += labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(labels)} \(sample.value)\n"
             }
         }
-        family("reachabilityd_status_info", "gauge", "The published Status, with the chosen interface and its transport.", [
-            ([("status", snapshot.status.rawValue), ("interface", snapshot.interface), ("transport", snapshot.transport?.rawValue ?? "")], "1"),
+        /// The sets sharing `metric` (the two families' connectivity), in the table's order.
+        func sets(named metric: String) -> [MetricsStateSet] { MetricsStateSet.allCases.filter { $0.metric == metric } }
+        func perFamily(_ members: [MetricsStateSet]) -> String { members.count > 1 ? " per family" : "" }
+        let metrics = MetricsStateSet.allCases.map(\.metric).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+
+        family("reachabilityd_build_info", "gauge", "Always 1; the daemon's version in a label.", [([("version", daemon.version)], "1")])
+        family("reachabilityd_start_time_seconds", "gauge", "When the daemon started (Unix time).", [([], seconds(daemon.startTimeSeconds))])
+        for metric in metrics {
+            let members = sets(named: metric)
+            family(metric, "gauge", "State set: 1 for the published \(members[0].label)\(perFamily(members)), 0 for every other value.", members.flatMap { set in
+                let current = set.value(in: snapshot)
+                return set.values.map { (set.fixedLabels + [(set.label, $0)], $0 == current ? "1" : "0") }
+            })
+        }
+        family("reachabilityd_interface_info", "gauge", "Always 1; the interface the status is about and its transport (empty when none).", [
+            ([("interface", snapshot.interface), ("transport", snapshot.transport?.rawValue ?? "")], "1"),
         ])
         family("reachabilityd_reachable", "gauge", "Whether the family is reachable (1) or not (0).", [
             ([("family", "ipv4")], snapshot.isIPv4Reachable ? "1" : "0"),
             ([("family", "ipv6")], snapshot.isIPv6Reachable ? "1" : "0"),
         ])
-        family("reachabilityd_connectivity_info", "gauge",
-               "Connectivity per family and overall (family=\"any\"): none, unknown, limited, portal or full.", [
-            ([("family", "any"), ("connectivity", snapshot.connectivity.rawValue)], "1"),
-            ([("family", "ipv4"), ("connectivity", snapshot.ipv4Connectivity.rawValue)], "1"),
-            ([("family", "ipv6"), ("connectivity", snapshot.ipv6Connectivity.rawValue)], "1"),
-        ])
-        family("reachabilityd_dns_info", "gauge", "DNS readiness: unknown, none, unreachable, reachable, failing or answering.", [
-            ([("dns", snapshot.dns.rawValue)], "1"),
-        ])
         family("reachabilityd_metered", "gauge", "Whether the chosen interface is metered (1) or not (0).", [
             ([], snapshot.isMetered ? "1" : "0"),
         ])
-        family("reachabilityd_status_changes_total", "counter", "Status changes published since the daemon started.", [
-            ([], String(counters.statusChanges)),
-        ])
-        family("reachabilityd_connectivity_changes_total", "counter", "Connectivity changes published since the daemon started.", [
-            ([], String(counters.connectivityChanges)),
+        for metric in metrics {
+            let members = sets(named: metric)
+            family(members[0].transitionsMetric, "counter", "Transitions into each \(members[0].label) value\(perFamily(members)) since boot.", members.flatMap { set in
+                set.values.map { (set.fixedLabels + [(set.label, $0)], String(counters.transitions[set]?[$0] ?? 0)) }
+            })
+        }
+        family("reachabilityd_not_reachable_seconds_total", "counter", "Seconds the status was not-reachable since boot.", [
+            ([], seconds(counters.notReachableSeconds(at: time.monotonic))),
         ])
         family("reachabilityd_property_changes_total", "counter", "Changes of any property since boot (the published Generation).", [
             ([], String(generation)),
         ])
         if let last = counters.lastChangeSeconds {
-            family("reachabilityd_last_change_timestamp_seconds", "gauge", "When the daemon last published a change (Unix time).", [
+            family("reachabilityd_last_change_timestamp_seconds", "gauge", "When status, connectivity or DNS last changed (Unix time).", [
                 ([], seconds(last)),
             ])
         }

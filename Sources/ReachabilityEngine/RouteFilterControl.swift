@@ -21,8 +21,8 @@ final class RouteFilterControl: @unchecked Sendable {
     private var lastRebuild = DispatchTime(uptimeNanoseconds: 1)  // (0 would mean now)
     /// Whether a rebuild waits for the interval's end (`Explain()` shows it).
     private(set) var isRebuildPending = false
-    /// The least time between two rebuilds of the route filter (each costs ~0.6 ms and an
-    /// attach): a burst of new watched destinations gets one rebuild per interval.
+    /// The least time between two rebuilds of the route filter (each costs an assembly and an
+    /// attach; docs/design.md, "Events and the kernel filter"): a burst of new watched destinations gets one rebuild per interval.
     static let rebuildInterval: DispatchTimeInterval = .milliseconds(100)
 
     init(queue: DispatchQueue) {

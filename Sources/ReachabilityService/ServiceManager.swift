@@ -62,10 +62,9 @@ public enum ServiceManager {
 }
 
 /// One datagram socket kept open for every notification, where `sd_notify` opens, sizes and
-/// closes one per call (eleven system calls for one datagram in libsystemd 252: the ids, the
-/// buffer size read and raised twice, open, send, close; one here, and there is a notification
-/// per published change: docs/benchmarks.md). What it sends, where and how is `sd_notify`'s
-/// (libsystemd 252): the same `$NOTIFY_SOCKET` path or abstract name (`@`), no credentials,
+/// closes one per call (the ids, the buffer size read and raised, open, send, close: one system
+/// call here, and there is a notification per published change; the count: docs/benchmarks.md,
+/// "Where the latency goes"). What it sends, where and how is `sd_notify`'s: the same `$NOTIFY_SOCKET` path or abstract name (`@`), no credentials,
 /// `MSG_NOSIGNAL`, waiting while the manager's queue is full (or, asked not to wait, failing with
 /// `EAGAIN`). Anything else `sd_notify` knows (an address of another kind, or credentials to
 /// attach because the real and effective ids differ) goes through `sd_notify` itself.

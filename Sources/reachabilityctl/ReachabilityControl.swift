@@ -21,8 +21,8 @@ enum ExitStatus {
     /// The text for the top-level `--help`.
     static let help = """
         Exit status: 0 success; 1 `wait` timed out, `check` found the destination not \
-        reachable or `check-connectivity` not full; 64 usage error; 69 reachabilityd is not running or the system bus is \
-        unreachable.
+        reachable, `check-connectivity` not full or `node-problem` the problem; 2 `node-problem` cannot tell; 64 usage \
+        error; 69 reachabilityd is not running or the system bus is unreachable.
         """
 
     /// The exit statuses of one subcommand, for its `--help`.
@@ -51,7 +51,7 @@ enum ReachabilityControl {
     static let program = "reachabilityctl"
     static let version = "0.1.0"
     /// The subcommands' grammars, the default (status) first.
-    static let specs = [StatusCommand.spec, MonitorCommand.spec, WaitCommand.spec, CheckCommand.spec, ExplainCommand.spec, MetricsCommand.spec, CheckConnectivityCommand.spec]
+    static let specs = [StatusCommand.spec, MonitorCommand.spec, WaitCommand.spec, CheckCommand.spec, ExplainCommand.spec, MetricsCommand.spec, CheckConnectivityCommand.spec, NodeProblemCommand.spec]
 
     static var help: String {
         var lines = [
@@ -107,6 +107,7 @@ enum ReachabilityControl {
         case ExplainCommand.spec.name: await run(ExplainCommand.self, arguments)
         case MetricsCommand.spec.name: await run(MetricsCommand.self, arguments)
         case CheckConnectivityCommand.spec.name: await run(CheckConnectivityCommand.self, arguments)
+        case NodeProblemCommand.spec.name: await run(NodeProblemCommand.self, arguments)
         default: await run(StatusCommand.self, arguments)
         }
         exit(status)

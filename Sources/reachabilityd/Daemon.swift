@@ -26,21 +26,26 @@ final class Daemon: @unchecked Sendable {
     private let nameServerSources: NameServerSources
     /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
     private let resolvedLookup: ResolvedAddressLookup
-    /// What the metrics count beside the published snapshot.
-    private var counters = MetricsCounters()
-    private let metricsFile = MetricsTextfile()
+    /// What the metrics count beside the published snapshot, resumed from the last run's.
+    private var counters: MetricsCounters
+    private lazy var metricsFile = MetricsTextfile(queue: queue) { [unowned self] in metricsText() }
+    /// The version and start time the metrics report.
+    private let metricsDaemon = PrometheusMetrics.Daemon(version: DaemonOptions.version, startTimeSeconds: clockSeconds(CLOCK_REALTIME))
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: NameOwnerWatch?
     private let configurationFiles: ConfigurationFiles
     /// `Generation` across restarts, under `$RUNTIME_DIRECTORY`.
-    private let generationFile = GenerationFile(runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
-    /// Whether a failure to store `Generation` was logged (once is enough).
-    private var generationStoreFailed = false
+    private let generationFile = RuntimeFile("generation", runtimeDirectory: Daemon.runtimeDirectory)
+    /// The metrics' counters across restarts, beside it.
+    private let countersFile = RuntimeFile("metrics-counters", runtimeDirectory: Daemon.runtimeDirectory)
+    /// Whether a failure to store them was logged (once is enough).
+    private var runtimeStoreFailed = false
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
         self.configurationFiles = configurationFiles
+        counters = MetricsCounters(encoded: countersFile.load(limit: 4096) ?? "")
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
             // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
@@ -118,10 +123,10 @@ final class Daemon: @unchecked Sendable {
                 explain: { [engine] in engine.report().text },
                 metrics: { [weak self] in self?.metricsText() ?? "" },
                 checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
-            ), generation: generationFile.load() + 1)
-            storeGeneration()
-            counters.count(first, after: nil, now: clockSeconds(CLOCK_REALTIME))
-            writeMetrics()
+            ), generation: (generationFile.load(limit: 32).flatMap { UInt64($0.filter { $0 != "\n" }) } ?? 0) + 1)
+            counters.count(first, at: Self.metricsTime())
+            storeRuntimeState()
+            metricsFile.write()
             try connection.requestName(BusContract.busName)
             departures = try NameOwnerWatch.departures(on: connection) { [weak self, engine] name in
                 engine.forgetConnectivityCalls(of: name)
@@ -171,7 +176,7 @@ final class Daemon: @unchecked Sendable {
     /// A published snapshot (the engine's publishing stage has applied `DownDelaySec=`): the
     /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
-        defer { storeGeneration() }
+        defer { storeRuntimeState() }
         guard let object else { return }
         let previous = object.snapshot
         // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
@@ -183,8 +188,8 @@ final class Daemon: @unchecked Sendable {
                 fields: fields
             )
         }
-        counters.count(snapshot, after: previous, now: clockSeconds(CLOCK_REALTIME))
-        writeMetrics()
+        counters.count(snapshot, at: Self.metricsTime())
+        metricsFile.write()
         let status = "STATUS=\(snapshot.status.rawValue): \(snapshot.reason)"
         if status != managerStatus {
             managerStatus = status
@@ -193,25 +198,31 @@ final class Daemon: @unchecked Sendable {
         HeapTrim.afterChange()
     }
 
-    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`).
-    private func metricsText() -> String {
-        guard let object else { return "" }
-        return PrometheusMetrics.render(object.snapshot, generation: object.generation, counters: counters)
+    /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`); nil
+    /// before the first.
+    private func metricsText() -> String? {
+        guard let object else { return nil }
+        return PrometheusMetrics.render(object.snapshot, generation: object.generation, counters: counters, daemon: metricsDaemon, at: Self.metricsTime())
     }
 
-    /// Replaces the metrics file, when `[Metrics] TextfileDirectory=` names a directory.
-    private func writeMetrics() {
-        metricsFile.write(metricsText())
+    /// Now, on the clocks the metrics read.
+    private static func metricsTime() -> MetricsTime {
+        MetricsTime(realtime: clockSeconds(CLOCK_REALTIME), monotonic: clockSeconds(CLOCK_MONOTONIC))
     }
 
-    /// Stores the object's `Generation` for a restarted daemon to go on from.
-    private func storeGeneration() {
+    /// `$RUNTIME_DIRECTORY`, where systemd's `RuntimeDirectory=` puts it.
+    private static var runtimeDirectory: String? { getenv("RUNTIME_DIRECTORY").map { String(cString: $0) } }
+
+    /// Stores the object's `Generation` and the metrics' counters for a restarted daemon to go
+    /// on from.
+    private func storeRuntimeState() {
         guard let object else { return }
         do throws(SystemError) {
-            try generationFile.store(object.generation)
+            try generationFile.store("\(object.generation)\n")
+            try countersFile.store(counters.encoded)
         } catch {
-            if !generationStoreFailed { Log.warning("\(error); Generation will start again from 0 if the daemon restarts.") }
-            generationStoreFailed = true
+            if !runtimeStoreFailed { Log.warning("\(error); Generation and the metrics' counters will start again from 0 if the daemon restarts.") }
+            runtimeStoreFailed = true
         }
     }
 
@@ -221,7 +232,7 @@ final class Daemon: @unchecked Sendable {
         if let configuration = configurationFiles.load() {
             engine.apply(configuration)
             metricsFile.directory = configuration.metricsTextfileDirectory
-            writeMetrics()
+            metricsFile.write()
             Log.info("Reloaded the configuration.")
         } else {
             Log.warning("Keeping the previous configuration.")

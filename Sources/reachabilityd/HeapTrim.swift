@@ -1,9 +1,9 @@
 import CProcessShims
 
 /// Gives the heap's free pages back to the kernel after a change that freed much of it
-/// (docs/benchmarks.md, "Private memory"). glibc gives back only the free top of an arena by
-/// itself; pages freed in the middle of one stay the daemon's anonymous memory: 1,000 links
-/// added and deleted again left 1.4 MiB of it, of which `malloc_trim` gives back 0.7.
+/// (docs/benchmarks.md, "Private memory", with the figures). glibc gives back only the free top
+/// of an arena by itself; pages freed in the middle of one stay the daemon's anonymous memory
+/// (after many links added and deleted again), and `malloc_trim` gives back part of them.
 enum HeapTrim {
     /// Free bytes in the heap (`mallinfo2`'s `fordblks`, all arenas) above which a change trims.
     static let freeBytesThreshold = 256 * 1024

@@ -101,9 +101,8 @@ final class ReachabilityControlTests: DaemonTestCase {
         // and the daemon's Metrics(), in Prometheus' text format
         let metrics = try reachabilityctl(["metrics"])
         XCTAssertEqual(metrics.termination, .exited(0), metrics.standardError)
-        XCTAssertTrue(metrics.standardOutput.contains(#"reachabilityd_status_info{status="reachable-via-ethernet",interface="ra0",transport="ethernet"} 1"#),
-                      metrics.standardOutput)
-        XCTAssertTrue(metrics.standardOutput.contains("# TYPE reachabilityd_status_changes_total counter"), metrics.standardOutput)
+        XCTAssertTrue(metrics.standardOutput.contains(#"reachabilityd_status{status="reachable-via-ethernet"} 1"#), metrics.standardOutput)
+        XCTAssertTrue(metrics.standardOutput.contains("# TYPE reachabilityd_status_transitions_total counter"), metrics.standardOutput)
     }
 
     func testStatusJSONParsesAndMatchesTheDaemon() throws {
@@ -458,6 +457,10 @@ final class ReachabilityControlTests: DaemonTestCase {
             XCTAssertEqual(result.termination, .exited(0), arguments.joined(separator: " "))
             XCTAssertTrue(result.standardOutput.contains("69"), "\(arguments): exit codes missing from --help")
         }
+        // (node-problem answers by node-problem-detector's contract instead: 0, 1, 2)
+        let nodeProblem = try Command.run(try ClientTestPaths.controlBinary(), ["node-problem", "--help"])
+        XCTAssertEqual(nodeProblem.termination, .exited(0))
+        XCTAssertTrue(nodeProblem.standardOutput.contains("exit 0 when the node is fine, 1 when it has the problem, 2 when"), nodeProblem.standardOutput)
         let rows: [(arguments: [String], says: String, line: UInt)] = [
             (["wait", "--carrier-timeout", "-1"], "The value '-1' is invalid for '--carrier-timeout <seconds>': give a number of seconds from 0 to 4294967295.", #line),
             (["wait", "--interface", ","], "Give at least one interface name or glob to '--interface'", #line),
@@ -470,7 +473,9 @@ final class ReachabilityControlTests: DaemonTestCase {
             (["check-connectivity", "--answer-timeout", "-1"], "The value '-1' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", "10.77.0.9", "--answer-timeout", "nan"], "The value 'nan' is invalid for '--answer-timeout <seconds>'", #line),
             (["check", ""], "Give a host name or an address", #line),
-            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics, check-connectivity.", #line),
+            (["node-problem"], "Missing expected argument '<condition>'.", #line),
+            (["node-problem", "disk"], "Give the condition: network, dns, portal.", #line),
+            (["bogus"], "Unknown subcommand 'bogus'; the subcommands are status, monitor, wait, check, explain, metrics, check-connectivity, node-problem.", #line),
         ]
         for row in rows {
             let usage = try Command.run(try ClientTestPaths.controlBinary(), row.arguments)

@@ -10,9 +10,13 @@ final class KernelFlagsTests: XCTestCase {
             ("IFF_UP", LinkFlags.up.rawValue, ABI.LinkFlag.up, #line),
             ("IFF_LOWER_UP", LinkFlags.lowerUp.rawValue, ABI.LinkFlag.lowerUp, #line),
             ("IFF_LOOPBACK", LinkFlags.loopback.rawValue, ABI.LinkFlag.loopback, #line),
-            ("IFA_F_TENTATIVE", AddressFlag.tentative, ABI.AddressFlag.tentative, #line),
-            ("IFA_F_DADFAILED", AddressFlag.duplicateAddressDetectionFailed, ABI.AddressFlag.duplicateAddressDetectionFailed, #line),
-            ("RTNH_F_LINKDOWN", RouteFlag.linkDown, ABI.RouteFlag.linkDown, #line),
+            ("IFA_F_TENTATIVE", AddressFlags.tentative.rawValue, ABI.AddressFlag.tentative, #line),
+            ("IFA_F_OPTIMISTIC", AddressFlags.optimistic.rawValue, ABI.AddressFlag.optimistic, #line),
+            ("NLM_F_MULTI", UInt32(NetlinkHeaderFlags.multipart.rawValue), UInt32(ABI.HeaderFlag.multipart), #line),
+            ("NLM_F_DUMP_INTR", UInt32(NetlinkHeaderFlags.dumpInterrupted.rawValue), UInt32(ABI.HeaderFlag.dumpInterrupted), #line),
+            ("NLM_F_REPLACE", UInt32(NetlinkHeaderFlags.replace.rawValue), UInt32(ABI.HeaderFlag.replace), #line),
+            ("IFA_F_DADFAILED", AddressFlags.duplicateAddressDetectionFailed.rawValue, ABI.AddressFlag.duplicateAddressDetectionFailed, #line),
+            ("RTNH_F_LINKDOWN", RouteFlags.linkDown.rawValue, ABI.RouteFlag.linkDown, #line),
             ("RTN_UNICAST", UInt32(RouteType.unicast.rawValue), UInt32(ABI.RouteType.unicast), #line),
             ("RTN_LOCAL", UInt32(RouteType.local.rawValue), UInt32(ABI.RouteType.local), #line),
             ("RTN_BLACKHOLE", UInt32(RouteType.blackhole.rawValue), UInt32(ABI.RouteType.blackhole), #line),
@@ -30,5 +34,12 @@ final class KernelFlagsTests: XCTestCase {
         for row in rows {
             XCTAssertEqual(row.actual, row.expected, row.name, line: row.line)
         }
+    }
+
+    func testThatAMessageTypeIsLoggedByTheKernelsName() {
+        // Given, When, Then
+        XCTAssertEqual(NetlinkMessageType(rawValue: ABI.MessageType.newRoute).description, "RTM_NEWROUTE")
+        XCTAssertEqual(NetlinkMessageType(rawValue: ABI.MessageType.error).description, "NLMSG_ERROR")
+        XCTAssertEqual(NetlinkMessageType(rawValue: 9999).description, "type 9999")
     }
 }

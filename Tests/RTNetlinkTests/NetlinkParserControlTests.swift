@@ -238,7 +238,7 @@ final class NetlinkParserControlTests: XCTestCase {
         let messages = results.compactMap { try? $0.get() }
         XCTAssertEqual(messages.count, 3, "results: \(results)")
         XCTAssertEqual(messages.map(\.header.sequence), [42, 42, 42])
-        XCTAssertEqual(messages.map(\.header.flags), [ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart])
+        XCTAssertEqual(messages.map(\.header.flags.rawValue), [ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart, ABI.HeaderFlag.multipart])
         XCTAssertEqual(messages.map(\.payload.link?.name), ["lo", "eth0", nil])
         XCTAssertEqual(messages.last?.payload, .done)
     }

@@ -29,7 +29,7 @@ final class PolicyRuleSelectorsTests: XCTestCase {
         ]
         for row in rows {
             // Given an RTM_NEWRULE as a rule dump carries it
-            let header = NetlinkHeader(length: UInt32(16 + row.body.count), type: ABI.MessageType.newRule, flags: 0, sequence: 1, portID: 0)
+            let header = NetlinkHeader(length: UInt32(16 + row.body.count), type: NetlinkMessageType(rawValue: ABI.MessageType.newRule), flags: [], sequence: 1, portID: 0)
 
             // When
             let selectors = row.body.withUnsafeBytes { NetlinkParser.policyRuleSelectors(header, $0) }
@@ -40,7 +40,7 @@ final class PolicyRuleSelectorsTests: XCTestCase {
     }
 
     func testThatOtherMessagesAreNoRules() {
-        let header = NetlinkHeader(length: 28, type: ABI.MessageType.newRoute, flags: 0, sequence: 1, portID: 0)
+        let header = NetlinkHeader(length: 28, type: NetlinkMessageType(rawValue: ABI.MessageType.newRoute), flags: [], sequence: 1, portID: 0)
         XCTAssertNil(Self.ruleHeader(family: ABI.Family.ipv4).withUnsafeBytes { NetlinkParser.policyRuleSelectors(header, $0) })
     }
 }

@@ -20,6 +20,7 @@ final class DaemonOptionsTests: XCTestCase {
             (["--config=/tmp/a=b.conf"], options { $0.configurationFile = "/tmp/a=b.conf" }, #line),
             (["--sysfs-root", "/tmp/sys"], options { $0.sysfsRoot = "/tmp/sys" }, #line),
             (["--receive-buffer", "4096"], options { $0.receiveBufferBytes = 4096 }, #line),
+            (["--remove-metrics-textfile", "--config", "/tmp/r.conf"], options { $0.removesMetricsTextfile = true; $0.configurationFile = "/tmp/r.conf" }, #line),
             (["--config", "a", "--config", "b"], options { $0.configurationFile = "b" }, #line),
             (["--help"], .help, #line),
             (["-h", "--bogus"], .help, #line),

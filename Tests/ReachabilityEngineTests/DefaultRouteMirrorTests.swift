@@ -19,7 +19,7 @@ final class DefaultRouteMirrorTests: XCTestCase {
         let address = gateway.flatMap(IPAddress.init)
         let family = address?.family ?? .ipv4
         return RouteMessage(
-            family: UInt8(family == .ipv4 ? AF_INET : AF_INET6), destinationLength: prefix, table: table, type: type, scope: 0, flags: 0,
+            family: UInt8(family == .ipv4 ? AF_INET : AF_INET6), destinationLength: prefix, table: table, type: type, scope: 0, flags: [],
             destination: prefix == 0 ? nil : [10, 0, 0, 0], outputInterface: 2, gateway: address?.bytes, priority: metric
         )
     }
@@ -114,14 +114,14 @@ final class DefaultRouteMirrorTests: XCTestCase {
 
         // When a link and address dump (an overrun's) has eth0 up and eth1 down
         let dump = [Self.eth0Up, .newLink(LinkMessage(index: 3, hardwareType: .ethernet, flags: [], name: "eth1"))]
-            .map { NetlinkMessage(header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0), payload: $0) }
+            .map { NetlinkMessage(header: NetlinkHeader(length: 0, type: NetlinkMessageType(rawValue: 0), flags: [], sequence: 0, portID: 0), payload: $0) }
         table.replace(withDump: dump, keepingDefaultRoutes: true)
 
         // Then eth0 keeps its route, eth1's went down with it
         XCTAssertEqual(table.defaultRoutes.map(\.outputInterfaceIndex), [2])
 
         // When the route dump that follows has another gateway
-        table.replaceDefaultRoutes(withDump: [NetlinkMessage(header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0), payload: .newRoute(Self.route("10.0.0.3")))])
+        table.replaceDefaultRoutes(withDump: [NetlinkMessage(header: NetlinkHeader(length: 0, type: NetlinkMessageType(rawValue: 0), flags: [], sequence: 0, portID: 0), payload: .newRoute(Self.route("10.0.0.3")))])
 
         // Then it is the dump's
         XCTAssertEqual(Self.gateways(in: table), ["10.0.0.3"])

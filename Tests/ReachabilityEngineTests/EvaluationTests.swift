@@ -20,7 +20,7 @@ final class EvaluationTests: XCTestCase {
     private static func address(_ text: String, length: UInt8, on index: InterfaceIndex) -> RouteNetlinkPayload {
         let address = IPAddress(text)!
         let family = UInt8(address.family == .ipv4 ? AF_INET : AF_INET6)
-        return .newAddress(AddressMessage(family: family, prefixLength: length, flags: 0, scope: 0, index: index, address: address.bytes))
+        return .newAddress(AddressMessage(family: family, prefixLength: length, flags: [], scope: 0, index: index, address: address.bytes))
     }
 
     private static func table(_ payloads: [RouteNetlinkPayload]) -> LinkTable {

@@ -19,7 +19,7 @@ final class LinkMirrorListingTests: XCTestCase {
     }
 
     private static func address(_ index: InterfaceIndex, _ bytes: [UInt8], deleted: Bool = false) -> RouteNetlinkPayload {
-        let message = AddressMessage(family: UInt8(AF_INET), prefixLength: 24, flags: 0, scope: 0, index: index, address: bytes)
+        let message = AddressMessage(family: UInt8(AF_INET), prefixLength: 24, flags: [], scope: 0, index: index, address: bytes)
         return deleted ? .deleteAddress(message) : .newAddress(message)
     }
 

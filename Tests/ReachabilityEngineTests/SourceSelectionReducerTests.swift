@@ -32,7 +32,7 @@ final class ApplicationSourceTests: XCTestCase {
     /// A source-less lookup's answer: a unicast route in `table` through link `index`, selecting `source`.
     private static func route(table: RouteTable, index: InterfaceIndex, source: IPAddress?) -> NetlinkQueryClient.RouteAnswer {
         .route(RouteMessage(
-            family: 2, destinationLength: 32, table: table, type: .unicast, scope: 0, flags: 0, destination: [8, 8, 8, 8], outputInterface: index,
+            family: 2, destinationLength: 32, table: table, type: .unicast, scope: 0, flags: [], destination: [8, 8, 8, 8], outputInterface: index,
             preferredSource: source?.bytes
         ))
     }

@@ -189,7 +189,7 @@ extension WatchedDestinations {
 
     fileprivate func isAffected(byRouteTo prefix: [UInt8]?, length: UInt8, family: AddressFamily) -> Bool {
         isAffected(byRouteTo: RouteMessage(
-            family: family.netlinkFamily, destinationLength: length, table: .main, type: .unicast, scope: 0, flags: 0, destination: prefix
+            family: family.netlinkFamily, destinationLength: length, table: .main, type: .unicast, scope: 0, flags: [], destination: prefix
         ))
     }
 }

@@ -13,21 +13,13 @@ package final class TestNamespace {
     /// Numbers namespaces within this test process.
     private static let sequence = Atomic<Int>(0)
 
-    /// Deletes, once per test process, the namespaces that crashed runs of this suite left:
-    /// those named `rtest-<pid>-<n>` whose process no longer exists.
-    private static let staleNamespacesRemoved: Void = {
-        guard let listing = try? Command.run("ip", ["netns", "list"]), listing.succeeded else { return }
-        for line in listing.standardOutput.split(separator: "\n") {
-            let name = String(line.split(separator: " ").first ?? "")
-            let parts = name.split(separator: "-")
-            guard parts.count == 3, parts[0] == "rtest", let pid = pid_t(parts[1]), Int(parts[2]) != nil,
-                  kill(pid, 0) == -1 && errno == ESRCH
-            else { continue }
-            _ = try? Command.run("ip", ["netns", "delete", name])
-        }
-    }()
+    /// The names' prefix, `rtest-<pid>-<random>-`: unique to this run, so that a run never
+    /// collides with what another run (live, or killed before its `deinit`s, under a pid reused
+    /// since) left. A run deletes only the namespaces it made: other runs' are theirs, whether
+    /// alive or not (a pid that looks dead here may live in another pid namespace).
+    private static let runPrefix = "rtest-\(getpid())-\(String(UInt32.random(in: .min ... .max), radix: 16))-"
 
-    /// The namespace's name, `rtest-<pid>-<n>`: unique on the machine while this process lives.
+    /// The namespace's name, `rtest-<pid>-<random>-<n>`: unique on the machine.
     package let name: String
     private var isDeleted = false
 
@@ -37,9 +29,8 @@ package final class TestNamespace {
     ///   namespace's `ra1` instead).
     /// - Throws: `HarnessError` with `ip`'s stderr when a command fails.
     package init(withVethPair: Bool = true) throws {
-        _ = Self.staleNamespacesRemoved
         let number = Self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
-        name = "rtest-\(getpid())-\(number)"
+        name = Self.runPrefix + String(number)
         try Command.run("ip", ["netns", "add", name]).check()
         do {
             if withVethPair {

@@ -22,6 +22,16 @@ package enum TestPaths {
         "\(repositoryRoot)/.build/test-tools/prometheus-node-exporter/usr/bin/prometheus-node-exporter"
     }
 
+    /// Debian's promtool, unpacked from the `prometheus` package into the build directory by
+    /// `make deps`: installed, the package would start a Prometheus service on port 9090.
+    package static var promtool: String { "\(repositoryRoot)/.build/test-tools/prometheus/usr/bin/promtool" }
+
+    /// Debian's Prometheus server, from the same unpacked package as ``promtool``.
+    package static var prometheus: String { "\(repositoryRoot)/.build/test-tools/prometheus/usr/bin/prometheus" }
+
+    /// The alert rules the package installs (`prometheus/`), and their unit tests.
+    package static var alertRules: String { "\(repositoryRoot)/prometheus/reachabilityd-alerts.yml" }
+
     /// Debian's tayga (a NAT64), unpacked from its package into the build directory by `make
     /// deps`: installed, the package would start it on the host.
     package static var tayga: String { "\(repositoryRoot)/.build/test-tools/tayga/usr/sbin/tayga" }

@@ -1,5 +1,5 @@
 // libFuzzer target for the check helper's messages (issue 38 item 15). Built by
-// scripts/fuzz/build.sh together with Sources/reachabilityd/CheckHelperWire.swift (as a module of
+// scripts/fuzz/build.sh together with Sources/reachabilityd/CheckHelperMessage.swift (as a module of
 // its own, with -enable-testing), Sources/ReachabilityCore, Sources/NetworkTypes and
 // Tests/ReachabilityDaemonTests/CheckHelperWireOracle.swift; not part of the SwiftPM graph.
 //

@@ -56,7 +56,7 @@ module RTNetlink
 module ReachabilityCore
 module ReachabilityEngine -enable-testing
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -enable-testing -module-name reachabilityd -emit-module -emit-module-path "$OUT/modules/reachabilityd.swiftmodule" \
-    -c "$ROOT/Sources/reachabilityd/CheckHelperWire.swift" -wmo -o "$OUT/CheckHelperWire.o"
+    -c "$ROOT/Sources/reachabilityd/CheckHelperMessage.swift" -wmo -o "$OUT/CheckHelperMessage.o"
 
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name NetlinkParserFuzzer \
     "$ROOT/scripts/fuzz/NetlinkParserFuzzer.swift" "$OUT/RTNetlink.o" "$OUT/NetworkTypes.o" "$OUT/SystemSupport.o" "$OUT/shims.o" \
@@ -67,7 +67,7 @@ module ReachabilityEngine -enable-testing
     -use-ld=lld -o "$OUT/status-reducer-fuzzer"
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name CheckHelperWireFuzzer \
     "$ROOT/scripts/fuzz/CheckHelperWireFuzzer.swift" "$ROOT/Tests/ReachabilityDaemonTests/CheckHelperWireOracle.swift" \
-    "$OUT/CheckHelperWire.o" "$OUT/ReachabilityCore.o" "$OUT/NetworkTypes.o" -use-ld=lld -o "$OUT/check-helper-wire-fuzzer"
+    "$OUT/CheckHelperMessage.o" "$OUT/ReachabilityCore.o" "$OUT/NetworkTypes.o" -use-ld=lld -o "$OUT/check-helper-wire-fuzzer"
 echo "$OUT/netlink-parser-fuzzer"
 echo "$OUT/status-reducer-fuzzer"
 echo "$OUT/check-helper-wire-fuzzer"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of check-helper-wire-fuzzer (CheckHelperMessage's datagrams, format in
-Sources/reachabilityd/CheckHelperWire.swift): one file per message kind and outcome an honest
+Sources/reachabilityd/CheckHelperMessage.swift): one file per message kind and outcome an honest
 helper or daemon sends, named after it, and the forged answers the daemon must refuse.
 Usage: scripts/fuzz/write-helper-wire-corpus.py CORPUS_DIR CRASHERS_DIR"""
 import os

@@ -15,7 +15,7 @@ struct HeaderFields: Equatable {
 
 extension HeaderFields {
     init(_ header: NetlinkHeader) {
-        self.init(length: header.length, type: header.type, flags: header.flags, sequence: header.sequence, portID: header.portID)
+        self.init(length: header.length, type: header.type.rawValue, flags: header.flags.rawValue, sequence: header.sequence, portID: header.portID)
     }
 }
 
@@ -47,7 +47,7 @@ struct AddressFields: Equatable {
 extension AddressFields {
     init(_ address: AddressMessage) {
         self.init(
-            family: address.family, prefixLength: address.prefixLength, flags: address.flags, scope: address.scope,
+            family: address.family, prefixLength: address.prefixLength, flags: address.flags.rawValue, scope: address.scope,
             index: address.index.rawValue, address: address.address
         )
     }
@@ -71,7 +71,7 @@ extension RouteFields {
     init(_ route: RouteMessage) {
         self.init(
             family: route.family, destinationLength: route.destinationLength, table: route.table.rawValue, type: route.type.rawValue,
-            scope: route.scope, flags: route.flags, destination: route.destination, outputInterface: route.outputInterface?.rawValue,
+            scope: route.scope, flags: route.flags.rawValue, destination: route.destination, outputInterface: route.outputInterface?.rawValue,
             gateway: route.gateway, priority: route.priority
         )
     }

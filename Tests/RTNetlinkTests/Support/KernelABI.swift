@@ -35,6 +35,8 @@ enum ABI {
         static let request: UInt16 = 0x1  // NLM_F_REQUEST
         static let multipart: UInt16 = 0x2  // NLM_F_MULTI
         static let dump: UInt16 = 0x300  // NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH
+        static let dumpInterrupted: UInt16 = 0x10  // NLM_F_DUMP_INTR
+        static let replace: UInt16 = 0x100  // NLM_F_REPLACE
     }
 
     /// Fixed payload sizes.
@@ -100,6 +102,7 @@ enum ABI {
     enum AddressFlag {
         static let noDuplicateAddressDetection: UInt32 = 0x02  // IFA_F_NODAD
         static let duplicateAddressDetectionFailed: UInt32 = 0x08  // IFA_F_DADFAILED
+        static let optimistic: UInt32 = 0x04  // IFA_F_OPTIMISTIC
         static let tentative: UInt32 = 0x40  // IFA_F_TENTATIVE
         static let permanent: UInt32 = 0x80  // IFA_F_PERMANENT
         static let noPrefixRoute: UInt32 = 0x200  // IFA_F_NOPREFIXROUTE (only in IFA_FLAGS)

@@ -26,13 +26,19 @@ enum ReachabilityDaemonCommand {
         case .invalid(let message):
             let text = "Error: \(message)\nUsage: \(DaemonOptions.spec.usage)\n  See 'reachabilityd --help' for more information.\n"
             // Not in a closure: the isolation check Swift 6 puts in a closure of the main actor's
-            // `main` is all that linked the concurrency runtime (0.3 MB) into the daemon.
+            // `main` is all that linked the concurrency runtime into the daemon (its cost:
+            // docs/benchmarks.md, "Private memory").
             _ = write(STDERR_FILENO, text, text.utf8.count)
             exit(64)  // EX_USAGE, as sysexits.h and reachabilityctl use
         }
         Log.maximumLevel = options.logLevel
         // Under systemd: structured entries (MESSAGE_ID and REACHABILITY_* fields) instead of lines.
         JournalLog.installIfStderrIsTheJournal()
+        if options.removesMetricsTextfile {
+            // The unit's ExecStopPost=: after any end, SIGKILL and crashes included.
+            MetricsTextfile.remove(from: ConfigurationFiles(mainFile: options.configurationFile).load()?.metricsTextfileDirectory ?? "")
+            exit(EXIT_SUCCESS)
+        }
         Daemon(configurationFiles: ConfigurationFiles(mainFile: options.configurationFile),
                sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath).run()
     }
@@ -50,6 +56,8 @@ struct DaemonOptions: Equatable {
     var receiveBufferBytes: Int32 = 8 * 1024 * 1024
     /// `--resolv-conf`: the resolver configuration whose nameservers `DNS` judges.
     var resolvConfPath = "/etc/resolv.conf"
+    /// `--remove-metrics-textfile`: remove the metrics file and exit instead of running.
+    var removesMetricsTextfile = false
 
     /// The daemon's version, printed by `--version`.
     static let version = "0.1.0"
@@ -74,6 +82,7 @@ struct DaemonOptions: Equatable {
             .value("receive-buffer", "bytes", "Netlink receive buffer to request, in bytes, from 4096 to 2147483647.", default: "8388608"),
             .value("resolv-conf", "path", "The resolver configuration applications read, whose nameservers DNS judges (followed live).",
                    default: "/etc/resolv.conf"),
+            .flag("remove-metrics-textfile", "Remove reachabilityd.prom from [Metrics] TextfileDirectory= and exit (the unit's ExecStopPost=)."),
             .flag("version", "Show the version."),
         ]
     )
@@ -106,6 +115,7 @@ struct DaemonOptions: Equatable {
                 options.logLevel = level
             }
             if let path = parsed.values["config"] { options.configurationFile = path }
+            options.removesMetricsTextfile = parsed.flag("remove-metrics-textfile")
             if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
             if let path = parsed.values["resolv-conf"] { options.resolvConfPath = path }
             if let bytes = try parsed.integer("receive-buffer", in: 4096...Int64(Int32.max)) { options.receiveBufferBytes = Int32(bytes) }
