@@ -1,40 +1,40 @@
 /// The names of the D-Bus API, v1 (the source of truth is `dbus/org.reachabilityd.Reachability1.xml`).
-package enum BusContract {
+public enum BusContract {
     /// The well-known bus name on the system bus.
-    package static let busName = "org.reachabilityd.Reachability1"
+    public static let busName = "org.reachabilityd.Reachability1"
     /// The object path.
-    package static let objectPath = "/org/reachabilityd/Reachability1"
+    public static let objectPath = "/org/reachabilityd/Reachability1"
     /// The interface name.
-    package static let interface = "org.reachabilityd.Reachability1"
+    public static let interface = "org.reachabilityd.Reachability1"
     /// The signal emitted once per change of `Status`.
-    package static let statusChangedSignal = "StatusChanged"
+    public static let statusChangedSignal = "StatusChanged"
     /// The signal emitted once per change of `Connectivity`.
-    package static let connectivityChangedSignal = "ConnectivityChanged"
+    public static let connectivityChangedSignal = "ConnectivityChanged"
     /// The signal emitted (without arguments, at most once per ``routesChangedIntervalMilliseconds``) after
     /// kernel link, address, route or rule events: clients re-check the destinations they follow.
-    package static let routesChangedSignal = "RoutesChanged"
+    public static let routesChangedSignal = "RoutesChanged"
     /// The shortest time between two `RoutesChanged` signals, in milliseconds: a burst of route
     /// changes costs each client at most one re-check per interval.
-    package static let routesChangedIntervalMilliseconds = 100
+    public static let routesChangedIntervalMilliseconds = 100
     /// The shortest time between two listings of `Interfaces` while links, addresses or default
     /// routes keep changing, in milliseconds: a change is listed at once when the last listing is
     /// older, else once at the end of the interval (``CoalescingWindow``), so a burst of link
     /// changes costs at most one `PropertiesChanged` of `Interfaces` (and one `Generation`) per
     /// interval, and its last state is always announced. A change of `Status` (or of any other
     /// property) is never delayed: it comes at once, with `Interfaces` listed anew when they changed.
-    package static let interfacesIntervalMilliseconds = 250
+    public static let interfacesIntervalMilliseconds = 250
     /// The method checking one literal address.
-    package static let checkAddressMethod = "CheckAddress"
+    public static let checkAddressMethod = "CheckAddress"
     /// The method checking one literal address, with how to get there (`via`, `address`).
-    package static let checkDestinationMethod = "CheckDestination"
+    public static let checkDestinationMethod = "CheckDestination"
     /// The method returning the multi-line explanation report.
-    package static let explainMethod = "Explain"
+    public static let explainMethod = "Explain"
     /// The method returning the metrics in Prometheus' text format.
-    package static let metricsMethod = "Metrics"
+    public static let metricsMethod = "Metrics"
     /// The method running the connectivity check now and returning `Connectivity` after it.
-    package static let checkConnectivityMethod = "CheckConnectivity"
+    public static let checkConnectivityMethod = "CheckConnectivity"
     /// The error returned for a malformed address.
-    package static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
+    public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
     /// The error a caller over its share of the daemon's time gets (``CallerBudget``).
-    package static let busyError = "org.reachabilityd.Error.Busy"
+    public static let busyError = "org.reachabilityd.Error.Busy"
 }
