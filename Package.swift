@@ -9,9 +9,9 @@ let testTier = Context.environment["REACHABILITYD_TESTS"]
 // The integration suites: the daemon (and the client library, the CLI, the GIO module) as a
 // child in a network namespace on a private bus; root (docs/testing.md). make check runs them.
 let integrationTestTargets: [Target] = [
-    .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "TestSupport"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
     // The client library and the CLI against the daemon.
-    .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityCore", "TestSupport"]),
+    .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
 ]
 
 let package = Package(
@@ -61,17 +61,22 @@ let package = Package(
         // The engine: mirrors links and addresses, asks the kernel for routes, applies the rule.
         .target(name: "ReachabilityEngine", dependencies: ["RTNetlink", "ReachabilityCore", "SystemSupport"]),
         // The bus core both sides use: an sd-bus connection on one serial queue, messages, slots,
-        // matches, typed calls and errors, and exported objects that own their handlers (the C
-        // trampolines of CBusShims' vtable stay in it).
-        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "ReachabilityCore", "SystemSupport"]),
+        // matches, typed calls and errors, its value type (BusValue), and exported objects whose
+        // interfaces are rows of properties, methods with their handlers and signals (the C
+        // trampolines of CBusShims' vtable stay in it). It knows no interface of reachabilityd's.
+        .target(name: "ReachabilityBus", dependencies: ["CSystemd", "CBusShims", "SystemSupport"]),
+        // The property table of org.reachabilityd.Reachability1 and the bus form of Core's
+        // values (Interfaces' entries, CheckDestination's reply): what the daemon publishes and
+        // the client, the CLI and the tests read back, above the bus core's value type and Core.
+        .target(name: "ReachabilityProperties", dependencies: ["ReachabilityBus", "ReachabilityCore"]),
         // The daemon's side of the bus: the exported object, its signals and call admission,
         // sd_notify, and the readers of systemd-networkd's and NetworkManager's captive portals.
-        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "CSystemd", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityService", dependencies: ["ReachabilityBus", "ReachabilityProperties", "CSystemd", "ReachabilityCore", "SystemSupport"]),
         .executableTarget(
             name: "reachabilityd",
             dependencies: [
                 "ReachabilityEngine", "ReachabilityBus", "ReachabilityService", "ReachabilityCore", "SystemSupport", "CProcessShims", "CurlTransport",
-                "CDispatchNice", "RTNetlink",
+                "CDispatchNice", "RTNetlink", "CSystemd",
             ],
             exclude: ["reachabilityd.order", "link"],
             // Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36) and no
@@ -102,7 +107,7 @@ let package = Package(
         ),
         // The client library: ReachabilityManager over the daemon's D-Bus API. No engine, service
         // or curl code: a service that links it links no daemon (scripts/public-api.sh checks).
-        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport"]),
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "SystemSupport"]),
         // The manager's in-process sources (.inProcess, .automatic): the daemon's engine, with its
         // connectivity check, inside the client's process.
         .target(
@@ -115,20 +120,23 @@ let package = Package(
         // The command line client: status, monitor, wait, check, explain, metrics.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityInProcess", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
+            dependencies: ["ReachabilityClient", "ReachabilityInProcess", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
-        .target(name: "TestSupport", dependencies: ["ReachabilityCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityCore"]),
+        .target(name: "TestSupport", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"], path: "Tests/TestSupport"),
+        // The pure rules, table by table (with the property table and the bus form of Core's
+        // values, which these tests read through); replays the Varlink codec's fuzz corpus.
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "ReachabilityProperties", "ReachabilityBus", "TestSupport"]),
+        .testTarget(name: "ReachabilityClientTests", dependencies: ["ReachabilityClient", "ReachabilityProperties", "ReachabilityBus", "ReachabilityCore"]),
         .testTarget(name: "RTNetlinkTests", dependencies: ["RTNetlink", "NetworkTypes", "TestSupport"]),
         // The status reducer and the parse-error log, without sockets; replays the reducer's fuzz corpus.
         .testTarget(name: "ReachabilityEngineTests", dependencies: ["ReachabilityEngine", "RTNetlink", "NetworkTypes", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The bus core against a private dbus-daemon.
-        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "ReachabilityCore", "SystemSupport", "TestSupport"]),
-        // The daemon's side of the bus, without a bus: the captive-portal readers' parsing.
-        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityCore"]),
+        .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
+        // The daemon's side of the bus: the captive-portal readers' parsing, and the exported
+        // interface against the XML on a private dbus-daemon.
+        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The executable's own types, through @testable import: the command line, the journal
         // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),

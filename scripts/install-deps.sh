@@ -24,6 +24,7 @@ test_packages=(
   iproute2                    # ip netns / veth for the integration tests
   python3 openssl             # the connectivity tests' HTTP/HTTPS servers and their test CA
   python3-dbus python3-gi gir1.2-glib-2.0  # the tests' D-Bus clients and the Python example
+  python3-venv                # the Varlink tests' venv for the varlink package from PyPI (below)
   gcc libc6-dev               # the C example and the GIO module's test programs, built by the tests
   libtsan2                    # ThreadSanitizer's runtime: the GIO module's race test (-fsanitize=thread)
   libglib2.0-dev              # the GIO module (gio/, pkg-config gio-2.0), built by make build and the tests
@@ -110,6 +111,16 @@ for tool in "${unpacked_tools[@]}"; do
   dpkg-deb -x "$download"/"$package"_*.deb "$root"
   rm -rf "$download"
 done
+
+# The Varlink tests' client: the Python varlink package from PyPI, in a venv in the build directory
+# (not installed on the host: no system package has it).
+venv=$repo/.build/test-tools/varlink-venv
+if [ $tests = yes ] && ! "$venv/bin/python" -c 'import varlink' 2>/dev/null; then
+  echo "install-deps: installing the Python varlink package into $venv" >&2
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q varlink ||
+    { echo "install-deps: could not install the Python varlink package" >&2; exit 1; }
+fi
 
 if [ -n "${INSTALL_DEPS_REPORT:-}" ]; then
   # Simulated against an empty package database: the whole closure, as on a bare machine.

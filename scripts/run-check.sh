@@ -2,7 +2,8 @@
 # make run-check: runs README's first command, `make run`, the way a newcomer does, and fails
 # loudly when it does not work. `make run` starts in a process group of its own, as in a
 # terminal; once it prints its lines, each printed query is run as printed (busctl Status,
-# reachabilityctl status, a moment of reachabilityctl monitor) and must give a valid status.
+# reachabilityctl status, a moment of reachabilityctl monitor, the Varlink GetState line) and must
+# give a valid status.
 # Then SIGINT goes to the whole group (Ctrl-C): make and the daemon must be gone within 5 s,
 # the daemon must have exited 0, and no process of the group, no dbus-daemon and no temporary
 # directory may be left behind. Prints how long the build took and how long the stop took.
@@ -75,6 +76,12 @@ monitor_line=$(line_printed 'DBUS_SYSTEM_BUS_ADDRESS=.*reachabilityctl monitor$'
 answer=$(timeout --signal=INT 2 bash -c "$monitor_line" 2>&1) || true
 grep -qE '(not-reachable|reachable-via-)' <<<"$answer" ||
   fail "the printed reachabilityctl monitor line printed no status in 2 s: $answer"
+
+varlink_line=$(line_printed '(varlinkctl call|python3 -c) .*org\.reachabilityd\.Reachability') ||
+  fail "make run printed no Varlink line"
+answer=$(timeout 10 bash -c "$varlink_line" 2>&1) || fail "the printed Varlink line failed: $answer"
+grep -qE "\"status\": ?$valid_status" <<<"$answer" || fail "the printed Varlink line answered: $answer"
+echo "run-check: the printed Varlink line answered a status" >&2
 
 runtime=$(sed -E 's|.*--address=unix:path=(/tmp/reachabilityd-run\.[^/]+)/.*|\1|' <<<"$status_line")
 [ -d "$runtime" ] || fail "the printed address names no directory under /tmp: $status_line"

@@ -39,7 +39,8 @@ address="unix:path=$runtime/system_bus_socket"
 
 # A job started with & in a script ignores SIGINT, so Ctrl-C reaches the daemon as the SIGTERM
 # this trap sends; the daemon's exit status becomes the script's.
-DBUS_SYSTEM_BUS_ADDRESS=$address "$daemon" "$@" &
+# RUNTIME_DIRECTORY as systemd's RuntimeDirectory= gives it: the Varlink socket goes there.
+RUNTIME_DIRECTORY=$runtime DBUS_SYSTEM_BUS_ADDRESS=$address "$daemon" "$@" &
 daemon_pid=$!
 stop() {
   trap '' INT TERM
@@ -69,6 +70,13 @@ if kill -0 "$daemon_pid" 2>/dev/null; then
       echo "  DBUS_SYSTEM_BUS_ADDRESS=$address $ctl status"
       echo "  DBUS_SYSTEM_BUS_ADDRESS=$address $ctl monitor"
       echo "  DBUS_SYSTEM_BUS_ADDRESS=$address $ctl explain"
+    fi
+    varlink_socket=$runtime/org.reachabilityd.Reachability
+    if command -v varlinkctl >/dev/null; then
+      echo "  varlinkctl call $varlink_socket org.reachabilityd.Reachability.GetState"
+    else
+      # (No varlinkctl before systemd 255: the protocol by hand, a call and a NUL.)
+      echo "  python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b\"{\\\"method\\\": \\\"org.reachabilityd.Reachability.GetState\\\"}\\0\"); s.shutdown(socket.SHUT_WR); print(b\"\".join(iter(lambda: s.recv(65536), b\"\")).rstrip(b\"\\0\").decode())' $varlink_socket"
     fi
     echo "Ctrl-C stops it."
   } >&2

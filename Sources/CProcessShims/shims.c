@@ -10,6 +10,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 unsigned int CReachProcess_auditArchitecture(void) {
@@ -129,4 +130,16 @@ destroyActions:
 closeMoved:
     if (moved >= 0) close(moved);
     return error;
+}
+
+int CReachProcess_peerUser(int descriptor, uid_t *user) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) < 0) return -1;
+    *user = credentials.uid;
+    return 0;
+}
+
+int CReachProcess_acceptConnection(int listening) {
+    return accept4(listening, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

@@ -82,6 +82,8 @@ package struct LinkMessage: Sendable, Hashable {
     package var lowerIndex: InterfaceIndex?
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
     package var masterIndex: InterfaceIndex?
+    /// `IFLA_MTU`: the link's MTU in bytes.
+    package var mtu: UInt32?
     /// `IFLA_LINK_NETNSID` was present: ``lowerIndex`` is an index in another network namespace
     /// (a container's macvlan, a veth whose peer lives elsewhere), not one of this namespace's links.
     package var isLowerInOtherNamespace = false
@@ -179,6 +181,8 @@ package struct NeighbourMessage: Sendable, Hashable {
     package var state: NeighbourState
     /// `NDA_DST`: the neighbour's address.
     var destination: [UInt8]?
+    /// `NDA_LLADDR`: the neighbour's link-layer address (a MAC), once resolved.
+    package var linkLayerAddress: [UInt8]?
 
     /// Creates a neighbour message.
     init(family: UInt8, index: InterfaceIndex, state: NeighbourState, destination: [UInt8]? = nil) {

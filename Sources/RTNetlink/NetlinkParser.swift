@@ -116,6 +116,8 @@ package enum NetlinkParser {
                 link.lowerIndex = try interfaceIndex(value, type: type, attribute: attribute)
             case LinuxNetlink.linkMaster:
                 link.masterIndex = try interfaceIndex(value, type: type, attribute: attribute)
+            case LinuxNetlink.linkMTU:
+                link.mtu = try uint32(value, type: type, attribute: attribute)
             case LinuxNetlink.linkNamespaceID:
                 link.isLowerInOtherNamespace = true
             case LinuxNetlink.linkInfo:
@@ -184,8 +186,12 @@ package enum NetlinkParser {
             state: NeighbourState(kernelState: body.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         )
         try forEachAttribute(in: body, from: LinuxNetlink.neighbourInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
-            if attribute == LinuxNetlink.neighbourDestination {
+            switch attribute {
+            case LinuxNetlink.neighbourDestination:
                 neighbour.destination = try ipAddress(value, family: neighbour.family, type: type, attribute: attribute)
+            case LinuxNetlink.neighbourLinkLayerAddress:
+                neighbour.linkLayerAddress = Array(value)
+            default: break
             }
         }
         return neighbour

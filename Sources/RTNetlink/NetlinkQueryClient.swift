@@ -114,15 +114,15 @@ package final class NetlinkQueryClient {
         }
     }
 
-    /// The state of the neighbour entry for `address` on `link` (`RTM_GETNEIGH`); nil when the
-    /// kernel has none.
-    package func neighbourState(of address: IPAddress, on link: InterfaceIndex) throws(SystemError) -> NeighbourState? {
+    /// The neighbour entry for `address` on `link` (`RTM_GETNEIGH`: its state and link-layer
+    /// address); nil when the kernel has none.
+    package func neighbourEntry(of address: IPAddress, on link: InterfaceIndex) throws(SystemError) -> NeighbourMessage? {
         let expected = nextSequence()
         try socket.send(NetlinkRequest.getNeighbour(address.bytes, family: address.family.netlinkFamily, index: link.rawValue, sequence: expected))
         while true {
             for case .success(let message) in try receiveReply(sequence: expected) {
                 switch message.payload {
-                case .newNeighbour(let neighbour): return neighbour.state
+                case .newNeighbour(let neighbour): return neighbour
                 case .error(let code) where code == ENOENT: return nil
                 case .error(let code): throw SystemError(action: "read the neighbour entry", errno: code)
                 default: continue

@@ -326,7 +326,7 @@ package final class BusHub: @unchecked Sendable {
         do throws(SystemError) {
             try connection.call(
                 destination: BusContract.busName, path: BusContract.objectPath, interface: BusDriver.propertiesInterface,
-                member: "GetAll", arguments: [BusContract.interface], returning: [String: PropertyValue].self,
+                member: "GetAll", arguments: [BusContract.interface], returning: [String: BusValue].self,
                 timeoutMicroseconds: UInt64(propertiesReading.timeout / .microseconds(1))
             ) { [weak self] reply in
                 self?.allProperties(reply, owner: owner, epoch: current)
@@ -337,10 +337,10 @@ package final class BusHub: @unchecked Sendable {
         }
     }
 
-    private func allProperties(_ reply: Result<[String: PropertyValue], BusError>, owner replyOwner: String, epoch replyEpoch: Int) {
+    private func allProperties(_ reply: Result<[String: BusValue], BusError>, owner replyOwner: String, epoch replyEpoch: Int) {
         guard replyEpoch == epoch, replyOwner == pendingOwner else { return }
         pendingOwner = nil
-        let values: [String: PropertyValue]
+        let values: [String: BusValue]
         switch reply {
         case .success(let properties):
             values = properties

@@ -1,3 +1,4 @@
+import ReachabilityBus
 import ReachabilityCore
 
 /// Which bus a manager talks to.
@@ -19,7 +20,7 @@ enum DaemonState: Sendable, Equatable {
     case notAnswering(String)
     /// The daemon runs as `owner` and publishes `properties` (as read with `GetAll` and
     /// updated by `PropertiesChanged`).
-    case running(owner: String, properties: [String: PropertyValue])
+    case running(owner: String, properties: [String: BusValue])
 }
 
 /// Something following the daemon through a hub. Called on the hub's queue.

@@ -168,7 +168,7 @@ package final class DaemonSource: BusHubListener, @unchecked Sendable {
         for (index, address) in addresses.enumerated() {
             if asksDestination {
                 hub.callDaemon(
-                    member: BusContract.checkDestinationMethod, arguments: [address], returning: [String: PropertyValue].self,
+                    member: BusContract.checkDestinationMethod, arguments: [address], returning: [String: BusValue].self,
                     timeoutMicroseconds: Self.checkTimeoutMicroseconds
                 ) { [weak self] reply in
                     guard let self, !askedAgain else { return }
@@ -228,7 +228,7 @@ package final class DaemonSource: BusHubListener, @unchecked Sendable {
     }
 
     /// The answer `CheckDestination` gave for `address` (a key missing reads as "").
-    private static func answer(destination: [String: PropertyValue], address: String) -> AddressAnswer {
+    private static func answer(destination: [String: BusValue], address: String) -> AddressAnswer {
         let text = { (key: String) in destination[key]?.string ?? "" }
         return AddressAnswer(
             address: address, status: ReachabilityStatus(rawValue: text("status")) ?? .unknown, interface: text("interface"),

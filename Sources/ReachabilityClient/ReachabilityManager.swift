@@ -70,7 +70,22 @@ public final class ReachabilityManager: Sendable {
             return (hub.queue, DaemonSource(hub: hub, target: target, report: report))
         }
 
-        /// Two sources are equal when they are the same kind.
+        /// From reachabilityd's Varlink socket at `path` (`Subscribe`), for a process without a
+        /// system bus, e.g. a container with `/run/reachabilityd` bind-mounted; `.unknown` while
+        /// the socket does not answer. The machine's reachability only: an address's or a host
+        /// name's manager stays `.unknown`.
+        public static func varlink(path: String) -> Source {
+            Source(name: "varlink:\(path)") { target, _, report in
+                let queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
+                return (queue, VarlinkSource(queue: queue, path: path, target: target, report: report))
+            }
+        }
+
+        /// The socket ``varlink(path:)`` usually names: `$REACHABILITYD_SOCKET`, else
+        /// `/run/reachabilityd/org.reachabilityd.Reachability`.
+        public static var varlinkSocketPath: String { VarlinkSource.defaultPath }
+
+        /// Two sources are equal when they are the same kind (and socket).
         public static func == (lhs: Source, rhs: Source) -> Bool {
             lhs.name == rhs.name
         }
@@ -221,8 +236,23 @@ public final class ReachabilityManager: Sendable {
         return family == .ipv4 ? snapshot.ipv4Transport : snapshot.ipv6Transport
     }
 
-    /// Whether the traffic is metered (a cellular link).
+    /// Whether the traffic is metered (the daemon's `Metered`: a `Metered=` line, else
+    /// NetworkManager's verdict, else DHCP's ANDROID_METERED, else a cellular link), as Android's
+    /// `NET_CAPABILITY_NOT_METERED` missing and Apple's `isExpensive` say. For an address or a
+    /// host name: whether its route's link is cellular.
     public var isMetered: Bool { snapshot.isMetered }
+
+    /// Which rule decided ``isMetered`` (the daemon's `MeteredReason`); `.noRoute` without a route.
+    public var meteredReason: MeteredReason { snapshot.meteredReason }
+
+    /// An opaque id of the network the route leads into (the daemon's `NetworkID`), to keep
+    /// per-network state: the same for the same network on this machine across reboots, another
+    /// on another machine; nil without a route or while the daemon does not know the gateway's
+    /// link-layer address, and for an address's or a host name's manager.
+    public var networkID: String? {
+        let id = snapshot.networkID
+        return id.isEmpty ? nil : id
+    }
 
     /// Every network link the daemon knows, loopback left out, in index order (the daemon's
     /// `Interfaces` property, NWPath's `availableInterfaces`): each one's name, transport,

@@ -1,4 +1,6 @@
+import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 
 extension ReachabilitySnapshot {
     /// The snapshot the daemon publishes, from its properties as read with `GetAll` and updated
@@ -8,7 +10,7 @@ extension ReachabilitySnapshot {
     /// A missing or mistyped property takes its `unknown` value. A `Status` string this client
     /// does not know (a newer daemon) reads as `.reachableViaOther` when `Reachable` is true,
     /// else `.unknown`.
-    init(busProperties properties: [String: PropertyValue]) {
+    init(busProperties properties: [String: BusValue]) {
         self.init(
             status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false, interface: "", transport: nil, isMetered: false, reason: "",
             ipv4Link: ("", nil), ipv6Link: ("", nil)
@@ -118,6 +120,7 @@ package struct AddressAnswer: Sendable, Equatable {
         )
         snapshot.destinationPath = best.path
         snapshot.destinationAddress = best.connectAddress
+        snapshot.meteredReason = best.status.isReachable ? .transport : .noRoute
         return snapshot
     }
 

@@ -35,6 +35,14 @@ public enum BusContract {
     public static let checkConnectivityMethod = "CheckConnectivity"
     /// The error returned for a malformed address.
     public static let invalidAddressError = "org.reachabilityd.Error.InvalidAddress"
+    /// The path of the system bus's socket for a `DBUS_SYSTEM_BUS_ADDRESS` (nil: unset): its
+    /// `unix:path=`, else the standard one `dbus.socket` listens on; nil for an address of
+    /// another kind (an abstract socket, TCP), which has no path to look at.
+    public static func systemBusSocketPath(address: String?) -> String? {
+        guard let address, !address.isEmpty else { return "/run/dbus/system_bus_socket" }
+        guard address.hasPrefix("unix:path=") else { return nil }
+        return String(address.dropFirst("unix:path=".count).prefix { $0 != "," && $0 != ";" })
+    }
     /// The error a caller over its share of the daemon's time gets (``CallerBudget``).
     public static let busyError = "org.reachabilityd.Error.Busy"
 }

@@ -59,11 +59,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
         containerInterfaces.first { Glob.matches($0, name) }
     }
 
-    /// Whether traffic over interface `name` with `transport` is metered: an interface rule,
-    /// else a transport rule, else true for WWAN only.
-    public func isMetered(interface name: String, transport: Transport) -> Bool {
+    /// What a `Metered=` line says of interface `name` with `transport`: an interface rule,
+    /// else a transport rule; nil when none matches (``MeteredRule`` then asks the others).
+    public func meteredSetting(interface name: String, transport: Transport) -> Bool? {
         if let rule = meteredInterfaces.last(where: { Glob.matches($0.pattern, name) }) { return rule.value }
-        return meteredTransports[transport] ?? transport.isMeteredByDefault
+        return meteredTransports[transport]
     }
 
     /// The settings in configuration-file syntax, for `Explain()`.

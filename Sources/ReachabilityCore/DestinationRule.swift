@@ -171,21 +171,6 @@ public struct DestinationAnswer: Sendable, Hashable {
     public static let statusKey = "status"
     /// The key of the reply's path (``DestinationPath``), which the GIO module reads too.
     public static let viaKey = "via"
-
-    /// The reply's dictionary, every key always present (strings, "" when none): `status`,
-    /// `interface`, `transport`, `source`, `gateway`, `via`, `address`, `reason`.
-    public var dictionary: [String: PropertyValue] {
-        [
-            Self.statusKey: .string(verdict.status.rawValue),
-            "interface": .string(verdict.link?.name ?? ""),
-            "transport": .string(verdict.link.map(\.effectiveTransport.rawValue) ?? ""),
-            "source": .string(source?.description ?? ""),
-            "gateway": .string(gateway?.description ?? ""),
-            Self.viaKey: .string(path.rawValue),
-            "address": .string(address),
-            "reason": .string(verdict.reason),
-        ]
-    }
 }
 
 /// The rule at the top of this file.

@@ -20,14 +20,19 @@ public struct LinkFacts: Sendable, Hashable {
     public var underlying: UnderlyingLink?
     /// Whether traffic over the link is metered.
     public var isMetered: Bool
+    /// Which step of ``MeteredRule`` decided ``isMetered``.
+    public var meteredReason: MeteredReason
     /// The address from RFC 7335's 192.0.0.0/29 the link holds: the link is a CLAT's
     /// (``CLATPath``); nil for any other link.
     public var clatAddress: IPAddress?
+    /// The link's MTU in bytes; 0 when not known.
+    public var mtu: UInt32
 
-    /// Creates link facts; `isMetered` defaults to the effective transport's default.
+    /// Creates link facts; `metered` defaults to ``MeteredRule``'s verdict from the effective
+    /// transport alone.
     public init(index: InterfaceIndex, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
                 transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
-                isMetered: Bool? = nil, clatAddress: IPAddress? = nil) {
+                metered: MeteredVerdict? = nil, clatAddress: IPAddress? = nil, mtu: UInt32 = 0) {
         self.index = index
         self.name = name
         self.isUp = isUp
@@ -37,8 +42,11 @@ public struct LinkFacts: Sendable, Hashable {
         self.transportReason = transportReason
         self.ignoreReason = ignoreReason
         self.underlying = underlying
-        self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
+        let metered = metered ?? MeteredRule.decide(configured: nil, hints: .none, transport: underlying?.transport ?? transport)
+        isMetered = metered.isMetered
+        meteredReason = metered.reason
         self.clatAddress = clatAddress
+        self.mtu = mtu
     }
 
     /// The medium traffic finally leaves on: the underlying link's for a tunnel, when known.

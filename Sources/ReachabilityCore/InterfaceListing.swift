@@ -2,7 +2,7 @@
 // `availableInterfaces` and NetworkManager's `Devices` list theirs. The engine supplies the facts
 // (classified links, which families have a usable global address where, the default routes);
 // ``InterfaceListing/entries(links:usableFamilies:defaultRoutes:)`` is the rule, and
-// ``NetworkInterface`` the entry with its `aa{sv}` form, read back by the client.
+// ``NetworkInterface`` the entry (its `aa{sv}` form, read back by the client, is in ReachabilityProperties).
 
 /// Whether a link can pass packets, in the words of the `operational` key of `Interfaces`
 /// (networkctl's words for the same states).
@@ -40,11 +40,17 @@ public struct NetworkInterface: Sendable, Hashable {
     /// The nameservers configured for the link, where known: systemd-resolved's servers of the
     /// link, a link-local server whose zone is the link (``NameServer/link``).
     public var nameServers: [IPAddress]
+    /// The link's MTU in bytes; 0 when not known.
+    public var mtu: UInt32
+    /// The opaque id of the network the link's default route leads into (``NetworkIdentity``),
+    /// "" when it has none or its gateway's link-layer address is not known.
+    public var networkID: String
 
     /// Creates an entry.
     public init(
         name: String, index: InterfaceIndex, transport: Transport, operational: OperationalState, hasIPv4: Bool = false, hasIPv6: Bool = false,
-        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = []
+        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = [], mtu: UInt32 = 0,
+        networkID: String = ""
     ) {
         self.name = name
         self.index = index
@@ -56,6 +62,8 @@ public struct NetworkInterface: Sendable, Hashable {
         self.isMetered = isMetered
         self.ignoreReason = ignoreReason
         self.nameServers = nameServers
+        self.mtu = mtu
+        self.networkID = networkID
     }
 
     /// Whether the link counts for reachability (``ignoreReason`` is "").
@@ -83,49 +91,10 @@ public struct NetworkInterface: Sendable, Hashable {
         case ignored
         /// `dns` (as).
         case dns
-    }
-
-    /// The entry as one dictionary of the `Interfaces` property (`a{sv}`).
-    public var busDictionary: [String: PropertyValue] {
-        [
-            Key.name.rawValue: .string(name),
-            Key.index.rawValue: .unsigned32(UInt32(clamping: index.rawValue)),
-            Key.transport.rawValue: .string(transport.rawValue),
-            Key.operational.rawValue: .string(operational.rawValue),
-            Key.ipv4.rawValue: .boolean(hasIPv4),
-            Key.ipv6.rawValue: .boolean(hasIPv6),
-            Key.gateways.rawValue: .strings(gateways.map { $0.description }),
-            Key.metered.rawValue: .boolean(isMetered),
-            Key.ignored.rawValue: .string(ignoreReason),
-            Key.dns.rawValue: .strings(nameServers.map { $0.description }),
-        ]
-    }
-
-    /// The entry one dictionary of `Interfaces` describes; keys it does not know are ignored
-    /// (a newer daemon may add some), a missing or mistyped one takes its empty value, a
-    /// transport or state word it does not know reads as `other` or `down`, a gateway that is
-    /// no address is left out. Nil without a name.
-    public init?(busDictionary dictionary: [String: PropertyValue]) {
-        func value(_ key: Key) -> PropertyValue? { dictionary[key.rawValue] }
-        guard let name = value(.name)?.string, !name.isEmpty else { return nil }
-        let index: Int32
-        switch value(.index) {
-        case .unsigned32(let number)?: index = Int32(clamping: number)
-        case .unsignedInteger(let number)?: index = Int32(clamping: number)
-        default: index = 0
-        }
-        self.init(
-            name: name,
-            index: InterfaceIndex(index),
-            transport: value(.transport)?.string.flatMap(Transport.init(rawValue:)) ?? .other,
-            operational: value(.operational)?.string.flatMap(OperationalState.init(rawValue:)) ?? .down,
-            hasIPv4: value(.ipv4)?.boolean ?? false,
-            hasIPv6: value(.ipv6)?.boolean ?? false,
-            gateways: (value(.gateways)?.strings ?? []).compactMap(IPAddress.init),
-            isMetered: value(.metered)?.boolean ?? false,
-            ignoreReason: value(.ignored)?.string ?? "",
-            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init)
-        )
+        /// `mtu` (u).
+        case mtu
+        /// `network-id` (s).
+        case networkID = "network-id"
     }
 }
 
@@ -187,7 +156,8 @@ public enum InterfaceListing {
                 hasIPv6: families.contains(.ipv6),
                 gateways: gateways(of: routesByLink[link.index] ?? []),
                 isMetered: link.isMetered,
-                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? ""
+                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? "",
+                mtu: link.mtu
             )
         }
     }

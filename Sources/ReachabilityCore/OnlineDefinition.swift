@@ -3,7 +3,7 @@
 /// Online is the daemon's answer, not a per-link checklist: the machine is reachable (the
 /// kernel would route an application's packets to the Internet from a usable source), and,
 /// when asked for, over a family, a transport, one of a set of interfaces, with at least a
-/// connectivity. A link without carrier, a container bridge or an ignored interface never
+/// connectivity, unmetered. A link without carrier, a container bridge or an ignored interface never
 /// delays it: it only counts when the kernel's route goes through it.
 ///
 /// The transport, the interfaces and the connectivity are those of each required family's
@@ -36,16 +36,21 @@ package struct OnlineDefinition: Sendable, Hashable {
     /// The least DNS readiness (``DNSReadiness/rank``: answering > reachable > failing); nil
     /// when names need not resolve.
     package var dns: DNSReadiness?
+    /// Whether traffic must not be metered (`Metered` false: ``MeteredRule`` for the route the
+    /// status names).
+    package var isUnmeteredRequired: Bool
 
     /// A definition; the defaults mean "reachable".
     package init(
-        family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil, dns: DNSReadiness? = nil
+        family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil, dns: DNSReadiness? = nil,
+        isUnmeteredRequired: Bool = false
     ) {
         self.family = family
         self.transport = transport
         self.interfaces = interfaces
         self.connectivity = connectivity
         self.dns = dns
+        self.isUnmeteredRequired = isUnmeteredRequired
     }
 
     /// One route the requirements apply to: its interface, the status of the traffic it carries
@@ -60,6 +65,7 @@ package struct OnlineDefinition: Sendable, Hashable {
     package func isOnline(_ snapshot: ReachabilitySnapshot) -> Bool {
         guard snapshot.status.isReachable else { return false }
         if let dns, snapshot.dns.rank < dns.rank { return false }
+        if isUnmeteredRequired, snapshot.isMetered { return false }
         if family == .ipv4 || family == .both, !snapshot.isIPv4Reachable { return false }
         if family == .ipv6 || family == .both, !snapshot.isIPv6Reachable { return false }
         return routes(of: snapshot).allSatisfy { route in

@@ -139,7 +139,7 @@ package enum ReachabilityRule {
         case (nil, false):
             reason = "IPv4: \(v4.reason); IPv6: \(v6.reason)"
         }
-        return ReachabilitySnapshot(
+        var snapshot = ReachabilitySnapshot(
             status: chosen?.status ?? .notReachable,
             isIPv4Reachable: v4.isReachable,
             isIPv6Reachable: v6.isReachable,
@@ -150,6 +150,8 @@ package enum ReachabilityRule {
             ipv4Link: (v4.link?.name ?? "", v4.link?.transport),
             ipv6Link: (v6.link?.name ?? "", v6.link?.transport)
         )
+        snapshot.meteredReason = chosen?.link?.meteredReason ?? .noRoute
+        return snapshot
     }
 
     /// The reason given when the kernel has no route at all for a family. When only one family

@@ -10,8 +10,11 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var interface: String
     /// The transport of that interface, nil when none.
     public var transport: Transport?
-    /// Traffic is metered (WWAN by default).
+    /// Traffic is metered (``MeteredRule``: the configuration, NetworkManager, DHCP's
+    /// ANDROID_METERED, WWAN).
     public var isMetered: Bool
+    /// Which step of ``MeteredRule`` decided ``isMetered`` for ``interface``; `noRoute` ("") without one.
+    public var meteredReason = MeteredReason.noRoute
     /// One human sentence explaining the status.
     public var reason: String
     /// What evidence beyond the route says of IPv4 (`limited`, `portal`, `full`); nil when
@@ -39,6 +42,9 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var nat64Prefix = ""
     /// How IPv4 destinations are reached (``IPv4AccessRule``).
     public var ipv4Access = IPv4Access.none
+    /// The opaque id of the network ``interface``'s route leads into (``NetworkIdentity``),
+    /// "" without a route or when its gateway's link-layer address is not known.
+    public var networkID = ""
     /// For one destination's snapshot: how a connection gets to the address the status is
     /// about (`CheckDestination`'s `via`); nil for the machine's, and when the daemon has no
     /// `CheckDestination` (an older one). Not a property.
@@ -96,18 +102,4 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
 
     /// Either family is reachable.
     public var isReachable: Bool { status.isReachable }
-
-    /// The value of `property` in this snapshot, as its entry in ``ReachabilityProperty/definition``
-    /// reads it; `generation` supplies `Generation`.
-    public func value(of property: ReachabilityProperty, generation: UInt64) -> PropertyValue {
-        property.definition.read(self, generation)
-    }
-
-    /// The properties (other than `Generation`) whose values differ from `previous`, in
-    /// declaration order.
-    public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
-        ReachabilityProperty.allCases.filter { property in
-            property != .generation && property.definition.differs(self, previous)
-        }
-    }
 }

@@ -32,6 +32,8 @@ package struct LinkDescription: Sendable, Hashable {
     package var hasCarrier: Bool
     /// A loopback device (`IFF_LOOPBACK` or `ARPHRD_LOOPBACK`).
     package var isLoopback: Bool
+    /// The link's MTU in bytes (`IFLA_MTU`); 0 when the kernel did not say.
+    package var mtu: UInt32 = 0
 
     /// Creates a link description.
     package init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: HardwareType = .ethernet,

@@ -59,6 +59,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Damping and the announcements' rate limit: what subscribers see.
     let publishing: PublishingStage
     var settings = DaemonConfiguration.default
+    /// Per link, the `network-id` the last walk found (``StatusReducer/Evaluation/networkIDs``).
+    private var networkIDs: [InterfaceIndex: String] = [:]
+    /// Per wireless link, the SSID of the network it is associated with, as systemd-networkd
+    /// says (``setWiFiSSID(_:link:)``): part of ``NetworkIdentity``.
+    var wifiSSIDs: [InterfaceIndex: String] = [:]
     /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
     /// `Explain()`.
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
@@ -284,6 +289,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             switch message.payload {
             case .deleteLink(let link):
                 captivePortalAPIs.forget(link.index)
+                wifiSSIDs[link.index] = nil
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
                 if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
@@ -519,8 +525,18 @@ public final class ReachabilityEngine: @unchecked Sendable {
         publish(snapshot)
     }
 
+    /// `interfaces` with each entry's `network-id` from the last walk's ``networkIDs``.
+    private func withNetworkIDs(_ interfaces: [NetworkInterface]) -> [NetworkInterface] {
+        var interfaces = interfaces
+        for position in interfaces.indices {
+            let id = networkIDs[interfaces[position].index] ?? ""
+            if interfaces[position].networkID != id { interfaces[position].networkID = id }
+        }
+        return interfaces
+    }
+
     /// The `Interfaces` entries of the mirror's links (``LinkMirror/interfaces(configuration:)``)
-    /// with their nameservers; the listing window starts again (a scheduled listing is dropped:
+    /// with their nameservers and network ids; the listing window starts again (a scheduled listing is dropped:
     /// this one covers it).
     private func listInterfaces() -> [NetworkInterface] {
         scheduledListing?.cancel()
@@ -534,7 +550,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
             }
         }
-        return interfaces
+        return withNetworkIDs(interfaces)
     }
 
     /// The walk after the mirror, in three steps: `gather(_:)` asks the kernel everything the
@@ -547,7 +563,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let evaluation = StatusReducer.evaluation(of: gathered, configuration: settings)
         follow(evaluation)
         var snapshot = evaluation.snapshot
-        snapshot.interfaces = self.snapshot.interfaces
+        // (The entries published carry the ids of the walk before: each listing applies them.
+        // Only a change walks the entries, which a host with thousands of links has.)
+        let idsChanged = evaluation.networkIDs != networkIDs
+        networkIDs = evaluation.networkIDs
+        snapshot.interfaces = idsChanged ? withNetworkIDs(self.snapshot.interfaces) : self.snapshot.interfaces
         return snapshot
     }
 
@@ -568,8 +588,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
             synthesizedProbes: Dictionary(uniqueKeysWithValues: synthesized.compactMap { probe in answered[probe.question].map { (probe.prefix, $0) } }),
             nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled
         )
+        gathered.networkIDKey = configuration.networkIDKey
+        gathered.wifiSSIDs = wifiSSIDs
         for family in AddressFamily.allCases {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
+            gathered.gatewayLinkLayerAddresses[family] = gateways.current(family)?.linkLayerAddress
             gathered.checkEvidence[family] = checks.evidence(family)
         }
         return gathered

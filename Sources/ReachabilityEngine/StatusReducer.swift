@@ -65,6 +65,12 @@ enum StatusReducer {
         var synthesizedProbes: [IPPrefix: KernelAnswers] = [:]
         /// What each family's gateway's neighbour entry says (absent: nothing).
         var gatewayEvidence: [AddressFamily: Connectivity] = [:]
+        /// Each family's gateway's link-layer address, where its entry resolved it (absent: not known).
+        var gatewayLinkLayerAddresses: [AddressFamily: [UInt8]] = [:]
+        /// The machine's key of ``NetworkIdentity``; empty: every id is "".
+        var networkIDKey: [UInt8] = []
+        /// Per wireless link, the SSID of its network, where the network manager says it.
+        var wifiSSIDs: [InterfaceIndex: String] = [:]
         /// What the checks last said of each family, and over which path.
         var checkEvidence: [AddressFamily: CheckEvidence] = [:]
         /// The check's last round of name lookups; nil when there is none.
@@ -80,6 +86,10 @@ enum StatusReducer {
         /// Per reachable family whose output link the mirror names: the route's link and gateway,
         /// which the active check follows.
         var checkPaths: [AddressFamily: CheckPath]
+        /// Per link of ``checkPaths`` whose gateway's link-layer address is known, the id of the
+        /// network it leads into (IPv4's gateway's when both families' routes take the link):
+        /// the `network-id` of its `Interfaces` entry.
+        var networkIDs: [InterfaceIndex: String] = [:]
         /// IPv6's path, which RFC 7050 discovery follows while it is wanted: no router advertised
         /// a prefix, and IPv4 is not reachable or the check runs. Nil: discovery not wanted.
         var nat64DiscoveryPath: CheckPath?
@@ -104,7 +114,10 @@ enum StatusReducer {
     /// 5. `IPv4Access` (``IPv4AccessRule``), with IPv4's probe synthesized with that prefix;
     /// 6. the CLAT (``CLATPath``): the properties describe the link it translates onto
     ///    (``ReachabilitySnapshot/describing(_:)``); `CheckDestination` takes the same prefix and
-    ///    uplink (``Evaluation/destinationContext``).
+    ///    uplink (``Evaluation/destinationContext``);
+    /// 7. `NetworkID` (``NetworkIdentity``): per path of step 2 the id from its gateway's
+    ///    link-layer address; the published one is that of the family whose link `Interface` names
+    ///    (IPv4's first), "" when none is known.
     ///
     /// - Parameters:
     ///   - gathered: the mirror, the kernel's answers, the NAT64 prefixes known and the evidence held.
@@ -135,8 +148,13 @@ enum StatusReducer {
             isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, isNAT64PrefixKnown: nat64Prefix != nil,
             isSynthesizedProbeReachable: synthesized?.isReachable ?? false
         ))
+        var described = snapshot.describing(clat)
+        let networkIDs = networkIDs(paths: paths, addresses: gathered.gatewayLinkLayerAddresses, ssids: gathered.wifiSSIDs, key: gathered.networkIDKey)
+        described.networkID = AddressFamily.allCases.lazy.compactMap { family in
+            paths[family].flatMap { $0.linkName == described.interface ? networkIDs[$0.link] : nil }
+        }.first ?? ""
         return Evaluation(
-            snapshot: snapshot.describing(clat), checkPaths: paths, nat64DiscoveryPath: discoveryPath,
+            snapshot: described, checkPaths: paths, networkIDs: networkIDs, nat64DiscoveryPath: discoveryPath,
             linksInUse: nat64Prefix == nil
                 ? linksRead(probes: [gathered.ipv4, gathered.ipv6], nameServers: gathered.nameServers ?? [], table: table, configuration: configuration)
                 : .every,
@@ -153,6 +171,20 @@ enum StatusReducer {
         let links: [InterfaceIndex?] = [nil] + Set(advertised.advertisements.map(\.link)).map { $0 }
         let inUse = Set(links.compactMap { advertised.inUse(ipv6Link: $0)?.prefix })
         return inUse.isEmpty ? Set(discovered.map { [$0.prefix] } ?? []) : inUse
+    }
+
+    /// Per link of `paths` whose gateway's link-layer address `addresses` has, the network's id
+    /// (``NetworkIdentity``, with the link's SSID from `ssids`); IPv4's when both families' paths take the link.
+    private static func networkIDs(
+        paths: [AddressFamily: CheckPath], addresses: [AddressFamily: [UInt8]], ssids: [InterfaceIndex: String], key: [UInt8]
+    ) -> [InterfaceIndex: String] {
+        var ids: [InterfaceIndex: String] = [:]
+        for family in AddressFamily.allCases {
+            guard let path = paths[family], path.gateway != nil, ids[path.link] == nil else { continue }
+            let id = NetworkIdentity.id(gatewayLinkLayerAddress: addresses[family], ssid: ssids[path.link].map { Array($0.utf8) }, key: key)
+            if !id.isEmpty { ids[path.link] = id }
+        }
+        return ids
     }
 
     /// Per family `routes` calls reachable whose route's output link `table` names: the link and gateway.

@@ -64,7 +64,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         self.session = session
         guard engine == nil else { return }
         checker.cancel()
-        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
+        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024, networkIDKey: MachineNetworkKey.read()))
         // The daemon's active check, with the same configuration (off without a CheckURL=).
         engine.checkClient = CurlCheckClient(queue: queue)
         if let configuration = ConfigurationFiles.clientFiles.load() { engine.apply(configuration) }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
@@ -12,30 +9,26 @@ import SystemSupport
 /// (`GetConnectionUnixUser`): all connections of one unprivileged user draw on one
 /// ``CallerShare``, root's and those the bus cannot place on their own. Over its share's
 /// budget (``CallerBudget``) or waiting-call limit a call is answered
-/// `org.reachabilityd.Error.Busy` at once; otherwise it waits its turn (``FairQueue``), so
+/// `org.reachabilityd.Error.Busy` at once; otherwise it waits its turn (``FairTurns``), so
 /// that shares are served in turn and a flood from one delays another's call by one call, not
 /// by the flood. Confined to the connection's queue.
 final class CallAdmission: @unchecked Sendable {
     /// The most calls one caller may have waiting; more get `Busy`. (dbus-daemon's system bus
     /// lets a connection have 128 calls pending, so this guards other bus configurations.)
     static let waitingCallsPerCaller = 256
-    /// The most waiting calls served per turn of the queue.
-    static let callsPerTurn = 16
-
     private let connection: BusConnection
-    /// Each share's part of the queue's time for method calls.
-    private var budget = CallerBudget()
-    /// Method calls waiting their turn, one per share in turn.
-    private var waiting = FairQueue<BusMethodCall>()
+    /// Method calls waiting their turn, one per share in turn, within each share's part of the
+    /// queue's time.
+    private let turns: FairTurns<BusMethodCall>
     /// Whose share each caller (unique name) draws on, once the bus told its user.
     private var shareOfCaller: [String: CallerShare] = [:]
     /// The calls of callers whose user the bus is being asked, in order.
     private var awaitingUser: [String: [BusMethodCall]] = [:]
-    private var serviceQueued = false
 
     /// - Parameter connection: the bus connection (its queue is this object's queue).
     init(connection: BusConnection) {
         self.connection = connection
+        turns = FairTurns(queue: connection.queue) { $0.serve() }
     }
 
     /// The share `caller` (a unique name) draws on: its user's, or its own until the bus told
@@ -65,8 +58,8 @@ final class CallAdmission: @unchecked Sendable {
     func forgetCaller(_ name: String) -> CallerShare? {
         awaitingUser[name] = nil
         let share = shareOfCaller.removeValue(forKey: name)
-        if share?.isUser == false { budget.forget(name) }
-        _ = waiting.removeAll(from: share?.name ?? name, where: { $0.sender == name })
+        if share?.isUser == false { turns.forget(name) }
+        turns.removeAll(from: share?.name ?? name, where: { $0.sender == name })
         guard let share, !shareOfCaller.values.contains(share) else { return nil }
         return share
     }
@@ -92,36 +85,15 @@ final class CallAdmission: @unchecked Sendable {
     /// Queues `call` under `share` unless the share is over its budget or waiting-call limit;
     /// then it is answered `Busy`.
     private func admitOrRefuse(_ call: BusMethodCall, share: String) {
-        guard budget.admits(share, now: clockSeconds(CLOCK_MONOTONIC)), waiting.count(of: share) < Self.waitingCallsPerCaller else {
+        guard turns.admits(share), turns.count(of: share) < Self.waitingCallsPerCaller else {
             return refuse(call, share: share)
         }
-        waiting.append(call, from: share)
-        if !serviceQueued {
-            serviceQueued = true
-            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
-        }
+        turns.append(call, from: share)
     }
 
     private func refuse(_ call: BusMethodCall, share: String) {
-        let message = "\(share) used its share of reachabilityd's time (\(Int(budget.refillPerSecond * 1000)) ms per second, "
+        let message = "\(share) used its share of reachabilityd's time (\(Int(turns.budget.refillPerSecond * 1000)) ms per second, "
             + "\(Self.waitingCallsPerCaller) calls waiting); try again shortly"
         call.reply(.error(BusError(name: BusContract.busyError, message: message)))
-    }
-
-    /// Serves up to ``callsPerTurn`` waiting calls, one per share in turn, charging each
-    /// share's budget with the CPU time its call took; queues another turn for the rest.
-    private func serveWaitingCalls() {
-        serviceQueued = false
-        for _ in 0..<Self.callsPerTurn {
-            guard let (share, call) = waiting.next() else { break }
-            let started = clockSeconds(CLOCK_MONOTONIC)
-            let cpuBefore = clockSeconds(CLOCK_THREAD_CPUTIME_ID)
-            call.serve()
-            budget.charge(share, seconds: clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, now: started)
-        }
-        if !waiting.isEmpty, !serviceQueued {
-            serviceQueued = true
-            connection.queue.async { [weak self] in self?.serveWaitingCalls() }
-        }
     }
 }

@@ -20,13 +20,15 @@ import SystemSupport
 /// meanwhile asks once more when its answer comes. Without networkd, or with one too old to record these, nothing happens: the
 /// calls never start it (`startsService: false`) and their errors are only debug-logged.
 /// Confined to the daemon's queue.
-package final class NetworkdLinkDescriptions {
+public final class NetworkdLinkDescriptions {
     /// What networkd records about one link.
-    package struct Record: Sendable, Equatable {
+    public struct Record: Sendable, Equatable {
         /// The captive-portal API's URI; nil: none.
-        package var captivePortalAPI: String?
+        public var captivePortalAPI: String?
         /// The NAT64 prefixes it recorded from router advertisements.
         package var nat64Prefixes: [NetworkdPREF64]
+        /// The Wi-Fi network's SSID (`SSID`, for a wireless link it knows associated); nil: none.
+        public var ssid: String? = nil
     }
 
     /// networkd's bus name.
@@ -50,7 +52,7 @@ package final class NetworkdLinkDescriptions {
     ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndices: the links to ask about when networkd (re)starts.
     ///   - record: takes a link's record on the queue.
-    package init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (Record, InterfaceIndex) -> Void) {
+    public init(connection: BusConnection, linkIndices: @escaping () -> [InterfaceIndex], record: @escaping (Record, InterfaceIndex) -> Void) {
         self.connection = connection
         self.linkIndices = linkIndices
         self.record = record
@@ -61,7 +63,7 @@ package final class NetworkdLinkDescriptions {
     }
 
     /// Subscribes to networkd's link and name changes, and asks about every link if it runs.
-    package func start() throws(SystemError) {
+    public func start() throws(SystemError) {
         linkChanges = try connection.addMatch(
             BusSignalMatch(sender: Self.busName, pathNamespace: Self.linkPathNamespace, interface: BusDriver.propertiesInterface, member: "PropertiesChanged")
         ) { [weak self] message in
@@ -75,7 +77,7 @@ package final class NetworkdLinkDescriptions {
 
     /// Routes that router advertisements installed on `links` were added, replaced or deleted:
     /// while networkd runs, asks about them again.
-    package func routerAdvertisementRoutesChanged(on links: Set<InterfaceIndex>) {
+    public func routerAdvertisementRoutesChanged(on links: Set<InterfaceIndex>) {
         guard appearance?.owner != nil else { return }
         for index in links { ask(about: index) }
     }
@@ -110,7 +112,9 @@ package final class NetworkdLinkDescriptions {
                 if case .string(let text)? = link["CaptivePortal"] { uri = text }
                 let prefixes = NetworkdPREF64.records(inLinkDescription: link)
                 self?.scheduleRefresh(of: index, lifetimeEnds: prefixes.compactMap(\.lifetimeEndSeconds))
-                self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes), index)
+                var ssid: String?
+                if case .string(let text)? = link["SSID"], !text.isEmpty { ssid = text }
+                self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes, ssid: ssid), index)
             }
         } catch {
             asking.remove(index)

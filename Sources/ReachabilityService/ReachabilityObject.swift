@@ -1,5 +1,6 @@
 import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 import SystemSupport
 
 /// The answer the daemon gives to `CheckAddress`.
@@ -77,14 +78,30 @@ public final class ReachabilityObject: @unchecked Sendable {
         self.methods = methods
         admission = CallAdmission(connection: connection)
         object = try BusObject(
-            on: connection, path: BusContract.objectPath, interface: .reachability,
+            on: connection, path: BusContract.objectPath, interface: interface(methods),
             properties: { [weak self] name in self?.value(ofProperty: name) },
+            admit: { [admission] call in admission.take(call) }
+        )
+    }
+
+    /// `org.reachabilityd.Reachability1` as dbus/org.reachabilityd.Reachability1.xml declares it,
+    /// in its order (ReachabilityServiceTests compares): the property table's properties, the
+    /// methods with their handlers, and the signals. Each method is admitted by
+    /// ``CallAdmission`` (see dbus/org.reachabilityd.Reachability1.conf for who may call it).
+    private func interface(_ methods: ReachabilityMethods) -> BusInterface {
+        BusInterface(
+            name: BusContract.interface,
+            properties: ReachabilityProperty.allCases.map { ($0.rawValue, $0.definition.signature) },
             methods: [
-                .replying(BusContract.checkAddressMethod) { [weak self] call in self?.checkAddress(call) ?? .invalidArguments },
-                .replying(BusContract.checkDestinationMethod) { [weak self] call in self?.checkDestination(call) ?? .invalidArguments },
-                .replying(BusContract.explainMethod) { _ in .values([.string(methods.explain())]) },
-                .replying(BusContract.metricsMethod) { _ in .values([.string(methods.metrics())]) },
-                .replyingLater(BusContract.checkConnectivityMethod) { [admission] call, reply in
+                .replying(BusContract.checkAddressMethod, takes: [("address", "s")], returns: [("status", "s"), ("interface", "s")]) { [weak self] call in
+                    self?.checkAddress(call) ?? .invalidArguments
+                },
+                .replying(BusContract.checkDestinationMethod, takes: [("address", "s")], returns: [("destination", "a{sv}")]) { [weak self] call in
+                    self?.checkDestination(call) ?? .invalidArguments
+                },
+                .replying(BusContract.explainMethod, returns: [("report", "s")]) { _ in .values([.string(methods.explain())]) },
+                .replying(BusContract.metricsMethod, returns: [("metrics", "s")]) { _ in .values([.string(methods.metrics())]) },
+                .replyingLater(BusContract.checkConnectivityMethod, returns: [("connectivity", "s")]) { [admission] call, reply in
                     let share = admission.share(of: call.sender)
                     guard methods.checkConnectivity(share, call.sender, { reply(.values([.string($0.rawValue)])) }) else {
                         let message = "\(share.name) has \(OnDemandCheckGate.waitingCallsPerCaller) CheckConnectivity() calls waiting for the check in flight; "
@@ -93,12 +110,20 @@ public final class ReachabilityObject: @unchecked Sendable {
                     }
                 },
             ],
-            admit: { [admission] call in admission.take(call) }
+            signals: [Self.statusChanged, Self.connectivityChanged, Self.routesChanged]
         )
     }
 
-    /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged` naming
-    /// exactly the properties that changed (and `Generation`). Nothing when nothing changed.
+    /// `StatusChanged(s status)`.
+    private static let statusChanged = BusSignal(BusContract.statusChangedSignal, [("status", "s")])
+    /// `ConnectivityChanged(s connectivity)`.
+    private static let connectivityChanged = BusSignal(BusContract.connectivityChangedSignal, [("connectivity", "s")])
+    /// `RoutesChanged()`.
+    private static let routesChanged = BusSignal(BusContract.routesChangedSignal)
+
+    /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged`
+    /// carrying exactly the properties that changed (and `Generation`), read from `next` once
+    /// each. Nothing when nothing changed.
     public func publish(_ next: ReachabilitySnapshot) {
         let changed = next.changedProperties(since: snapshot)
         guard !changed.isEmpty else { return }
@@ -107,15 +132,15 @@ public final class ReachabilityObject: @unchecked Sendable {
         let connectivityChanged = next.connectivity != snapshot.connectivity
         snapshot = next
         generation += 1
-        let names = (changed + [.generation]).map(\.rawValue)
         do throws(SystemError) {
-            // StatusChanged first: it is what most subscribers wait for.
+            // StatusChanged first: it is what most subscribers wait for (the changed values are
+            // read after it).
             if statusChanged {
-                try object?.emit(BusContract.statusChangedSignal, [.string(next.status.rawValue)])
+                try object?.emit(Self.statusChanged, [.string(next.status.rawValue)])
                 StageTimes.recorder?.mark(.sent)
             }
-            if connectivityChanged { try object?.emit(BusContract.connectivityChangedSignal, [.string(next.connectivity.rawValue)]) }
-            try object?.emitPropertiesChanged(names)
+            if connectivityChanged { try object?.emit(Self.connectivityChanged, [.string(next.connectivity.rawValue)]) }
+            try object?.emitPropertiesChanged((changed + [.generation]).map { (name: $0.rawValue, value: next.value(of: $0, generation: generation)) })
         } catch {
             Log.error("\(error)")
         }
@@ -124,13 +149,13 @@ public final class ReachabilityObject: @unchecked Sendable {
     /// Emits `RoutesChanged` (no arguments). The caller limits the rate.
     public func emitRoutesChanged() {
         do throws(SystemError) {
-            try object?.emit(BusContract.routesChangedSignal)
+            try object?.emit(Self.routesChanged)
         } catch {
             Log.error("\(error)")
         }
     }
 
-    private func value(ofProperty name: String) -> PropertyValue? {
+    private func value(ofProperty name: String) -> BusValue? {
         ReachabilityProperty(rawValue: name).map { snapshot.value(of: $0, generation: generation) }
     }
 

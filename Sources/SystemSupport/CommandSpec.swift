@@ -66,21 +66,27 @@ package struct CommandSpec: Sendable {
     package let options: [OptionSpec]
     /// Its one positional argument (name and help), if it takes one.
     package var positional: (name: String, help: String)?
+    /// Whether the positional argument may be left out (the command then checks what it says).
+    package var isPositionalOptional: Bool
 
     /// A grammar.
-    package init(program: String, name: String, abstract: String, discussion: String, options: [OptionSpec], positional: (name: String, help: String)? = nil) {
+    package init(
+        program: String, name: String, abstract: String, discussion: String, options: [OptionSpec], positional: (name: String, help: String)? = nil,
+        isPositionalOptional: Bool = false
+    ) {
         self.program = program
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.options = options
         self.positional = positional
+        self.isPositionalOptional = isPositionalOptional
     }
 
-    /// The usage line: "reachabilityctl check <host> [--json] …".
+    /// The usage line: "reachabilityctl check <host> [--json] …" ("[<host>]" when it may be left out).
     package var usage: String {
-        ([program] + (name.isEmpty ? [] : [name]) + (positional.map { ["<\($0.name)>"] } ?? []) + options.map { "[\($0.synopsis)]" })
-            .joined(separator: " ")
+        let argument = positional.map { isPositionalOptional ? ["[<\($0.name)>]"] : ["<\($0.name)>"] } ?? []
+        return ([program] + (name.isEmpty ? [] : [name]) + argument + options.map { "[\($0.synopsis)]" }).joined(separator: " ")
     }
 
     /// The text of `--help`.
@@ -144,7 +150,7 @@ package struct CommandSpec: Sendable {
                 parsed.values[name] = value
             }
         }
-        if let positional, parsed.positional == nil { throw UsageError(message: "Missing expected argument '<\(positional.name)>'.") }
+        if let positional, !isPositionalOptional, parsed.positional == nil { throw UsageError(message: "Missing expected argument '<\(positional.name)>'.") }
         return parsed
     }
 }

@@ -18,7 +18,7 @@ struct MonitorCommand: Subcommand {
             interface, transport, per-family reachability, metered, reason, connectivity, captive \
             portal, interfaces). \(ExitStatus.help(conditionNotMet: nil))
             """,
-        options: [.flag("json", "Print one JSON object per line instead of text."), SourceOption.spec]
+        options: [.flag("json", "Print one JSON object per line instead of text."), SourceOption.spec, SourceOption.varlinkSpec]
     )
 
     let json: Bool

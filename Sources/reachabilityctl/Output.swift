@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ReachabilityBus
 import ReachabilityClient
 import ReachabilityCore
+import ReachabilityProperties
 import SystemSupport
 
 /// The JSON form of a snapshot, shared by every `--json`.
@@ -27,14 +29,9 @@ struct StatusRecord {
     /// property table, the status's description, `daemonAvailable`, and the optional members
     /// that are set.
     var json: String {
-        var members: [String: JSONValue] = [
-            "description": .string(snapshot.status.localizedDescription(language: "en")),
-            "daemonAvailable": .boolean(daemonAvailable),
-        ]
-        for property in ReachabilityProperty.allCases {
-            guard let key = property.definition.jsonKey else { continue }
-            members[key] = snapshot.value(of: property, generation: 0).json
-        }
+        var members = snapshot.jsonMembers
+        members["description"] = .string(snapshot.status.localizedDescription(language: "en"))
+        members["daemonAvailable"] = .boolean(daemonAvailable)
         if let time { members["time"] = .string(time) }
         if let host { members["host"] = .string(host) }
         if let satisfied { members["satisfied"] = .boolean(satisfied) }
@@ -99,7 +96,7 @@ enum Output {
             ("Transport", snapshot.transport?.rawValue ?? "-"),
             ("IPv4", familyText(snapshot.isIPv4Reachable, snapshot.ipv4Interface, snapshot.ipv4Transport)),
             ("IPv6", familyText(snapshot.isIPv6Reachable, snapshot.ipv6Interface, snapshot.ipv6Transport)),
-            ("Metered", text(.boolean(snapshot.isMetered))),
+            ("Metered", text(.boolean(snapshot.isMetered)) + (snapshot.meteredReason == .noRoute ? "" : " (\(snapshot.meteredReason.rawValue))")),
             ("Online", "\(snapshot.connectivity.rawValue) (\(snapshot.connectivity.localizedDescription))"
                 + (snapshot.captivePortal.isEmpty ? "" : ", portal: \(snapshot.captivePortal)")),
             ("Reason", snapshot.reason),
@@ -114,11 +111,11 @@ enum Output {
     /// The interfaces as `networkctl list` lays out links: a header, then one row per link in
     /// index order, each column as wide as its widest cell ("-" for no gateway or no reason).
     static func text(_ interfaces: [NetworkInterface]) -> String {
-        let header = ["IDX", "LINK", "TYPE", "OPERATIONAL", "IPV4", "IPV6", "METERED", "GATEWAYS", "IGNORED"]
+        let header = ["IDX", "LINK", "TYPE", "OPERATIONAL", "IPV4", "IPV6", "METERED", "MTU", "GATEWAYS", "IGNORED"]
         let rows = interfaces.map { link in
             [
                 String(link.index.rawValue), link.name, link.transport.rawValue, link.operational.rawValue,
-                text(.boolean(link.hasIPv4)), text(.boolean(link.hasIPv6)), text(.boolean(link.isMetered)),
+                text(.boolean(link.hasIPv4)), text(.boolean(link.hasIPv6)), text(.boolean(link.isMetered)), link.mtu == 0 ? "-" : String(link.mtu),
                 text(.strings(link.gateways.map(\.description))), text(.string(link.ignoreReason)),
             ]
         }
@@ -134,7 +131,7 @@ enum Output {
 
     /// A property's value in a row of its own: text ("-" when empty), yes or no, a number, a
     /// list separated by ", " ("-" when empty), or JSON for dictionaries.
-    private static func text(_ value: PropertyValue) -> String {
+    private static func text(_ value: BusValue) -> String {
         switch value {
         case .string(let string): string.isEmpty ? "-" : string
         case .boolean(let flag): flag ? "yes" : "no"

@@ -148,25 +148,47 @@ struct SourceOption {
         engine run in reachabilityctl), or automatic (the daemon when running, else in-process).
         """, default: "daemon")
 
+    /// `--varlink[=PATH]`: the daemon's Varlink socket instead of the bus (the machine's
+    /// reachability only), for a container or early boot without a system bus.
+    static let varlinkSpec = OptionSpec.optionalValue("varlink", "path", """
+        Ask reachabilityd through its Varlink socket instead of the system bus: at PATH, else         $REACHABILITYD_SOCKET, else \(VarlinkContract.socketPath).
+        """, implied: "", choices: [])
+
     let choice: Choice
+    /// The Varlink socket asked, when `--varlink` was given.
+    let varlinkSocket: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         choice = try arguments.choice("source", among: Choice.allCases) ?? .daemon
+        varlinkSocket = arguments.values["varlink"].map { $0.isEmpty ? ReachabilityManager.Source.varlinkSocketPath : $0 }
+        if varlinkSocket != nil, arguments.values["source"] != nil { throw UsageError(message: "'--varlink' and '--source' exclude each other.") }
     }
 
     /// The library's source.
     var managerSource: ReachabilityManager.Source {
-        switch choice {
+        if let varlinkSocket { return .varlink(path: varlinkSocket) }
+        if choice == .daemon, let socket = Self.varlinkInsteadOfBus { return .varlink(path: socket) }
+        return switch choice {
         case .daemon: .daemon
         case .inProcess: .inProcess
         case .automatic: .automatic
         }
     }
 
-    /// Whether an answer means "no one could answer": the daemon is absent (daemon source), or
-    /// the status is unknown (the engine could not start, for the other sources).
+    /// The daemon's Varlink socket when there is no system bus to ask but that socket is there
+    /// (a container with `/run/reachabilityd` bind-mounted, early boot): what the daemon source
+    /// asks then. The corresponding C function is `access`.
+    static var varlinkInsteadOfBus: String? {
+        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+        guard let bus = BusContract.systemBusSocketPath(address: address), access(bus, F_OK) != 0 else { return nil }
+        let socket = ReachabilityManager.Source.varlinkSocketPath
+        return access(socket, F_OK) == 0 ? socket : nil
+    }
+
+    /// Whether an answer means "no one could answer": the daemon is absent (daemon or Varlink
+    /// source), or the status is unknown (the engine could not start, for the other sources).
     func isUnavailable(_ answer: FirstAnswer) -> Bool {
-        choice == .daemon ? !answer.daemonAvailable : answer.snapshot.status == .unknown
+        choice == .daemon || varlinkSocket != nil ? !answer.daemonAvailable : answer.snapshot.status == .unknown
     }
 }
 

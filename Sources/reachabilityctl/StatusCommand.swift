@@ -12,7 +12,7 @@ struct StatusCommand: Subcommand {
         name: "status",
         abstract: "Show the machine's reachability: status, interface, transport, IPv4/IPv6, metered, reason, and every interface.",
         discussion: ExitStatus.help(conditionNotMet: nil),
-        options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 5), SourceOption.spec]
+        options: [.flag("json", "Print one JSON object instead of text."), answerTimeoutSpec(default: 5), SourceOption.spec, SourceOption.varlinkSpec]
     )
 
     let json: Bool

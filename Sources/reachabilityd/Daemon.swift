@@ -12,16 +12,49 @@ import SystemSupport
 /// The running service: wires the engine's snapshots to the exported bus object, on one queue.
 ///
 /// Start-up order (as systemd's own daemons do it): subscribe to netlink and enumerate,
-/// evaluate, export the object, take the bus name, then `READY=1`.
+/// evaluate, serve the Varlink socket, export the object and take the bus name, then `READY=1`.
+/// Without a system bus yet (early boot, a container) the Varlink socket is served alone, and
+/// the object exported once the bus's socket appears.
 final class Daemon: @unchecked Sendable {
     private let queue = DispatchQueue(label: "org.reachabilityd.main")
     private let engine: ReachabilityEngine
     private var connection: BusConnection?
     private var object: ReachabilityObject?
+    /// The Varlink socket's server, when there is a socket.
+    private var varlink: VarlinkServer?
+    /// The published state (what the bus object and the Varlink socket serve) and its
+    /// `Generation`, one more at every published change.
+    private var published = ReachabilitySnapshot.unknown
+    private var generation: UInt64 = 0
+    /// Follows the system bus's socket while there is no bus to connect to.
+    private var busSocket: FollowedPath?
+    /// What the methods answer, on the bus and on the Varlink socket alike: the engine's questions.
+    private lazy var methods = ReachabilityMethods(
+        checkAddress: { [engine] text, caller in
+            do throws(InvalidAddressError) {
+                let verdict = try engine.checkAddress(text, caller: caller)
+                return .answer(status: verdict.status, interface: verdict.link?.name ?? "")
+            } catch {
+                return .invalidAddress(message: error.description)
+            }
+        },
+        checkDestination: { [engine] text, caller in
+            do throws(InvalidAddressError) {
+                return .answer(try engine.checkDestination(text, caller: caller))
+            } catch {
+                return .invalidAddress(message: error.description)
+            }
+        },
+        explain: { [engine] in engine.report().text },
+        metrics: { [weak self] in self?.metricsText() ?? "" },
+        checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
+    )
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
     private var networkManager: NetworkManagerCaptivePortals?
+    /// networkd's DHCPv4 leases, for ANDROID_METERED.
+    private let networkdLeases: NetworkdLeases
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
     private let nameServerSources: NameServerSources
     /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
@@ -43,15 +76,16 @@ final class Daemon: @unchecked Sendable {
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
 
-    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
+    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String, networkdLeaseDirectory: String) {
         self.configurationFiles = configurationFiles
         counters = MetricsCounters(encoded: countersFile.load(limit: 4096) ?? "")
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
             // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
-            readsDefaultRoutesAfterStart: true
+            readsDefaultRoutesAfterStart: true, networkIDKey: MachineNetworkKey.read()
         ))
         self.engine = engine
+        networkdLeases = NetworkdLeases(directory: networkdLeaseDirectory, queue: queue) { links in engine.setDHCPAndroidMetered(links: links) }
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // The exchanges run in the check helper, started when a CheckURL= is configured and a
         // check starts: libcurl is never loaded here.
@@ -102,31 +136,51 @@ final class Daemon: @unchecked Sendable {
             }
             let first = try engine.start { [weak self] snapshot in self?.publish(snapshot) }
             Log.info("Initial status: \(first.status.rawValue) (\(first.reason)).")
-            let connection = try BusConnection.system(queue: queue)
-            self.connection = connection
-            object = try ReachabilityObject(connection: connection, snapshot: first, methods: ReachabilityMethods(
-                checkAddress: { [engine] text, caller in
-                    do throws(InvalidAddressError) {
-                        let verdict = try engine.checkAddress(text, caller: caller)
-                        return .answer(status: verdict.status, interface: verdict.link?.name ?? "")
-                    } catch {
-                        return .invalidAddress(message: error.description)
-                    }
-                },
-                checkDestination: { [engine] text, caller in
-                    do throws(InvalidAddressError) {
-                        return .answer(try engine.checkDestination(text, caller: caller))
-                    } catch {
-                        return .invalidAddress(message: error.description)
-                    }
-                },
-                explain: { [engine] in engine.report().text },
-                metrics: { [weak self] in self?.metricsText() ?? "" },
-                checkConnectivity: { [engine] caller, connection, reply in engine.checkConnectivity(caller: caller, connection: connection, reply: reply) }
-            ), generation: (generationFile.load(limit: 32).flatMap { UInt64($0.filter { $0 != "\n" }) } ?? 0) + 1)
+            published = first
+            generation = (generationFile.load(limit: 32).flatMap { UInt64($0.filter { $0 != "\n" }) } ?? 0) + 1
             counters.count(first, at: Self.metricsTime())
             storeRuntimeState()
             metricsFile.write()
+            startVarlink()
+            if !connectToBus() {
+                // Early boot, the initrd, a container: Varlink answers until a broker appears.
+                guard varlink != nil else {
+                    Log.error("No system bus and no Varlink socket: nothing to serve. Exiting.")
+                    exit(EXIT_FAILURE)
+                }
+                try followBusSocket()
+            }
+            watchdog = ServiceManager.startWatchdog(queue: queue)
+            managerStatus = "STATUS=\(first.status.rawValue): \(first.reason)"
+            ServiceManager.notify("READY=1\n" + managerStatus)
+        } catch {
+            Log.error("\(error)")
+            exit(EXIT_FAILURE)
+        }
+    }
+
+    /// Connects to the system bus and serves the object there, its state the published one.
+    /// A failure once connected (the name taken by another, a match refused) ends the daemon,
+    /// as it always did.
+    ///
+    /// - Returns: false when there is no bus to connect to (yet).
+    private func connectToBus() -> Bool {
+        let connection: BusConnection
+        do throws(SystemError) {
+            connection = try BusConnection.system(queue: queue)
+        } catch {
+            if busSocket == nil {
+                Log.notice("\(error); serving \(VarlinkContract.interface) over Varlink until the system bus appears.")
+            } else {
+                Log.debug("\(error); waiting for the system bus.")
+            }
+            return false
+        }
+        busSocket?.cancel()
+        busSocket = nil
+        do throws(SystemError) {
+            self.connection = connection
+            object = try ReachabilityObject(connection: connection, snapshot: published, methods: methods, generation: generation)
             try connection.requestName(BusContract.busName)
             departures = try NameOwnerWatch.departures(on: connection) { [weak self, engine] name in
                 engine.forgetConnectivityCalls(of: name)
@@ -134,20 +188,56 @@ final class Daemon: @unchecked Sendable {
                 engine.forgetWatches(of: share.name)
             }
             startDHCPCaptivePortalReaders(connection: connection)
+            networkdLeases.start()
             nameServerSources.attach(to: connection)
             resolvedLookup.attach(to: connection)
             try connection.startProcessing { error in
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)
             }
-            watchdog = ServiceManager.startWatchdog(queue: queue)
-            managerStatus = "STATUS=\(first.status.rawValue): \(first.reason)"
-            ServiceManager.notify("READY=1\n" + managerStatus)
             Log.info("Serving \(BusContract.busName).")
+            return true
         } catch {
             Log.error("\(error)")
             exit(EXIT_FAILURE)
         }
+    }
+
+    /// Follows the system bus's socket (``BusContract/systemBusSocketPath(address:)``) and
+    /// connects once it appears.
+    private func followBusSocket() throws(SystemError) {
+        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+        // An address of another kind has no path to follow: the standard one is a guess as good.
+        let path = BusContract.systemBusSocketPath(address: address) ?? BusContract.systemBusSocketPath(address: nil)!
+        let follower = try FollowedPath(path: path, queue: queue) { [weak self] in _ = self?.connectToBus() }
+        busSocket = follower
+        follower.start()
+    }
+
+    /// Serves the Varlink interface on the socket systemd passed or on one in the runtime
+    /// directory; without either, or when the socket cannot be made, only the bus is served.
+    private func startVarlink() {
+        do throws(SystemError) {
+            guard let (descriptor, path) = try VarlinkListeningSocket.open() else {
+                return Log.info("No $RUNTIME_DIRECTORY and no socket passed: not serving \(VarlinkContract.interface) over Varlink.")
+            }
+            varlink = VarlinkServer(
+                listeningDescriptor: descriptor, queue: queue, methods: methods,
+                state: { [weak self] in self?.varlinkState ?? .null },
+                departed: { [engine] name, share in
+                    engine.forgetConnectivityCalls(of: name)
+                    if let share { engine.forgetWatches(of: share.name) }
+                }
+            )
+            Log.info("Serving \(VarlinkContract.interface) over Varlink on \(path).")
+        } catch {
+            Log.warning("\(error); serving the bus only.")
+        }
+    }
+
+    /// The published state as Varlink's `GetState` and `Subscribe` answer it.
+    private var varlinkState: JSONValue {
+        published.varlinkState(generation: generation)
     }
 
     /// Starts reading the captive-portal APIs (DHCPv4 option 114) that systemd-networkd and
@@ -157,9 +247,12 @@ final class Daemon: @unchecked Sendable {
         let networkd = NetworkdLinkDescriptions(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] record, link in
             engine.setCaptivePortalAPI(record.captivePortalAPI, link: link, from: .networkdDHCPv4)
             engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
+            engine.setWiFiSSID(record.ssid, link: link)
         }
-        let networkManager = NetworkManagerCaptivePortals(connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) }) {
-            [engine] uri, link in
+        let networkManager = NetworkManagerCaptivePortals(
+            connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) },
+            recordMetered: { [engine] metered, link in engine.setNetworkManagerMetered(metered, link: link) }
+        ) { [engine] uri, link in
             engine.setCaptivePortalAPI(uri, link: link, from: .networkManagerDHCPv4)
         }
         do {
@@ -177,10 +270,17 @@ final class Daemon: @unchecked Sendable {
     /// bus object's properties and signals, the log and the service manager's status line.
     private func publish(_ snapshot: ReachabilitySnapshot) {
         defer { storeRuntimeState() }
-        guard let object else { return }
-        let previous = object.snapshot
+        let previous = published
+        let changed = !snapshot.changedProperties(since: previous).isEmpty
+        if changed {
+            published = snapshot
+            generation += 1
+        }
         // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
-        object.publish(snapshot)
+        // The object counts Generation by the same rule, from the same start.
+        object?.publish(snapshot)
+        // Subscribers get the change PropertiesChanged announced, with its Generation.
+        if changed { varlink?.publish(varlinkState) }
         if let fields = JournalLog.publishedFields(snapshot, previous: previous) {
             let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
             Log.write(
@@ -201,8 +301,9 @@ final class Daemon: @unchecked Sendable {
     /// The metrics of the last published state (`Metrics()`, `reachabilityctl metrics`); nil
     /// before the first.
     private func metricsText() -> String? {
-        guard let object else { return nil }
-        return PrometheusMetrics.render(object.snapshot, generation: object.generation, counters: counters, daemon: metricsDaemon, at: Self.metricsTime())
+        // Generation is 0 only before the first evaluation.
+        guard generation > 0 else { return nil }
+        return PrometheusMetrics.render(published, generation: generation, counters: counters, daemon: metricsDaemon, at: Self.metricsTime())
     }
 
     /// Now, on the clocks the metrics read.
@@ -213,12 +314,11 @@ final class Daemon: @unchecked Sendable {
     /// `$RUNTIME_DIRECTORY`, where systemd's `RuntimeDirectory=` puts it.
     private static var runtimeDirectory: String? { getenv("RUNTIME_DIRECTORY").map { String(cString: $0) } }
 
-    /// Stores the object's `Generation` and the metrics' counters for a restarted daemon to go
-    /// on from.
+    /// Stores `Generation` and the metrics' counters for a restarted daemon to go on from.
     private func storeRuntimeState() {
-        guard let object else { return }
+        guard generation > 0 else { return }
         do throws(SystemError) {
-            try generationFile.store("\(object.generation)\n")
+            try generationFile.store("\(generation)\n")
             try countersFile.store(counters.encoded)
         } catch {
             if !runtimeStoreFailed { Log.warning("\(error); Generation and the metrics' counters will start again from 0 if the daemon restarts.") }

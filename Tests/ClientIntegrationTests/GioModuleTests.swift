@@ -750,7 +750,7 @@ final class GioModuleTests: DaemonTestCase {
     /// bus at `address`: "available=0|1 metered=0|1 connectivity=N" (1 local … 4 full), nil
     /// while the portal does not answer.
     private func portalStatus(_ address: String) throws -> String? {
-        struct Reply: Decodable { var data: [[String: BusValue]] }
+        struct Reply: Decodable { var data: [[String: BusctlValue]] }
         let result = try Busctl(address: address).run(["--json=short", "call", "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
                                                        "org.freedesktop.portal.NetworkMonitor", "GetStatus"])
         guard result.succeeded, let status = try JSONDecoder().decode(Reply.self, from: Data(result.standardOutput.utf8)).data.first else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilityBus
 import ReachabilityCore
 import TestSupport
 import XCTest
@@ -56,7 +57,7 @@ final class DNSReadinessTests: DaemonTestCase {
         // Then each transition was published once, in order
         let changes = try signals.waitForPropertiesChanged("three DNS changes") { $0.filter { $0.changed["DNS"] != nil }.count >= 3 }
         XCTAssertEqual(
-            changes.compactMap { $0.changed["DNS"].flatMap(\.value) }, ["reachable", "unreachable", "reachable"].map(PropertyValue.string)
+            changes.compactMap { $0.changed["DNS"].flatMap(\.value) }, ["reachable", "unreachable", "reachable"].map(BusValue.string)
         )
     }
 
@@ -213,6 +214,6 @@ final class DNSReadinessTests: DaemonTestCase {
 
         // Then from the first answer on, each transition was published once
         let values = try signals.waitForPropertiesChanged("DNS changes") { _ in true }.compactMap { $0.changed["DNS"].flatMap(\.value) }
-        XCTAssertEqual(Array(values.suffix(3)), ["answering", "failing", "answering"].map(PropertyValue.string), "\(values)")
+        XCTAssertEqual(Array(values.suffix(3)), ["answering", "failing", "answering"].map(BusValue.string), "\(values)")
     }
 }

@@ -1,9 +1,12 @@
 import Foundation
 import ReachabilityCore
+import ReachabilityProperties
 import TestSupport
 import XCTest
 
-/// The live D-Bus API against its source of truth, `dbus/org.reachabilityd.Reachability1.xml`.
+/// The live D-Bus API against its source of truth, `dbus/org.reachabilityd.Reachability1.xml`:
+/// the daemon as wired, on a bus with the shipped policy (ReachabilityServiceTests'
+/// `InterfaceContractTests` compares the exported object without root, on every unit run).
 final class IntrospectionTests: DaemonTestCase {
     func testLiveIntrospectionMatchesTheInterfaceFile() throws {
         // Given
@@ -23,5 +26,6 @@ final class IntrospectionTests: DaemonTestCase {
             "\n- only in \(TestPaths.interfaceDescription)\n+ only on the bus"
         )
         XCTAssertEqual(live.propertyOrder, file.propertyOrder, "the properties' order")
+        XCTAssertEqual(live.memberOrder, file.memberOrder, "the methods' and signals' order")
     }
 }

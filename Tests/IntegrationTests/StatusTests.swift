@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilityProperties
 import TestSupport
 import XCTest
 

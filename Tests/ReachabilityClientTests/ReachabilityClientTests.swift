@@ -1,6 +1,8 @@
 import Dispatch
+import ReachabilityBus
 import ReachabilityCore
 @testable import ReachabilityClient
+import ReachabilityProperties
 import Synchronization
 import XCTest
 
@@ -45,7 +47,7 @@ final class LocalizedDescriptionTests: XCTestCase {
 final class PublishedPropertiesTests: XCTestCase {
     func testSnapshotFromBusProperties() {
         // Given
-        let properties: [String: PropertyValue] = [
+        let properties: [String: BusValue] = [
             "Status": .string("reachable-via-wwan"), "Reachable": .boolean(true), "IPv4Reachable": .boolean(false),
             "IPv6Reachable": .boolean(true), "Interface": .string("wwan0"), "Transport": .string("wwan"),
             "Metered": .boolean(true), "Reason": .string("IPv6 default route on wwan0"), "Generation": .unsignedInteger(7),
@@ -67,7 +69,7 @@ final class PublishedPropertiesTests: XCTestCase {
 
     func testEachFamilysLinkFromBusProperties() {
         // Given IPv4 via eth0 and IPv6 via wlan0
-        let properties: [String: PropertyValue] = [
+        let properties: [String: BusValue] = [
             "Status": .string("reachable-via-ethernet"), "Reachable": .boolean(true), "IPv4Reachable": .boolean(true),
             "IPv6Reachable": .boolean(true), "Interface": .string("eth0"), "Transport": .string("ethernet"),
             "IPv4Interface": .string("eth0"), "IPv6Interface": .string("wlan0"), "IPv4Transport": .string("ethernet"), "IPv6Transport": .string("wifi"),

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import ReachabilityCore
+import ReachabilityProperties
 import XCTest
 
 /// The D-Bus names of API v1, exactly as `dbus/org.reachabilityd.Reachability1.xml` spells them.
@@ -115,5 +116,19 @@ final class BusContractTests: XCTestCase {
         // unknown or not-reachable" is the core's
         XCTAssertEqual(defined, expected)
         XCTAssertEqual(ReachabilityStatus.allCases.filter { !$0.isReachable }, [.unknown, .notReachable])
+    }
+
+    func testTheSystemBusSocketPathComesFromTheAddress() {
+        let rows: [(address: String?, path: String?, line: UInt)] = [
+            (nil, "/run/dbus/system_bus_socket", #line),
+            ("", "/run/dbus/system_bus_socket", #line),
+            ("unix:path=/tmp/bus", "/tmp/bus", #line),
+            ("unix:path=/tmp/bus,guid=0123;unix:path=/other", "/tmp/bus", #line),
+            ("unix:abstract=/tmp/dbus-x", nil, #line),
+            ("tcp:host=localhost,port=1", nil, #line),
+        ]
+        for row in rows {
+            XCTAssertEqual(BusContract.systemBusSocketPath(address: row.address), row.path, line: row.line)
+        }
     }
 }

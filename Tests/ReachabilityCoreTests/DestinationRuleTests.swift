@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ReachabilityCore
+import ReachabilityProperties
 import XCTest
 
 /// `CheckDestination`'s rule: which path, where to connect, and which IPv4 addresses a NAT64

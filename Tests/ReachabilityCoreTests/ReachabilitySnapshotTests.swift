@@ -1,4 +1,6 @@
+import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 import XCTest
 
 /// The published snapshot: property values and what changed between two snapshots.
@@ -121,7 +123,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
     func testThatValueOfEachPropertyHasTheInterfaceType() {
         // Given
         let snapshot = Self.wwan
-        let expected: [ReachabilityProperty: PropertyValue] = [
+        let expected: [ReachabilityProperty: BusValue] = [
             .status: .string("reachable-via-wwan"),
             .reachable: .boolean(true),
             .ipv4Reachable: .boolean(true),
@@ -143,6 +145,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -158,7 +162,7 @@ final class ReachabilitySnapshotTests: XCTestCase {
     func testThatValueOfNotReachableSnapshotIsEmptyStringsAndFalse() {
         // Given
         let snapshot = Self.noRoute
-        let expected: [ReachabilityProperty: PropertyValue] = [
+        let expected: [ReachabilityProperty: BusValue] = [
             .status: .string("not-reachable"),
             .reachable: .boolean(false),
             .ipv4Reachable: .boolean(false),
@@ -180,6 +184,8 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
         ]
 
         for property in ReachabilityProperty.allCases {

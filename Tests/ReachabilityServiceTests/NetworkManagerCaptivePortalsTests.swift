@@ -1,3 +1,4 @@
+import ReachabilityBus
 import ReachabilityCore
 import XCTest
 @testable import ReachabilityService
@@ -7,7 +8,7 @@ import XCTest
 final class NetworkManagerCaptivePortalsTests: XCTestCase {
     func testTheOptionIsFoundUnderEitherClientsName() {
         let uri = "https://10.99.0.1:8443/captive"
-        let rows: [(options: [String: PropertyValue], expected: String?, line: UInt)] = [
+        let rows: [(options: [String: BusValue], expected: String?, line: UInt)] = [
             (["default_url": .string(uri), "routers": .string("10.99.0.1")], uri, #line),  // dhclient
             (["captive_portal_uri": .string(uri)], uri, #line),  // dhcpcd
             (["routers": .string("10.99.0.1")], nil, #line),  // NetworkManager's internal client

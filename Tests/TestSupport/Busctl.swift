@@ -1,12 +1,14 @@
 import Foundation
+import ReachabilityBus
 import ReachabilityCore
+import ReachabilityProperties
 
 /// One D-Bus value as `busctl --json=short` prints it: `{"type":"s","data":"…"}`.
-package struct BusValue: Decodable, Hashable, CustomStringConvertible {
+package struct BusctlValue: Decodable, Hashable, CustomStringConvertible {
     /// The value's D-Bus signature.
     package var signature: String
-    /// The value, for the types a ``PropertyValue`` represents; nil for any other type.
-    package var value: PropertyValue?
+    /// The value, for the types a ``BusValue`` represents; nil for any other type.
+    package var value: BusValue?
 
     private enum CodingKeys: String, CodingKey {
         case type, data
@@ -21,8 +23,8 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
         case "u": value = .unsigned32(try container.decode(UInt32.self, forKey: .data))
         case "t": value = .unsignedInteger(try container.decode(UInt64.self, forKey: .data))
         case "as": value = .strings(try container.decode([String].self, forKey: .data))
-        case "a{sv}": value = .dictionary(try container.decode([String: BusValue].self, forKey: .data).compactMapValues(\.value))
-        case "aa{sv}": value = .dictionaries(try container.decode([[String: BusValue]].self, forKey: .data).map { $0.compactMapValues(\.value) })
+        case "a{sv}": value = .dictionary(try container.decode([String: BusctlValue].self, forKey: .data).compactMapValues(\.value))
+        case "aa{sv}": value = .dictionaries(try container.decode([[String: BusctlValue]].self, forKey: .data).map { $0.compactMapValues(\.value) })
         default: value = nil
         }
     }
@@ -42,10 +44,10 @@ package struct BusValue: Decodable, Hashable, CustomStringConvertible {
 /// The daemon's properties, read in one `GetAll` call (one consistent snapshot).
 package struct PublishedProperties: CustomStringConvertible {
     /// The values by property name.
-    package var values: [String: BusValue]
+    package var values: [String: BusctlValue]
 
     /// The value of `property`, if published with a supported type.
-    package subscript(property: ReachabilityProperty) -> PropertyValue? {
+    package subscript(property: ReachabilityProperty) -> BusValue? {
         values[property.rawValue]?.value
     }
 
@@ -133,12 +135,12 @@ package struct Busctl {
     /// - Parameter property: the property.
     /// - Returns: its value.
     /// - Throws: `HarnessError` when the call fails or the type is not one the interface uses.
-    package func property(_ property: ReachabilityProperty) throws -> PropertyValue {
+    package func property(_ property: ReachabilityProperty) throws -> BusValue {
         let output = try run([
             "--json=short", "get-property", BusContract.busName, BusContract.objectPath, BusContract.interface,
             property.rawValue,
         ]).check().standardOutput
-        let decoded = try JSONDecoder().decode(BusValue.self, from: Data(output.utf8))
+        let decoded = try JSONDecoder().decode(BusctlValue.self, from: Data(output.utf8))
         guard let value = decoded.value else {
             throw HarnessError("\(property.rawValue) has unexpected type \(decoded.signature)")
         }
@@ -150,7 +152,7 @@ package struct Busctl {
     /// - Returns: the properties.
     /// - Throws: `HarnessError` when the call fails.
     package func properties() throws -> PublishedProperties {
-        struct Reply: Decodable { var data: [[String: BusValue]] }
+        struct Reply: Decodable { var data: [[String: BusctlValue]] }
         let output = try run([
             "--json=short", "call", BusContract.busName, BusContract.objectPath, "org.freedesktop.DBus.Properties",
             "GetAll", "s", BusContract.interface,
@@ -200,7 +202,7 @@ package struct Busctl {
     ///
     /// - Throws: `HarnessError` when the call fails or the reply is not an `a{sv}`.
     package func checkDestination(_ text: String) throws -> [String: String] {
-        struct Reply: Decodable { var data: [[String: BusValue]] }
+        struct Reply: Decodable { var data: [[String: BusctlValue]] }
         let output = try run([
             "--json=short", "call", BusContract.busName, BusContract.objectPath, BusContract.interface, BusContract.checkDestinationMethod, "s", text,
         ]).check().standardOutput

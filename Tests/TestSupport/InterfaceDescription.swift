@@ -30,12 +30,17 @@ package struct InterfaceDescription: Equatable {
         package var description: String { "\(direction) \(type) \(name ?? "<unnamed>")" }
     }
 
-    /// A method or a signal with its arguments, in order.
+    /// A method or a signal with its arguments, in order, and its annotations (sd-bus writes
+    /// one for a method an unprivileged caller may not call, `org.freedesktop.systemd1.Privileged`).
     package struct Member: Hashable, CustomStringConvertible {
         package var name: String
         package var arguments: [Argument]
+        package var annotations: [String: String]
 
-        package var description: String { "\(name)(\(arguments.map(\.description).joined(separator: ", ")))" }
+        package var description: String {
+            "\(name)(\(arguments.map(\.description).joined(separator: ", ")))"
+                + annotations.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        }
     }
 
     /// The interface's name.
@@ -48,6 +53,8 @@ package struct InterfaceDescription: Equatable {
     package var methods: Set<Member>
     /// Its signals.
     package var signals: Set<Member>
+    /// Its methods' and then its signals' names, in the document's order.
+    package var memberOrder: [String]
 
     /// Parses one interface out of introspection XML.
     ///
@@ -79,6 +86,7 @@ package struct InterfaceDescription: Equatable {
         })
         methods = Set(interface.elements(forName: "method").map { Self.member($0, defaultDirection: "in") })
         signals = Set(interface.elements(forName: "signal").map { Self.member($0, defaultDirection: "out") })
+        memberOrder = (interface.elements(forName: "method") + interface.elements(forName: "signal")).map { $0.attribute(forName: "name")?.stringValue ?? "" }
     }
 
     /// The differences from `other`, one line each, prefixed `-` (only here) or `+` (only there).
@@ -103,7 +111,11 @@ package struct InterfaceDescription: Equatable {
                     type: argument.attribute(forName: "type")?.stringValue ?? "",
                     direction: argument.attribute(forName: "direction")?.stringValue ?? defaultDirection
                 )
-            }
+            },
+            annotations: Dictionary(
+                element.elements(forName: "annotation").map { ($0.attribute(forName: "name")?.stringValue ?? "", $0.attribute(forName: "value")?.stringValue ?? "") },
+                uniquingKeysWith: { first, _ in first }
+            )
         )
     }
 

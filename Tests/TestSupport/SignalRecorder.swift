@@ -6,7 +6,7 @@ package struct PropertiesChangedSignal: Equatable, CustomStringConvertible {
     /// The interface whose properties changed.
     package var interface: String
     /// The changed properties with their new values.
-    package var changed: [String: BusValue]
+    package var changed: [String: BusctlValue]
     /// The properties invalidated without a value.
     package var invalidated: [String]
 
@@ -263,7 +263,7 @@ private struct MonitoredMessage: Decodable {
                 var data = try container.nestedUnkeyedContainer(forKey: .data)
                 self = .propertiesChanged(PropertiesChangedSignal(
                     interface: try data.decode(String.self),
-                    changed: try data.decode([String: BusValue].self),
+                    changed: try data.decode([String: BusctlValue].self),
                     invalidated: try data.decode([String].self)
                 ))
             default:

@@ -4,7 +4,8 @@
 # - netlink-parser-fuzzer: one datagram through the rtnetlink parser;
 # - status-reducer-fuzzer: datagrams as dumps, events and route-lookup answers through the
 #   parser, the link table and the decision rule (the engine without its sockets);
-# - check-helper-wire-fuzzer: one datagram from the check helper through the daemon's decoder.
+# - check-helper-wire-fuzzer: one datagram from the check helper through the daemon's decoder;
+# - varlink-call-fuzzer: what a Varlink peer sends, through the framer and the call decoder.
 # Then run one on a copy of its committed seed corpus (so that new inputs stay out of the
 # repository), e.g. for 60 s:
 #   export SWIFT_BACKTRACE=enable=no   # else a trap hangs in Swift's backtracer under ASan
@@ -14,8 +15,10 @@
 #   .build-fuzz/status-reducer-fuzzer -max_total_time=60 -timeout=10 .build-fuzz/corpus-reducer
 #   cp -r Tests/Fuzz/corpus/helper-wire .build-fuzz/corpus-helper-wire
 #   .build-fuzz/check-helper-wire-fuzzer -max_total_time=60 -max_len=70000 .build-fuzz/corpus-helper-wire
+#   cp -r Tests/Fuzz/corpus/varlink .build-fuzz/corpus-varlink
+#   .build-fuzz/varlink-call-fuzzer -max_total_time=60 -max_len=20000 .build-fuzz/corpus-varlink
 # Crashers are written to ./crash-*; commit them under Tests/Fuzz/crashers/netlink/,
-# Tests/Fuzz/crashers/reducer/ or Tests/Fuzz/crashers/helper-wire/, where the replay tests run
+# Tests/Fuzz/crashers/reducer/, Tests/Fuzz/crashers/helper-wire/ or Tests/Fuzz/crashers/varlink/, where the replay tests run
 # them on every `swift test`.
 #
 # SwiftPM's own fuzzer support (`swift build -Xswiftc -sanitize=fuzzer`) instruments every target
@@ -68,6 +71,10 @@ module ReachabilityEngine -enable-testing
 "$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name CheckHelperWireFuzzer \
     "$ROOT/scripts/fuzz/CheckHelperWireFuzzer.swift" "$ROOT/Tests/ReachabilityDaemonTests/CheckHelperWireOracle.swift" \
     "$OUT/CheckHelperMessage.o" "$OUT/ReachabilityCore.o" "$OUT/NetworkTypes.o" -use-ld=lld -o "$OUT/check-helper-wire-fuzzer"
+"$SWIFT_BIN/swiftc" $SWIFTFLAGS $SANITIZE -module-name VarlinkCallFuzzer \
+    "$ROOT/scripts/fuzz/VarlinkCallFuzzer.swift" "$ROOT/Tests/ReachabilityCoreTests/VarlinkCallOracle.swift" \
+    "$OUT/ReachabilityCore.o" "$OUT/NetworkTypes.o" -use-ld=lld -o "$OUT/varlink-call-fuzzer"
 echo "$OUT/netlink-parser-fuzzer"
 echo "$OUT/status-reducer-fuzzer"
 echo "$OUT/check-helper-wire-fuzzer"
+echo "$OUT/varlink-call-fuzzer"

@@ -1,5 +1,6 @@
 // The entries of sd-bus vtables: their macros use designated initialisers, which Swift cannot
-// import. ReachabilityBus assembles a vtable from them at run time. Everything is prefixed `CReach_`.
+// import. ReachabilityBus assembles a vtable from them at run time, one entry per row of an
+// interface's properties, methods and signals; no interface is spelled in C. Everything is prefixed `CReach_`.
 #ifndef CBUS_SHIMS_H
 #define CBUS_SHIMS_H
 
@@ -24,12 +25,17 @@ sd_bus_vtable CReach_vtable_start(void);
 /// `PropertiesChanged` with its value. `name` and `signature` must outlive the vtable.
 sd_bus_vtable CReach_vtable_property(const char *name, const char *signature);
 
+/// A method entry, callable by any user (`SD_BUS_VTABLE_UNPRIVILEGED`; the bus policy decides
+/// who may call), whose calls go to the handlers' `call_method`. `input` and `output` are type
+/// signatures; `names` holds the input arguments' names and then the output arguments', each
+/// followed by a NUL ("" when the method has no arguments). All must outlive the vtable.
+sd_bus_vtable CReach_vtable_method(const char *name, const char *input, const char *output, const char *names);
+
+/// A signal entry: its arguments' `signature` and `names` (each name followed by a NUL, "" for
+/// none). All must outlive the vtable.
+sd_bus_vtable CReach_vtable_signal(const char *name, const char *signature, const char *names);
+
 /// The last entry of every vtable.
 sd_bus_vtable CReach_vtable_end(void);
-
-/// The methods and signals of interface `org.reachabilityd.Reachability1` (`*count` entries,
-/// without start or end), to follow its properties in a vtable whose userdata is a
-/// `CReach_BusHandlers *` that outlives the object registration.
-const sd_bus_vtable *CReach_reachability_members(size_t *count);
 
 #endif

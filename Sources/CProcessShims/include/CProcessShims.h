@@ -2,7 +2,8 @@
 // signalfd(2), through which it reads its signals, and mallopt(3), with which it gives large
 // freed buffers back to the kernel; and what the connectivity check's helper process needs:
 // its start (posix_spawn with a chosen set of descriptors), its seccomp filter's system call
-// numbers and installation (prctl is variadic: Swift cannot call it). No libsystemd, no netlink.
+// numbers and installation (prctl is variadic: Swift cannot call it); and the Varlink socket's
+// peer credentials. No libsystemd, no netlink.
 #ifndef CPROCESS_SHIMS_H
 #define CPROCESS_SHIMS_H
 
@@ -34,6 +35,14 @@ unsigned int CReachProcess_x32SyscallBit(void);
 /// prctl(PR_SET_NO_NEW_PRIVS, 1), then prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, program):
 /// returns 0, or -1 with errno set.
 int CReachProcess_installSeccompFilter(const struct sock_filter *program, unsigned short length);
+/// The user of the peer of the connected AF_UNIX socket `descriptor`, from SO_PEERCRED (struct
+/// ucred needs _GNU_SOURCE, which Swift's Glibc module does not define): returns 0, or -1 with
+/// errno set. A peer whose uid its user namespace does not map into the daemon's shows the
+/// overflow uid (/proc/sys/kernel/overflowuid, 65534).
+int CReachProcess_peerUser(int descriptor, uid_t *user);
+/// accept4(listening, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC) (a GNU call): the new
+/// connection's descriptor, or -1 with errno set.
+int CReachProcess_acceptConnection(int listening);
 /// Closes every descriptor above `last` (close_range, or one by one before Linux 5.9).
 void CReachProcess_closeDescriptorsAbove(int last);
 

@@ -1,3 +1,6 @@
+import ReachabilityBus
+import ReachabilityCore
+
 // The property table of interface `org.reachabilityd.Reachability1`: each published value is
 // declared here once — its D-Bus name (the case), its signature, how it is read from a snapshot,
 // how a client writes it back into one, and its `--json` key. The daemon's vtable, its
@@ -51,6 +54,10 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case nat64Prefix = "NAT64Prefix"
     /// `IPv4Access` (s): none, native, clat or nat64.
     case ipv4Access = "IPv4Access"
+    /// `MeteredReason` (s): which rule decided `Metered`, a ``MeteredReason``.
+    case meteredReason = "MeteredReason"
+    /// `NetworkID` (s): the opaque id of the network the route leads into, or "".
+    case networkID = "NetworkID"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -84,6 +91,9 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
         case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
         case .ipv4Access: .string(json: "ipv4Access", text: "IPv4 path", { $0.ipv4Access.rawValue }, write: { $0.ipv4Access = IPv4Access(rawValue: $1) ?? .none })
+        case .meteredReason:
+            .string(json: "meteredReason", { $0.meteredReason.rawValue }, write: { $0.meteredReason = MeteredReason(rawValue: $1) ?? .noRoute })
+        case .networkID: .string(json: "networkID", text: "Network ID", { $0.networkID }, write: { $0.networkID = $1 })
         }
     }
 }
@@ -101,19 +111,19 @@ public struct PropertyDefinition {
     /// several properties and are laid out by the CLI); nil for a property without a row of its own.
     public let textLabel: String?
     /// The property's value in a snapshot; the second argument is the `Generation` to publish.
-    public let read: (ReachabilitySnapshot, UInt64) -> PropertyValue
+    public let read: (ReachabilitySnapshot, UInt64) -> BusValue
     /// Writes a published value back into a snapshot (the client's side); nil for a property
     /// derived from others (`Reachable`, `Connectivity`) or not in the snapshot (`Generation`).
     /// A value of another type than ``signature`` writes the type's empty value.
-    public let write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)?
+    public let write: ((inout ReachabilitySnapshot, BusValue) -> Void)?
     /// Whether the property's value differs between two snapshots (what `PropertiesChanged`
     /// announces); by default, whether ``read`` gives two values.
     public let differs: (ReachabilitySnapshot, ReachabilitySnapshot) -> Bool
 
     /// Creates an entry.
     public init(
-        signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> PropertyValue,
-        write: ((inout ReachabilitySnapshot, PropertyValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
+        signature: String, jsonKey: String?, textLabel: String? = nil, read: @escaping (ReachabilitySnapshot, UInt64) -> BusValue,
+        write: ((inout ReachabilitySnapshot, BusValue) -> Void)? = nil, differs: ((ReachabilitySnapshot, ReachabilitySnapshot) -> Bool)? = nil
     ) {
         self.signature = signature
         self.jsonKey = jsonKey
@@ -142,58 +152,23 @@ public struct PropertyDefinition {
     }
 }
 
-/// A D-Bus value of the types the interface uses: four basic ones and three containers.
-public indirect enum PropertyValue: Sendable, Hashable {
-    /// Signature `s`.
-    case string(String)
-    /// Signature `b`.
-    case boolean(Bool)
-    /// Signature `u`.
-    case unsigned32(UInt32)
-    /// Signature `t`.
-    case unsignedInteger(UInt64)
-    /// Signature `as`.
-    case strings([String])
-    /// Signature `a{sv}`: each value in a variant of its own type.
-    case dictionary([String: PropertyValue])
-    /// Signature `aa{sv}`.
-    case dictionaries([[String: PropertyValue]])
-
-    /// The value's D-Bus type signature.
-    public var signature: String { staticSignature.description }
-
-    /// The value's D-Bus type signature as a static (C) string: what sd-bus is given per value
-    /// without converting a Swift string.
-    public var staticSignature: StaticString {
-        switch self {
-        case .string: "s"
-        case .boolean: "b"
-        case .unsigned32: "u"
-        case .unsignedInteger: "t"
-        case .strings: "as"
-        case .dictionary: "a{sv}"
-        case .dictionaries: "aa{sv}"
+extension BusValue {
+    /// The value a JSON value (``json``'s) stands for: a string, a boolean, a whole number as
+    /// `u` (`t` past 32 bits), an array of strings (an empty array too) as `as`, an array of
+    /// objects as `aa{sv}`, an object as `a{sv}`; anything else as "".
+    public init(json: JSONValue) {
+        switch json {
+        case .string(let string): self = .string(string)
+        case .boolean(let flag): self = .boolean(flag)
+        case .number(let number) where number >= 0 && number.rounded() == number && number < 0x1p64:
+            self = number <= Double(UInt32.max) ? .unsigned32(UInt32(number)) : .unsignedInteger(UInt64(number))
+        case .array(let elements) where elements.allSatisfy({ if case .string = $0 { true } else { false } }):
+            self = .strings(elements.compactMap { if case .string(let string) = $0 { string } else { nil } })
+        case .array(let elements):
+            self = .dictionaries(elements.compactMap { if case .object(let members) = $0 { members.mapValues(BusValue.init(json:)) } else { nil } })
+        case .object(let members): self = .dictionary(members.mapValues(BusValue.init(json:)))
+        case .null, .number: self = .string("")
         }
-    }
-
-    /// The string of an `s` value, else nil.
-    public var string: String? {
-        if case .string(let string) = self { string } else { nil }
-    }
-
-    /// The flag of a `b` value, else nil.
-    public var boolean: Bool? {
-        if case .boolean(let flag) = self { flag } else { nil }
-    }
-
-    /// The strings of an `as` value, else nil.
-    public var strings: [String]? {
-        if case .strings(let strings) = self { strings } else { nil }
-    }
-
-    /// The dictionaries of an `aa{sv}` value, else nil.
-    public var dictionaries: [[String: PropertyValue]]? {
-        if case .dictionaries(let dictionaries) = self { dictionaries } else { nil }
     }
 
     /// The value in JSON: strings, booleans and numbers as such, arrays as arrays, dictionaries
@@ -208,5 +183,51 @@ public indirect enum PropertyValue: Sendable, Hashable {
         case .dictionary(let dictionary): .object(dictionary.mapValues(\.json))
         case .dictionaries(let dictionaries): .array(dictionaries.map { .object($0.mapValues(\.json)) })
         }
+    }
+}
+
+extension ReachabilitySnapshot {
+    /// The value of `property` in this snapshot, as its entry in ``ReachabilityProperty/definition``
+    /// reads it; `generation` supplies `Generation`.
+    public func value(of property: ReachabilityProperty, generation: UInt64) -> BusValue {
+        property.definition.read(self, generation)
+    }
+
+    /// The properties (other than `Generation`) whose values differ from `previous`, in
+    /// declaration order.
+    public func changedProperties(since previous: ReachabilitySnapshot) -> [ReachabilityProperty] {
+        ReachabilityProperty.allCases.filter { property in
+            property != .generation && property.definition.differs(self, previous)
+        }
+    }
+
+    /// Every property with a JSON key in the table, by that key: what every `--json` record of
+    /// `reachabilityctl` holds.
+    public var jsonMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for property in ReachabilityProperty.allCases {
+            guard let key = property.definition.jsonKey else { continue }
+            members[key] = value(of: property, generation: 0).json
+        }
+        return members
+    }
+
+    /// The snapshot a Varlink `state` (``varlinkState(generation:)``) describes: each member the
+    /// property table writes back, as a client writes `GetAll`'s values; a member missing or of
+    /// another type keeps the value of ``unknown`` or writes its type's empty value.
+    public init(varlinkState state: [String: JSONValue]) {
+        self = .unknown
+        for property in ReachabilityProperty.allCases {
+            let definition = property.definition
+            guard let key = definition.jsonKey, let write = definition.write, let value = state[key] else { continue }
+            write(&self, BusValue(json: value))
+        }
+    }
+
+    /// The state Varlink's `GetState` and `Subscribe` answer: ``jsonMembers`` and `generation`.
+    public func varlinkState(generation: UInt64) -> JSONValue {
+        var members = jsonMembers
+        members[VarlinkContract.generationKey] = value(of: .generation, generation: generation).json
+        return .object(members)
     }
 }

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CSystemd
 import Dispatch
-import ReachabilityCore
 import SystemSupport
 
 // The client side of a `BusConnection`: signal matches (`BusSignalMatch`) and asynchronous
@@ -148,7 +147,7 @@ public struct BusMessage {
     /// Reads a dictionary of properties (`a{sv}`) whose values are strings (`s`, or object paths
     /// `o` as their text), booleans, unsigned 32- and 64-bit integers, arrays of strings, dictionaries
     /// of properties or arrays of them (`as`, `a{sv}`, `aa{sv}`); values of other types are skipped.
-    public func readPropertyDictionary() throws(SystemError) -> [String: PropertyValue] {
+    public func readPropertyDictionary() throws(SystemError) -> [String: BusValue] {
         guard let dictionary = try readPropertyDictionaryElement() else {
             throw SystemError(action: "read a property dictionary from a bus message", errno: EBADMSG)
         }
@@ -157,10 +156,10 @@ public struct BusMessage {
 
     /// Reads the next dictionary of properties (`a{sv}`) of the enclosing container, nil at its end.
     /// The corresponding C functions are `sd_bus_message_enter_container` and `sd_bus_message_peek_type`.
-    private func readPropertyDictionaryElement() throws(SystemError) -> [String: PropertyValue]? {
+    private func readPropertyDictionaryElement() throws(SystemError) -> [String: BusValue]? {
         let action = "read a property dictionary from a bus message"
         guard try sdCall(action, { sd_bus_message_enter_container(message, Self.character("a"), "{sv}") }) > 0 else { return nil }
-        var values: [String: PropertyValue] = [:]
+        var values: [String: BusValue] = [:]
         while try sdCall(action, { sd_bus_message_enter_container(message, Self.character("e"), "sv") }) > 0 {
             let name = try readString()
             var type: CChar = 0
@@ -180,10 +179,10 @@ public struct BusMessage {
         return values
     }
 
-    /// Reads one value of `signature` as a ``PropertyValue`` (an object path `o` as its text);
+    /// Reads one value of `signature` as a ``BusValue`` (an object path `o` as its text);
     /// nil, having read nothing, for a type it does not represent.
     /// The corresponding C functions are `sd_bus_message_read_basic` and `sd_bus_message_enter_container`.
-    private func readValue(signature: String) throws(SystemError) -> PropertyValue? {
+    private func readValue(signature: String) throws(SystemError) -> BusValue? {
         let action = "read a value from a bus message"
         switch signature {
         case "s", "o":
@@ -204,7 +203,7 @@ public struct BusMessage {
             return .dictionary(try readPropertyDictionary())
         case "aa{sv}":
             try sdCall(action) { sd_bus_message_enter_container(message, Self.character("a"), "a{sv}") }
-            var dictionaries: [[String: PropertyValue]] = []
+            var dictionaries: [[String: BusValue]] = []
             while let dictionary = try readPropertyDictionaryElement() { dictionaries.append(dictionary) }
             try sdCall(action) { sd_bus_message_exit_container(message) }
             return .dictionaries(dictionaries)
@@ -282,7 +281,7 @@ extension Array: BusReplyValue where Element == String {
     }
 }
 
-extension Dictionary: BusReplyValue where Key == String, Value == PropertyValue {
+extension Dictionary: BusReplyValue where Key == String, Value == BusValue {
     /// Reads a dictionary of properties (`a{sv}`), as ``BusMessage/readPropertyDictionary()`` does.
     public init(reading reply: BusMessage) throws(SystemError) {
         self = try reply.readPropertyDictionary()
