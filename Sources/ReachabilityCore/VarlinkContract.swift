@@ -1,27 +1,27 @@
 /// The names of the Varlink API (the source of truth is
 /// `dbus/org.reachabilityd.Reachability.varlink`, which ``interfaceDescription`` holds word for
 /// word: a unit test compares), and the standard `org.varlink.service` the socket serves beside it.
-package enum VarlinkContract {
+public enum VarlinkContract {
     /// The interface name.
-    package static let interface = "org.reachabilityd.Reachability"
+    public static let interface = "org.reachabilityd.Reachability"
     /// The standard interface every Varlink service serves (`GetInfo`, `GetInterfaceDescription`).
-    package static let serviceInterface = "org.varlink.service"
+    public static let serviceInterface = "org.varlink.service"
     /// The socket's name in the daemon's runtime directory (`$RUNTIME_DIRECTORY`, or the
     /// directory of the socket unit's `ListenStream=`): named after the interface, as systemd names
     /// its own (`/run/systemd/resolve/io.systemd.Resolve`).
-    package static let socketName = "org.reachabilityd.Reachability"
+    public static let socketName = "org.reachabilityd.Reachability"
     /// Where the installed daemon's socket is: `reachabilityd.socket`'s `ListenStream=`.
-    package static let socketPath = "/run/reachabilityd/org.reachabilityd.Reachability"
+    public static let socketPath = "/run/reachabilityd/org.reachabilityd.Reachability"
     /// The key of `Generation` in the state `GetState` and `Subscribe` answer (the property
     /// table gives the others).
-    package static let generationKey = "generation"
+    public static let generationKey = "generation"
     /// The most bytes a call may have (its terminating NUL left out): a call of this interface
     /// is a few hundred; more is refused as ``VarlinkError/invalidMessage(_:)`` and the
     /// connection closed, so that no peer makes the daemon hold more than this per connection.
-    package static let callSizeLimit = 16 * 1024
+    public static let callSizeLimit = 16 * 1024
 
     /// The interface description that `GetInterfaceDescription` returns: the IDL file's text.
-    package static let interfaceDescription = """
+    public static let interfaceDescription = """
         # The Varlink API of reachabilityd: what the D-Bus interface org.reachabilityd.Reachability1
         # publishes (dbus/org.reachabilityd.Reachability1.xml says what each value means), for clients
         # without a system bus: containers with /run/reachabilityd bind-mounted, early boot, scripts.
@@ -80,7 +80,7 @@ package enum VarlinkContract {
 
     /// `org.varlink.service`'s own description, as the Varlink specification gives it (with the
     /// later `ExpectedMore`).
-    package static let serviceDescription = """
+    public static let serviceDescription = """
         # The Varlink service interface, provided by every Varlink service: what it is and
         # the interfaces it implements.
         interface org.varlink.service
