@@ -45,24 +45,50 @@ public final class ReachabilityManager: Sendable {
     /// The manager for the machine's reachability, shared by the whole process.
     public static let shared = ReachabilityManager()
 
-    /// Where a manager gets its answers.
-    public enum Source: Sendable, Equatable {
+    /// Where a manager gets its answers: ``daemon``; with `import ReachabilityInProcess` also
+    /// `.inProcess` (the daemon's engine run inside this process, for machines without
+    /// reachabilityd) and `.automatic` (the daemon while its bus name has an owner, else
+    /// in-process), so that a program that follows only the daemon links no engine.
+    public struct Source: Sendable, Equatable {
+        /// A manager's queue and its source, made for `target` on the bus at `endpoint`.
+        package typealias Make = @Sendable (_ target: MonitoredTarget, _ endpoint: BusEndpoint, _ report: @escaping SnapshotReport) -> (DispatchQueue, any SnapshotSource)
+
+        /// The source's name, as `reachabilityctl --source` spells it.
+        package let name: String
+        /// Makes a manager's queue and source.
+        package let make: Make
+
+        /// A source called `name`, made by `make`.
+        package init(name: String, make: @escaping Make) {
+            self.name = name
+            self.make = make
+        }
+
         /// From reachabilityd over the system bus; `.unknown` while the daemon is not running.
-        case daemon
-        /// From the daemon's engine run inside this process (rtnetlink and the same decision
-        /// rule), for machines without reachabilityd. ``isDaemonAvailable`` stays false.
-        case inProcess
-        /// From the daemon while its bus name has an owner, else in-process.
-        case automatic
+        public static let daemon = Source(name: "daemon") { target, endpoint, report in
+            let hub = BusHub.hub(for: endpoint)
+            return (hub.queue, DaemonSource(hub: hub, target: target, report: report))
+        }
+
         /// From reachabilityd's Varlink socket at `path` (`Subscribe`), for a process without a
         /// system bus, e.g. a container with `/run/reachabilityd` bind-mounted; `.unknown` while
         /// the socket does not answer. The machine's reachability only: an address's or a host
         /// name's manager stays `.unknown`.
-        case varlink(path: String)
+        public static func varlink(path: String) -> Source {
+            Source(name: "varlink:\(path)") { target, _, report in
+                let queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
+                return (queue, VarlinkSource(queue: queue, path: path, target: target, report: report))
+            }
+        }
 
         /// The socket ``varlink(path:)`` usually names: `$REACHABILITYD_SOCKET`, else
         /// `/run/reachabilityd/org.reachabilityd.Reachability`.
         public static var varlinkSocketPath: String { VarlinkSource.defaultPath }
+
+        /// Two sources are equal when they are the same kind (and socket).
+        public static func == (lhs: Source, rhs: Source) -> Bool {
+            lhs.name == rhs.name
+        }
     }
 
     private let queue: DispatchQueue
@@ -136,22 +162,7 @@ public final class ReachabilityManager: Sendable {
         let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
         }
-        switch kind {
-        case .daemon:
-            let hub = BusHub.hub(for: endpoint)
-            queue = hub.queue
-            source = DaemonSource(hub: hub, target: target, report: report)
-        case .inProcess:
-            queue = DispatchQueue(label: "org.reachabilityd.client.in-process")
-            source = InProcessSource(queue: queue, target: target, report: report)
-        case .automatic:
-            let hub = BusHub.hub(for: endpoint)
-            queue = hub.queue
-            source = AutomaticSource(hub: hub, target: target, report: report)
-        case .varlink(let path):
-            queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
-            source = VarlinkSource(queue: queue, path: path, target: target, report: report)
-        }
+        (queue, source) = kind.make(target, endpoint, report)
         box.manager = self
     }
 

@@ -71,21 +71,21 @@ public struct CaptivePortalSession: Sendable, Hashable {
 /// high. A client that keeps the time of the announcement knows the deadline to the second. A
 /// day-long session is announced about 70 times; 0 is announced when it runs out.
 /// `bytes-remaining` is the API's figure of its last read: the daemon does not count the bytes.
-public struct CaptivePortalSessionReading: Sendable, Hashable {
+package struct CaptivePortalSessionReading: Sendable, Hashable {
     /// The session as read.
-    public var session: CaptivePortalSession
+    package var session: CaptivePortalSession
     /// When it was read (`CLOCK_BOOTTIME` seconds).
-    public var readAt: Double
+    package var readAt: Double
 
     /// Creates a reading.
-    public init(session: CaptivePortalSession, readAt: Double) {
+    package init(session: CaptivePortalSession, readAt: Double) {
         self.session = session
         self.readAt = readAt
     }
 
     /// The session to publish at `now` (`CLOCK_BOOTTIME` seconds): `seconds-remaining` counted
     /// down to the last mark passed (never above what was read, 0 once the session ran out).
-    public func published(at now: Double) -> CaptivePortalSession {
+    package func published(at now: Double) -> CaptivePortalSession {
         guard let read = session.secondsRemaining else { return session }
         var published = session
         published.secondsRemaining = min(read, Self.mark(atOrAbove: remaining(at: now, read: read)))
@@ -94,7 +94,7 @@ public struct CaptivePortalSessionReading: Sendable, Hashable {
 
     /// When (`CLOCK_BOOTTIME` seconds) ``published(at:)`` next gives another value than at `now`;
     /// nil when it never will (no `seconds-remaining`, or it is 0 already).
-    public func nextChange(after now: Double) -> Double? {
+    package func nextChange(after now: Double) -> Double? {
         guard let read = session.secondsRemaining, let current = published(at: now).secondsRemaining, current > 0 else { return nil }
         return readAt + Double(read) - Double(Self.mark(below: current))
     }

@@ -1,17 +1,17 @@
 /// What one family's evidence beyond the route says: the passive evidence of the route's
 /// gateway (its neighbour entry) and the active check's verdict.
-public struct FamilyEvidence: Sendable, Hashable {
+package struct FamilyEvidence: Sendable, Hashable {
     /// What the gateway's neighbour entry says (`limited` after `NUD_FAILED`); nil: nothing.
-    public var gateway: Connectivity?
+    package var gateway: Connectivity?
     /// The active check's verdict on the family's path; nil: none yet, or checks off.
-    public var check: Connectivity?
+    package var check: Connectivity?
     /// The portal's URL the check found when its verdict is `portal`, else "".
-    public var checkPortalURL: String
+    package var checkPortalURL: String
     /// The session the network's captive-portal API described with the check's verdict; nil: none.
-    public var session: CaptivePortalSessionReading?
+    package var session: CaptivePortalSessionReading?
 
     /// Creates a family's evidence; the defaults say there is none.
-    public init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "", session: CaptivePortalSessionReading? = nil) {
+    package init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "", session: CaptivePortalSessionReading? = nil) {
         self.gateway = gateway
         self.check = check
         self.checkPortalURL = checkPortalURL
@@ -31,7 +31,7 @@ public struct FamilyEvidence: Sendable, Hashable {
 /// whose connectivity is `full` or `portal` (a session is moot where traffic does not get out),
 /// as published at the moment of the evaluation (``CaptivePortalSessionReading``); empty when
 /// none did.
-public enum EvidenceRule {
+package enum EvidenceRule {
     /// The snapshot `routes` (``ReachabilityRule``'s decision) with the evidence of each family.
     ///
     /// - Parameters:
@@ -43,7 +43,7 @@ public enum EvidenceRule {
     /// - Returns: `routes` with ``ReachabilitySnapshot/ipv4Evidence``,
     ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
     ///   ``ReachabilitySnapshot/captivePortalSession`` set.
-    public static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence, now: Double = 0) -> ReachabilitySnapshot {
+    package static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence, now: Double = 0) -> ReachabilitySnapshot {
         var next = routes
         next.ipv4Evidence = ipv4.gateway ?? ipv4.check
         next.ipv6Evidence = ipv6.gateway ?? ipv6.check
@@ -75,7 +75,7 @@ public enum EvidenceRule {
     ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal``,
     ///   ``ReachabilitySnapshot/captivePortalSession`` (with `full` or `portal`) and
     ///   ``ReachabilitySnapshot/dns`` set.
-    public static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
+    package static func destination(_ destination: ReachabilitySnapshot, machine: ReachabilitySnapshot) -> ReachabilitySnapshot {
         func shared(_ destinationInterface: String, _ machineInterface: String) -> Bool {
             !destinationInterface.isEmpty && destinationInterface == machineInterface
         }

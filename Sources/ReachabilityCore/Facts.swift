@@ -68,20 +68,20 @@ public struct UnderlyingLink: Sendable, Hashable {
 }
 
 /// What the rule needs to know about one address configured on a link.
-public struct AddressFacts: Sendable, Hashable {
+package struct AddressFacts: Sendable, Hashable {
     /// The address's family.
-    public var family: AddressFamily
+    package var family: AddressFamily
     /// Global scope (`RT_SCOPE_UNIVERSE`), as opposed to link, host or site scope.
-    public var isGlobalScope: Bool
+    package var isGlobalScope: Bool
     /// IPv6 duplicate address detection still running (`IFA_F_TENTATIVE`).
-    public var isTentative: Bool
+    package var isTentative: Bool
     /// IPv6 duplicate address detection failed (`IFA_F_DADFAILED`).
-    public var isDuplicateAddressDetectionFailed: Bool
+    package var isDuplicateAddressDetectionFailed: Bool
     /// IPv6 optimistic DAD (`IFA_F_OPTIMISTIC`, RFC 4429): usable while still tentative.
-    public var isOptimistic: Bool
+    package var isOptimistic: Bool
 
     /// Creates address facts.
-    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
+    package init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
         self.family = family
         self.isGlobalScope = isGlobalScope
         self.isTentative = isTentative
@@ -91,7 +91,7 @@ public struct AddressFacts: Sendable, Hashable {
 
     /// Usable as a source for global traffic: global scope and, for IPv6, DAD passed (or still
     /// running optimistically, which the kernel already uses as a source).
-    public var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
+    package var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
 }
 
 /// The route the kernel picked for a destination (the answer to `RTM_GETROUTE`).

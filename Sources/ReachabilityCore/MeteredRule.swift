@@ -45,22 +45,22 @@ public enum NetworkManagerMetered: UInt32, Sendable, CaseIterable, Hashable {
 
 /// What the daemon learnt about a link's meteredness from outside the kernel: NetworkManager's
 /// device and networkd's DHCP lease. Both absent when neither manages the link.
-public struct MeteredHints: Sendable, Hashable {
+package struct MeteredHints: Sendable, Hashable {
     /// NetworkManager's `Metered` of the device that is the link; nil when NetworkManager has
     /// no such device (or does not run).
-    public var networkManager: NetworkManagerMetered?
+    package var networkManager: NetworkManagerMetered?
     /// Whether the link's DHCPv4 lease (networkd's) carries ANDROID_METERED in option 43; false
     /// without a lease.
-    public var isDHCPAndroidMetered: Bool
+    package var isDHCPAndroidMetered: Bool
 
     /// Creates hints; the defaults say nothing.
-    public init(networkManager: NetworkManagerMetered? = nil, isDHCPAndroidMetered: Bool = false) {
+    package init(networkManager: NetworkManagerMetered? = nil, isDHCPAndroidMetered: Bool = false) {
         self.networkManager = networkManager
         self.isDHCPAndroidMetered = isDHCPAndroidMetered
     }
 
     /// Hints that say nothing.
-    public static let none = MeteredHints()
+    package static let none = MeteredHints()
 }
 
 /// Whether a link is metered, and why.
@@ -84,14 +84,14 @@ public struct MeteredVerdict: Sendable, Hashable {
 ///    (yes and guess-yes are metered, no and guess-no are not);
 /// 3. `dhcp`: the link's DHCPv4 lease carries ANDROID_METERED: metered (its absence says nothing);
 /// 4. `transport`: metered when the medium traffic leaves on is WWAN.
-public enum MeteredRule {
+package enum MeteredRule {
     /// The verdict for a link.
     ///
     /// - Parameters:
     ///   - configured: what a `Metered=` line says of the link (``DaemonConfiguration/meteredSetting(interface:transport:)``), nil when none matches.
     ///   - hints: what NetworkManager and networkd say of it.
     ///   - transport: the medium traffic leaves on (a tunnel's underlying link's, when known).
-    public static func decide(configured: Bool?, hints: MeteredHints, transport: Transport) -> MeteredVerdict {
+    package static func decide(configured: Bool?, hints: MeteredHints, transport: Transport) -> MeteredVerdict {
         if let configured { return MeteredVerdict(isMetered: configured, reason: .configuration) }
         if let metered = hints.networkManager?.isMetered { return MeteredVerdict(isMetered: metered, reason: .networkManager) }
         if hints.isDHCPAndroidMetered { return MeteredVerdict(isMetered: true, reason: .dhcp) }
@@ -102,14 +102,14 @@ public enum MeteredRule {
 /// systemd-networkd's DHCPv4 lease file (`/run/systemd/netif/leases/IFINDEX`): `KEY=value` lines
 /// (networkd's `dhcp_lease_save`), the vendor-specific option 43 as `VENDOR_SPECIFIC=` followed by
 /// its bytes in hexadecimal.
-public enum NetworkdLease {
+package enum NetworkdLease {
     /// What Android's hotspots put in option 43 to say the network is metered (NetworkManager and
     /// Android look for it anywhere in the option's bytes).
-    public static let androidMetered = Array("ANDROID_METERED".utf8)
+    package static let androidMetered = Array("ANDROID_METERED".utf8)
 
     /// Whether the lease file's text carries ANDROID_METERED in its vendor-specific option; false
     /// without the option or when its value is no hexadecimal.
-    public static func isAndroidMetered(leaseFile text: String) -> Bool {
+    package static func isAndroidMetered(leaseFile text: String) -> Bool {
         for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("VENDOR_SPECIFIC=") {
             guard let bytes = bytes(hex: line.dropFirst("VENDOR_SPECIFIC=".count)) else { return false }
             return contains(bytes, androidMetered)

@@ -8,10 +8,10 @@
 /// The rule of `NetworkID`: HMAC-SHA256, keyed by the machine's app-specific id, of the route's
 /// gateway's link-layer address (and the Wi-Fi SSID where known), its first 16 bytes in
 /// hexadecimal; "" without the link-layer address.
-public enum NetworkIdentity {
+package enum NetworkIdentity {
     /// The application id given to `sd_id128_get_machine_app_specific` for the key (fixed: a new
     /// one would give every network a new id).
-    public static let applicationID: [UInt8] = [
+    package static let applicationID: [UInt8] = [
         0x6e, 0x2f, 0x4f, 0x1b, 0x93, 0x0d, 0x4c, 0x5e, 0xa8, 0x71, 0x3c, 0x52, 0x0b, 0xd4, 0x7a, 0x19,
     ]
 
@@ -23,7 +23,7 @@ public enum NetworkIdentity {
     ///   - ssid: the Wi-Fi network's SSID when known.
     ///   - key: the machine's key; empty: none (the id is then "").
     /// - Returns: 32 lower-case hexadecimal digits, or "" when the address or the key is missing.
-    public static func id(gatewayLinkLayerAddress: [UInt8]?, ssid: [UInt8]? = nil, key: [UInt8]) -> String {
+    package static func id(gatewayLinkLayerAddress: [UInt8]?, ssid: [UInt8]? = nil, key: [UInt8]) -> String {
         guard let address = gatewayLinkLayerAddress, !address.isEmpty, !key.isEmpty else { return "" }
         // Length-prefixed, so that no address and SSID run into another pair's bytes.
         var message = [UInt8(clamping: address.count)] + address
@@ -34,7 +34,7 @@ public enum NetworkIdentity {
 
 /// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) over byte arrays: what ``NetworkIdentity``
 /// needs, without a cryptography library in the daemon.
-public enum SHA256 {
+package enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -49,7 +49,7 @@ public enum SHA256 {
     private static let blockSize = 64
 
     /// The 32-byte digest of `message`.
-    public static func hash(_ message: [UInt8]) -> [UInt8] {
+    package static func hash(_ message: [UInt8]) -> [UInt8] {
         var padded = message + [0x80]
         padded += [UInt8](repeating: 0, count: (blockSize + 56 - padded.count % blockSize) % blockSize)
         let bits = UInt64(message.count) &* 8
@@ -77,7 +77,7 @@ public enum SHA256 {
     }
 
     /// HMAC-SHA256 of `message` under `key` (RFC 2104).
-    public static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var block = key.count > blockSize ? hash(key) : key
         block += [UInt8](repeating: 0, count: blockSize - block.count)
         return hash(block.map { $0 ^ 0x5c } + hash(block.map { $0 ^ 0x36 } + message))

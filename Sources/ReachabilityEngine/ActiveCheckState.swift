@@ -2,13 +2,13 @@ import ReachabilityCore
 
 /// The path a family's checks go over: the probe route's output link and gateway. A check's
 /// verdict holds for the path it went over only.
-public struct CheckPath: Sendable, Hashable {
+package struct CheckPath: Sendable, Hashable {
     /// The output link's index.
-    public var link: InterfaceIndex
+    package var link: InterfaceIndex
     /// Its name (the check's socket is bound to it).
-    public var linkName: String
+    package var linkName: String
     /// The route's gateway, if any.
-    public var gateway: IPAddress?
+    package var gateway: IPAddress?
 }
 
 /// What the checks last said of a family, and the path they said it of: the evaluation counts

@@ -24,7 +24,7 @@ public struct ExplainReport: Sendable, Hashable {
         /// "ADDRESS/PREFIX", e.g. "2001:db8::2/64".
         public var text: String
         /// Its scope and DAD state.
-        public var facts: AddressFacts
+        package var facts: AddressFacts
     }
 
     /// One link and its addresses.

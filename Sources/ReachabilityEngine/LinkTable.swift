@@ -251,13 +251,13 @@ struct LinkTable: Equatable {
 
 /// The links as the engine describes them, for a program that reads a link dump of its own
 /// (`reachabilityctl wait --carrier-timeout`) and judges them with ReachabilityCore's rules.
-public enum LinkDescriptions {
+package enum LinkDescriptions {
     /// Every link of a link dump, by index; sysfs is read once per link.
     ///
     /// - Parameters:
     ///   - messages: the dump's messages (any that are not links are skipped).
     ///   - inspector: where sysfs is read.
-    public static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
+    package static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
         var table = LinkTable(inspector: inspector)
         table.replace(withDump: messages)
         return table.links

@@ -26,7 +26,7 @@ public final class NetworkdLinkDescriptions {
         /// The captive-portal API's URI; nil: none.
         public var captivePortalAPI: String?
         /// The NAT64 prefixes it recorded from router advertisements.
-        public var nat64Prefixes: [NetworkdPREF64]
+        package var nat64Prefixes: [NetworkdPREF64]
         /// The Wi-Fi network's SSID (`SSID`, for a wireless link it knows associated); nil: none.
         public var ssid: String? = nil
     }

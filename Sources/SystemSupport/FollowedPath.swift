@@ -16,9 +16,9 @@ import Dispatch
 /// chain itself, so that a write through another path to it (a bind mount's) is seen too. A
 /// path that names a directory is followed with its entries: a file in it written, renamed in or
 /// out, or deleted calls back too. After every change the watches follow the chain anew. Confined to `queue`; the call back runs there.
-public final class FollowedPath: @unchecked Sendable {
+package final class FollowedPath: @unchecked Sendable {
     /// The path as given.
-    public let path: String
+    package let path: String
     private let queue: DispatchQueue
     private let onChange: () -> Void
     private let descriptor: Int32
@@ -39,7 +39,7 @@ public final class FollowedPath: @unchecked Sendable {
     /// ``start()``.
     ///
     /// - Throws: ``SystemError`` when no inotify instance can be made (the per-user limit).
-    public init(path: String, queue: DispatchQueue, onChange: @escaping () -> Void) throws(SystemError) {
+    package init(path: String, queue: DispatchQueue, onChange: @escaping () -> Void) throws(SystemError) {
         self.path = path
         self.queue = queue
         self.onChange = onChange
@@ -49,14 +49,14 @@ public final class FollowedPath: @unchecked Sendable {
     }
 
     /// Watches the chain as it is now and starts calling back.
-    public func start() {
+    package func start() {
         dispatchPrecondition(condition: .onQueue(queue))
         watchChain()
         source.start { [weak self] in self?.drain() }
     }
 
     /// Stops: no call back runs after this returns (called on the queue the call backs run on).
-    public func cancel() {
+    package func cancel() {
         source.cancel()
     }
 
