@@ -19,6 +19,24 @@ check "the D-Bus alias dbus-org.reachabilityd.Reachability1.service is enabled" 
 check "the daemon runs as user reachabilityd" \
     expect_eq "$(in_container stat -c %U "/proc/$(main_pid)" 2>&1)" reachabilityd
 
+# --- The Varlink socket (issue 40) ----------------------------------------------------------------
+# dh_installsystemd enabled and started reachabilityd.socket beside the service, and the daemon
+# serves the socket systemd listens on (the service's Sockets=): one listening socket on the
+# path, held by both (a daemon binding it itself would leave the socket unit failed).
+varlink_socket=/run/reachabilityd/org.reachabilityd.Reachability
+socket_enabled_and_listening() {
+    expect_eq "$(in_container systemctl is-enabled reachabilityd.socket) $(in_container systemctl is-active reachabilityd.socket)" "enabled active"
+}
+check "reachabilityd.socket is enabled and active (the package's postinst)" socket_enabled_and_listening
+socket_passed_to_daemon() {
+    local listening
+    listening=$(in_container ss -xlpn | grep -F " $varlink_socket ")
+    [ "$(grep -c . <<<"$listening")" = 1 ] && grep -q '"systemd",pid=1,' <<<"$listening" && grep -q '"reachabilityd",' <<<"$listening" ||
+        { echo "listening: $listening"; return 1; }
+}
+check "one listening socket on $varlink_socket, systemd's, passed to the daemon (Sockets=)" socket_passed_to_daemon
+check "the socket is mode 0666 (srw-rw-rw-)" expect_eq "$(in_container stat -c %A "$varlink_socket" 2>&1)" srw-rw-rw-
+
 # --- Reading the status ------------------------------------------------------------------------
 check "root reads Status: not-reachable (only lo)" expect_eq "$(status in_container)" 's "not-reachable"'
 check "an unprivileged user reads Status" expect_eq "$(status as_nobody)" 's "not-reachable"'
@@ -40,6 +58,20 @@ check "root cannot own the name either" \
     denied in_container busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus RequestName su "$bus_name" 0
 
 # --- A route change reaches a listener ----------------------------------------------------------
+# systemd's varlinkctl (Debian 13's systemd 257; Debian 12's 252 has none), unprivileged: its IDL
+# parser reads the daemon's interface, and a Subscribe call with more follows the change below.
+varlinkctl_version=$(in_container sh -c 'command -v varlinkctl >/dev/null && systemctl --version | sed -n "1s/^systemd \([0-9]*\).*/\1/p"')
+varlink_subscriber=
+if [ -n "$varlinkctl_version" ]; then
+    introspected() { as_nobody varlinkctl introspect "$varlink_socket" org.reachabilityd.Reachability | grep -q '^method Subscribe() -> ($'; }
+    check "varlinkctl introspect (systemd $varlinkctl_version) parses the interface and shows Subscribe" introspected
+    varlink_subscriber=$(in_container sh -c "setpriv --reuid=nobody --regid=nogroup --clear-groups varlinkctl call --more --timeout=infinity --json=short \
+        $varlink_socket org.reachabilityd.Reachability.Subscribe '{}' > /run/e2e-varlink.log 2>&1 & echo \$!")
+    varlink_saw() { in_container grep -q "$1" /run/e2e-varlink.log; }
+    check "varlinkctl call --more Subscribe: the current state at once (not-reachable)" eventually 10 varlink_saw '"status":"not-reachable"'
+else
+    log "no varlinkctl in $suite's systemd (Debian 12's 252): its checks are the trixie variants'"
+fi
 monitor_pid=$(in_container sh -c "busctl monitor --match \"type='signal',sender='$bus_name'\" > /run/e2e-monitor.log 2>&1 & echo \$!")
 monitor_saw() { in_container grep -q "$1" /run/e2e-monitor.log; }
 eventually 10 monitor_saw 'Monitoring bus message stream' || log "busctl monitor did not say it started"
@@ -61,12 +93,21 @@ journal_explains_it() {
 }
 check "journalctl -x explains the entry from the catalog" journal_explains_it
 in_container kill "$monitor_pid"
+if [ -n "$varlink_subscriber" ]; then
+    varlink_saw_change() { in_container grep '"status":"reachable-via-ethernet"' /run/e2e-varlink.log | grep -q '"interface":"e2e0"'; }
+    check "varlinkctl call --more Subscribe: the route change as a reply (reachable-via-ethernet, e2e0)" \
+        eventually 5 varlink_saw_change
+    log "varlinkctl call --more Subscribe: $(in_container grep -c . /run/e2e-varlink.log) replies so far"
+    in_container kill "$varlink_subscriber"
+fi
 explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
 check "an unprivileged user calls Explain (it names e2e0)" explain
 ctl_status() { as_nobody reachabilityctl status | grep -q reachable-via-ethernet; }
 ctl_status_json() { in_container reachabilityctl status --json | grep -q '"reachable-via-ethernet"'; }
 check "reachabilityctl status (unprivileged) says reachable-via-ethernet" ctl_status
 check "reachabilityctl status --json has the status" ctl_status_json
+ctl_status_varlink() { as_nobody reachabilityctl status --json --varlink | grep -q '"reachable-via-ethernet"'; }
+check "reachabilityctl status --json --varlink (unprivileged, through the socket) has the status" ctl_status_varlink
 check "reachabilityctl wait --timeout 5 returns 0" in_container reachabilityctl wait --timeout 5
 example_unit_runs() {
     cp "$repo/Examples/shell/reachability-example.service" "$rootfs/etc/systemd/system/" &&
