@@ -249,6 +249,9 @@ if bump_version; then
     check "upgrade to a bumped version" reinstall "$(cd "$work/out" && ls reachabilityd_*+e2e1_upgrade.deb)"
     check "after upgrade: restarted" replaced "$before"
     check "after upgrade: answering" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+    # The postinst restarts the socket and the service in one call: one listening socket again.
+    check "after upgrade: one listening socket, systemd's, passed to the daemon" socket_passed_to_daemon
+    check "after upgrade: the socket answers" ctl_status_varlink
 else
     fail "repack the package with a bumped version"
 fi
