@@ -2,8 +2,9 @@
 # End-to-end test of the Debian package in a booted systemd: builds the .deb, boots a minimal
 # Debian 12 in systemd-nspawn (private network), installs the package with apt as the README
 # says, and checks the unit, the bus policy, live updates, restarts, the watchdog, D-Bus
-# activation, reinstall/upgrade, the wait-online units (system, and a lingering user's manager)
-# and purge. Prints "N passed, M failed" last; exits non-zero on any failure. Needs root. Two and a half to four and a half minutes with a cached root
+# activation, the Varlink socket (systemd's varlinkctl on Debian 13), reinstall/upgrade, the
+# wait-online units (system, at a boot with dbus masked too, and a lingering user's manager),
+# purge, and last a container with no bus following a daemon through its socket. Prints "N passed, M failed" last; exits non-zero on any failure. Needs root. Two and a half to four and a half minutes with a cached root
 # filesystem (the wait-online boots and the idle minute take most), about four more without.
 #
 #   testbed/e2e/run.sh            (or: make e2e; make e2e-matrix runs the three variants)
@@ -61,7 +62,7 @@ nspawn_pid=
 leader=   # the container's PID 1, once booted
 
 # The checks library, the set-up and the scenarios, in order (one shell: they share its variables).
-for part in checks setup scenarios-daemon scenarios-connectivity scenarios-wait-online scenarios-purge; do
+for part in checks setup scenarios-daemon scenarios-connectivity scenarios-wait-online scenarios-purge scenarios-nobus; do
     # shellcheck source=/dev/null
     source "$repo/testbed/e2e/$part.sh"
 done

@@ -19,6 +19,27 @@ check "the D-Bus alias dbus-org.reachabilityd.Reachability1.service is enabled" 
 check "the daemon runs as user reachabilityd" \
     expect_eq "$(in_container stat -c %U "/proc/$(main_pid)" 2>&1)" reachabilityd
 
+# --- The Varlink socket (issue 40) ----------------------------------------------------------------
+# dh_installsystemd enabled and started reachabilityd.socket beside the service, and the daemon
+# serves the socket systemd listens on (the service's Sockets=): one listening socket on the
+# path, held by both (a daemon binding it itself would leave the socket unit failed).
+varlink_socket=/run/reachabilityd/org.reachabilityd.Reachability
+socket_enabled_and_listening() {
+    expect_eq "$(in_container systemctl is-enabled reachabilityd.socket) $(in_container systemctl is-active reachabilityd.socket)" "enabled active"
+}
+check "reachabilityd.socket is enabled and active (the package's postinst)" socket_enabled_and_listening
+socket_passed_to_daemon() {
+    local listening
+    listening=$(in_container ss -xlpn | grep -F " $varlink_socket ")
+    [ "$(grep -c . <<<"$listening")" = 1 ] && grep -q '"systemd",pid=1,' <<<"$listening" && grep -q '"reachabilityd",' <<<"$listening" ||
+        { echo "listening: $listening"; return 1; }
+}
+check "one listening socket on $varlink_socket, systemd's, passed to the daemon (Sockets=)" socket_passed_to_daemon
+check "the socket is mode 0666 (srw-rw-rw-)" expect_eq "$(in_container stat -c %A "$varlink_socket" 2>&1)" srw-rw-rw-
+# Stops the service and leaves its socket listening: systemctl's warning that the socket can
+# start it again is what the activation checks below rely on, not news.
+stop_service() { in_container systemctl stop reachabilityd.service 2>/dev/null; }
+
 # --- Reading the status ------------------------------------------------------------------------
 check "root reads Status: not-reachable (only lo)" expect_eq "$(status in_container)" 's "not-reachable"'
 check "an unprivileged user reads Status" expect_eq "$(status as_nobody)" 's "not-reachable"'
@@ -40,6 +61,20 @@ check "root cannot own the name either" \
     denied in_container busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus RequestName su "$bus_name" 0
 
 # --- A route change reaches a listener ----------------------------------------------------------
+# systemd's varlinkctl (Debian 13's systemd 257; Debian 12's 252 has none), unprivileged: its IDL
+# parser reads the daemon's interface, and a Subscribe call with more follows the change below.
+varlinkctl_version=$(in_container sh -c 'command -v varlinkctl >/dev/null && systemctl --version | sed -n "1s/^systemd \([0-9]*\).*/\1/p"')
+varlink_subscriber=
+if [ -n "$varlinkctl_version" ]; then
+    introspected() { as_nobody varlinkctl introspect "$varlink_socket" org.reachabilityd.Reachability | grep -q '^method Subscribe() -> ($'; }
+    check "varlinkctl introspect (systemd $varlinkctl_version) parses the interface and shows Subscribe" introspected
+    varlink_subscriber=$(in_container sh -c "setpriv --reuid=nobody --regid=nogroup --clear-groups varlinkctl call --more --timeout=infinity --json=short \
+        $varlink_socket org.reachabilityd.Reachability.Subscribe '{}' > /run/e2e-varlink.log 2>&1 & echo \$!")
+    varlink_saw() { in_container grep -q "$1" /run/e2e-varlink.log; }
+    check "varlinkctl call --more Subscribe: the current state at once (not-reachable)" eventually 10 varlink_saw '"status":"not-reachable"'
+else
+    log "no varlinkctl in $suite's systemd (Debian 12's 252): its checks are the trixie variants'"
+fi
 monitor_pid=$(in_container sh -c "busctl monitor --match \"type='signal',sender='$bus_name'\" > /run/e2e-monitor.log 2>&1 & echo \$!")
 monitor_saw() { in_container grep -q "$1" /run/e2e-monitor.log; }
 eventually 10 monitor_saw 'Monitoring bus message stream' || log "busctl monitor did not say it started"
@@ -61,12 +96,21 @@ journal_explains_it() {
 }
 check "journalctl -x explains the entry from the catalog" journal_explains_it
 in_container kill "$monitor_pid"
+if [ -n "$varlink_subscriber" ]; then
+    varlink_saw_change() { in_container grep '"status":"reachable-via-ethernet"' /run/e2e-varlink.log | grep -q '"interface":"e2e0"'; }
+    check "varlinkctl call --more Subscribe: the route change as a reply (reachable-via-ethernet, e2e0)" \
+        eventually 5 varlink_saw_change
+    log "varlinkctl call --more Subscribe: $(in_container grep -c . /run/e2e-varlink.log) replies so far"
+    in_container kill "$varlink_subscriber"
+fi
 explain() { as_nobody busctl call "$bus_name" "$object" "$bus_name" Explain | grep -q e2e0; }
 check "an unprivileged user calls Explain (it names e2e0)" explain
 ctl_status() { as_nobody reachabilityctl status | grep -q reachable-via-ethernet; }
 ctl_status_json() { in_container reachabilityctl status --json | grep -q '"reachable-via-ethernet"'; }
 check "reachabilityctl status (unprivileged) says reachable-via-ethernet" ctl_status
 check "reachabilityctl status --json has the status" ctl_status_json
+ctl_status_varlink() { as_nobody reachabilityctl status --json --varlink | grep -q '"reachable-via-ethernet"'; }
+check "reachabilityctl status --json --varlink (unprivileged, through the socket) has the status" ctl_status_varlink
 check "reachabilityctl wait --timeout 5 returns 0" in_container reachabilityctl wait --timeout 5
 example_unit_runs() {
     cp "$repo/Examples/shell/reachability-example.service" "$rootfs/etc/systemd/system/" &&
@@ -137,7 +181,7 @@ gio_module_checks() {
     check "can_reach(198.18.0.1) under an unreachable route: G_IO_ERROR_HOST_UNREACHABLE" eventually 5 gio_module_answer_is \
         "$(printf 'ReachabilitydNetworkMonitor\nerror g-io-error-quark host-unreachable ')" 198.18.0.1 443
     in_container ip route del unreachable 198.18.0.0/15
-    in_container systemctl stop reachabilityd.service
+    stop_service
     check "with reachabilityd stopped but activatable, the module starts it (D-Bus activation) and answers" \
         expect_eq "$(gio_module_consumer 192.0.2.7 443)" "$(printf 'ReachabilitydNetworkMonitor\nreachable')"
 }
@@ -185,7 +229,7 @@ in_container sh -c 'rm -r /run/systemd/system/reachabilityd.service.d && systemc
 # does that): forget those starts, or the activation below hits the start limit (systemd 257 then
 # leaves dbus-daemon waiting for its 25 s timeout).
 in_container systemctl reset-failed reachabilityd.service
-in_container systemctl stop reachabilityd.service
+stop_service
 check "systemctl stop: inactive" expect_eq "$(in_container systemctl is-active reachabilityd.service)" inactive
 check "D-Bus activation: an unprivileged get-property starts the service and answers" \
     expect_eq "$(status as_nobody)" 's "reachable-via-ethernet"'
@@ -208,6 +252,9 @@ if bump_version; then
     check "upgrade to a bumped version" reinstall "$(cd "$work/out" && ls reachabilityd_*+e2e1_upgrade.deb)"
     check "after upgrade: restarted" replaced "$before"
     check "after upgrade: answering" expect_eq "$(status in_container)" 's "reachable-via-ethernet"'
+    # The postinst restarts the socket and the service in one call: one listening socket again.
+    check "after upgrade: one listening socket, systemd's, passed to the daemon" socket_passed_to_daemon
+    check "after upgrade: the socket answers" ctl_status_varlink
 else
     fail "repack the package with a bumped version"
 fi

@@ -4,9 +4,11 @@
 
 # --- Waiting for the network at boot: reachabilityd-wait-online.service --------------------------
 # The unit as the package installs it, then connectivity mode with the check's servers above, then
-# three boots of the same container with it enabled: the network configured 3 s late by a plain
-# unit (not networkd), two links (one without carrier) beside systemd-networkd-wait-online, and no
-# default route at all. E2E_NETWORKD_FULL=1 waits out networkd-wait-online's own 120 s timeout.
+# three boots of the same container with it enabled: early boot without a bus (dbus masked) and
+# the network configured 3 s late by a plain unit (not networkd), two links (one without carrier)
+# beside systemd-networkd-wait-online, and no default route at all. E2E_NETWORKD_FULL=1 waits out
+# networkd-wait-online's own 120 s timeout. The unit asks through the Varlink socket (--varlink),
+# and so do the drop-ins below.
 wait_online=reachabilityd-wait-online.service
 wait_online_section() {
     check "$wait_online is installed, not enabled" expect_eq "$(in_container systemctl is-enabled $wait_online)" disabled
@@ -44,15 +46,32 @@ reboot_with() {
     power_off
     "$@" && launch
 }
-# What a unit ordered after network-online.target found.
+# What a unit ordered after network-online.target found (reachabilityctl: through the bus, or
+# through the Varlink socket when there is no bus).
 probe_unit() {
     put_unit e2e-probe.service "[Unit]" "Wants=network-online.target" "After=network-online.target" "[Service]" \
         "Type=oneshot" "RemainAfterExit=yes" \
-        "ExecStart=/bin/sh -c 'busctl get-property $bus_name $object $bus_name Status > /run/e2e-probe.status'" \
+        "ExecStart=/bin/sh -c 'reachabilityctl status --json > /run/e2e-probe.status'" \
         "[Install]" "WantedBy=multi-user.target"
 }
+# The bus masked: neither dbus-daemon nor dbus-broker can start, and no bus socket exists (as in
+# early boot and the initrd). unmask_bus restores the variant's bus.
+bus_units=(dbus.socket dbus.service dbus-broker.service)
+mask_bus() {
+    local unit
+    for unit in "${bus_units[@]}"; do ln -sfn /dev/null "$rootfs/etc/systemd/system/$unit" || return 1; done
+}
+unmask_bus() {
+    local unit
+    for unit in "${bus_units[@]}"; do rm -f "$rootfs/etc/systemd/system/$unit"; done
+    [ "$bus_implementation" != dbus-broker ] || systemctl --root="$rootfs" --quiet enable dbus-broker.service
+}
+no_bus_ran() {
+    in_container sh -c '! ps -e -o comm= | grep -xE "dbus-daemon|dbus-broker" && test ! -e /run/dbus/system_bus_socket'
+}
+probe_found_reachable() { in_container cat /run/e2e-probe.status | grep -q '"status" *: *"reachable-via-ethernet"'; }
 enable_wait_online() {
-    systemctl --root="$rootfs" --quiet enable $wait_online &&
+    unmask_bus && systemctl --root="$rootfs" --quiet enable $wait_online &&
         systemctl --root="$rootfs" --quiet disable systemd-networkd.service systemd-networkd-wait-online.service 2>/dev/null
     rm -rf "$rootfs/etc/systemd/system/e2e-"*.service "$rootfs/etc/systemd/system/multi-user.target.wants/e2e-"*.service \
         "$rootfs/etc/systemd/network/"*e2e* "$rootfs/etc/systemd/system/$wait_online.d"
@@ -71,7 +90,7 @@ wait_online_connectivity() {
     in_container sh -c "systemctl stop NetworkManager.service && ip addr flush dev e2ecp0 && ip addr add 10.99.0.2/24 dev e2ecp0 &&
         ip route replace default via 10.99.0.1 dev e2ecp0 && mkdir -p /run/systemd/system/reachabilityd.service.d /run/systemd/system/$wait_online.d /etc/reachabilityd/reachabilityd.conf.d &&
         printf '[Service]\\nIPAddressAllow=10.99.0.0/24\\n' > /run/systemd/system/reachabilityd.service.d/e2e.conf &&
-        printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --connectivity full\\n' > /run/systemd/system/$wait_online.d/e2e.conf &&
+        printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --varlink --connectivity full\\n' > /run/systemd/system/$wait_online.d/e2e.conf &&
         printf '[Connectivity]\\nCheckURL=http://10.99.0.1:8080/check\\nCheckIntervalSec=1\\n' > /etc/reachabilityd/reachabilityd.conf.d/check.conf &&
         systemctl daemon-reload && systemctl restart reachabilityd.service"
     echo redirect > "$router_state/mode"
@@ -86,19 +105,22 @@ wait_online_connectivity() {
         systemctl daemon-reload && systemctl restart reachabilityd.service"
 }
 
-# Enabled; a unit (not networkd) adds the address and the default route 3 s after the wait starts
-# (3.2 s after systemd marks it activating: reachabilityctl's own clock starts a little later).
+# Enabled, dbus masked (early boot: no bus broker at all); a unit (not networkd) adds the address
+# and the default route 3 s after the wait starts (3.2 s after systemd marks it activating:
+# reachabilityctl's own clock starts a little later). The probe's reachabilityctl finds no bus
+# socket and asks the Varlink socket by itself.
 late_network_files() {
-    enable_wait_online && probe_unit &&
+    enable_wait_online && mask_bus && probe_unit &&
         put_unit e2e-late-network.service "[Service]" "Type=oneshot" "RemainAfterExit=yes" \
             "ExecStart=/bin/sh -c 'until [ \"\$\$(systemctl show -P ActiveState $wait_online)\" = activating ]; do sleep 0.05; done; sleep 3.2; ip link add e2ew0 type veth peer name e2ew1 && ip link set e2ew1 up && ip link set e2ew0 up && ip addr add 192.0.2.2/24 dev e2ew0 && ip route add default via 192.0.2.1'" \
             "[Install]" "WantedBy=multi-user.target"
 }
 wait_online_late_network() {
-    require "boot with $wait_online enabled and the network configured 3 s late by a unit" reboot_with late_network_files
+    require "boot with $wait_online enabled, dbus masked, the network configured 3 s late by a unit" reboot_with late_network_files
     check "late network: the boot settles" eventually 30 unit_state_is e2e-probe.service active
-    check "late network: a unit after network-online.target found the daemon reachable" \
-        expect_eq "$(in_container cat /run/e2e-probe.status 2>&1)" 's "reachable-via-ethernet"'
+    check "late network, dbus masked: no bus broker ran, no bus socket" no_bus_ran
+    check "late network, dbus masked: a unit after network-online.target found the daemon reachable (reachabilityctl status --json, through the socket)" \
+        probe_found_reachable
     local said waited
     eventually 10 said_matches '^Online after ' || true  # (journald may store it after the unit is done)
     said=$(wait_online_said)
@@ -141,7 +163,7 @@ wait_online_beside_networkd() {
 # No default route: the unit fails after its (shortened) timeout, saying why; the boot goes on.
 no_route_files() {
     enable_wait_online && probe_unit && mkdir -p "$rootfs/etc/systemd/system/$wait_online.d" &&
-        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 3 --verbose\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf"
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 3 --verbose --varlink\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf"
 }
 wait_online_no_default_route() {
     require "boot with $wait_online enabled (--timeout 3) and no default route" reboot_with no_route_files
@@ -153,11 +175,11 @@ wait_online_no_default_route() {
     log "no route: $(wait_online_said | grep 'Timed out')"
     check "no route: one journal line with the daemon's reason" eventually 5 said_matches '^reachabilityctl: Timed out after 3.0 s: not-reachable (.*)\.$'
     # Stopped by systemd instead: a TimeoutStartSec= shorter than the wait.
-    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0\\nTimeoutStartSec=2\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
+    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0 --varlink\\nTimeoutStartSec=2\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
         systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
     check "no route: stopped by TimeoutStartSec=2, it says where it stood" eventually 5 said_matches '^reachabilityctl: Stopped (SIGTERM) after [0-9.]* s: not-reachable (.*)\.$'
     # The early give-up: the container has no link but loopback.
-    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0 --carrier-timeout 1\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
+    in_container sh -c "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/reachabilityctl wait --timeout 0 --carrier-timeout 1 --varlink\\n' > /etc/systemd/system/$wait_online.d/e2e.conf &&
         systemctl daemon-reload && systemctl reset-failed $wait_online; systemctl start $wait_online" 2>/dev/null
     check "no route: --carrier-timeout 1 gives up without carrier, under the unit's sandbox" \
         eventually 5 said_matches '^reachabilityctl: Gave up after [0-9.]* s: no link that could lead out has had carrier for 1.0 s; not-reachable (.*)\.$'
@@ -252,7 +274,7 @@ user_wait_online_section
 # router's dnsmasq serves, succeeds.
 dns_boot_files() {
     enable_wait_online && mkdir -p "$rootfs/etc/systemd/system/$wait_online.d" "$rootfs/etc/systemd/resolved.conf.d" &&
-        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --dns\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf" &&
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/reachabilityctl wait --timeout 60 --verbose --varlink --dns\n' > "$rootfs/etc/systemd/system/$wait_online.d/e2e.conf" &&
         printf '[Resolve]\nFallbackDNS=\n' > "$rootfs/etc/systemd/resolved.conf.d/e2e.conf" &&
         put_unit e2e-dns-probe.service "[Unit]" "Wants=network-online.target" "After=network-online.target" "[Service]" \
             "Type=oneshot" "RemainAfterExit=yes" \

@@ -23,6 +23,7 @@ flock 9
 # --- The package -------------------------------------------------------------------------------
 work=$(mktemp -d /var/tmp/reachabilityd-e2e.XXXXXX)
 router=re2e-$$   # the connectivity check's router namespace, made late
+nobus_network=re2enb-$$   # the network of the daemon a container without a bus follows, made last
 # Powers the container off (for good, or to boot it again).
 power_off() {
     if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
@@ -34,10 +35,12 @@ power_off() {
     leader=
 }
 cleanup() {
-    if ip netns list | grep -q "^$router\b"; then
-        for pid in $(ip netns pids "$router" 2>/dev/null); do kill "$pid" 2>/dev/null; done
-        ip netns delete "$router"
-    fi
+    local namespace
+    for namespace in "$router" "$nobus_network"; do
+        ip netns list | grep -q "^$namespace\b" || continue
+        for pid in $(ip netns pids "$namespace" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+        ip netns delete "$namespace"
+    done
     power_off
     if [ -n "${E2E_KEEP_ROOTFS:-}" ]; then
         log "kept $work"
