@@ -411,6 +411,37 @@ extension BusConnection {
         return BusSlot(slot!)
     }
 
+    /// Asks for the well-known `name` without waiting for the bus's answer, so that a broker
+    /// that accepted the connection but never answers stalls nothing on the queue.
+    ///
+    /// - Parameters:
+    ///   - name: the well-known name.
+    ///   - answered: called once on the queue: nil when the name is this connection's, else why
+    ///     not (another owner, policy, no answer).
+    /// The corresponding C function is `sd_bus_request_name_async`.
+    public func requestName(_ name: String, answered: @escaping (BusError?) -> Void) throws(SystemError) {
+        let box = Unmanaged.passRetained(MessageHandlerBox { reply in
+            switch reply.result(as: UInt32.self) {
+            case .failure(let error): answered(error)
+            // DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER, _ALREADY_OWNER
+            case .success(1), .success(4): answered(nil)
+            case .success(let code): answered(BusError(name: "org.freedesktop.DBus.Error.AddressInUse", message: "\(name) has another owner (RequestName answered \(code))"))
+            }
+        })
+        var slot: OpaquePointer?
+        do throws(SystemError) {
+            try sdCall("acquire bus name \(name)") { sd_bus_request_name_async(bus, &slot, name, 0, MessageHandlerBox.callback, box.toOpaque()) }
+        } catch {
+            box.release()
+            throw error
+        }
+        sd_bus_slot_set_destroy_callback(slot, MessageHandlerBox.destroy)
+        // The bus owns the pending call from here, as for call(…).
+        sd_bus_slot_set_floating(slot, 1)
+        sd_bus_slot_unref(slot)
+        rearm()
+    }
+
     /// Calls a method; `reply` gets the method's return or error on the
     /// queue (a synthesized error when the call times out or the connection drops while it is
     /// processed).

@@ -75,6 +75,8 @@ final class Daemon: @unchecked Sendable {
     private var runtimeStoreFailed = false
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
+    /// Whether READY=1 was sent (``announceReady()``).
+    private var announcedReady = false
 
     init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String, networkdLeaseDirectory: String) {
         self.configurationFiles = configurationFiles
@@ -142,7 +144,8 @@ final class Daemon: @unchecked Sendable {
             storeRuntimeState()
             metricsFile.write()
             startVarlink()
-            if !connectToBus() {
+            let varlinkOnly = !connectToBus()
+            if varlinkOnly {
                 // Early boot, the initrd, a container: Varlink answers until a broker appears.
                 guard varlink != nil else {
                     Log.error("No system bus and no Varlink socket: nothing to serve. Exiting.")
@@ -152,7 +155,7 @@ final class Daemon: @unchecked Sendable {
             }
             watchdog = ServiceManager.startWatchdog(queue: queue)
             managerStatus = "STATUS=\(first.status.rawValue): \(first.reason)"
-            ServiceManager.notify("READY=1\n" + managerStatus)
+            if varlinkOnly { announceReady() }
         } catch {
             Log.error("\(error)")
             exit(EXIT_FAILURE)
@@ -181,7 +184,17 @@ final class Daemon: @unchecked Sendable {
         do throws(SystemError) {
             self.connection = connection
             object = try ReachabilityObject(connection: connection, snapshot: published, methods: methods, generation: generation)
-            try connection.requestName(BusContract.busName)
+            // Asked, not awaited: a broker that never answers must not stall the queue (Varlink,
+            // the watchdog, the event loop); a refusal ends the daemon as it always did.
+            try connection.requestName(BusContract.busName) { [weak self] refusal in
+                guard let refusal else {
+                    Log.info("Serving \(BusContract.busName).")
+                    self?.announceReady()
+                    return
+                }
+                Log.error("Could not take \(BusContract.busName) on the system bus: \(refusal). Exiting.")
+                exit(EXIT_FAILURE)
+            }
             departures = try NameOwnerWatch.departures(on: connection) { [weak self, engine] name in
                 engine.forgetConnectivityCalls(of: name)
                 guard let share = self?.object?.forgetCaller(name) else { return }
@@ -195,12 +208,20 @@ final class Daemon: @unchecked Sendable {
                 Log.error("Lost the connection to the system bus: \(error.errnoDescription). Exiting.")
                 exit(EXIT_FAILURE)
             }
-            Log.info("Serving \(BusContract.busName).")
             return true
         } catch {
             Log.error("\(error)")
             exit(EXIT_FAILURE)
         }
+    }
+
+    /// Tells the service manager the daemon is ready, once: when its bus name is taken, or at
+    /// start without a bus (Varlink answers then). A broker that never answers `RequestName`
+    /// holds READY=1 back, not the queue: Varlink answers meanwhile.
+    private func announceReady() {
+        guard !announcedReady else { return }
+        announcedReady = true
+        ServiceManager.notify("READY=1\n" + managerStatus)
     }
 
     /// Follows the system bus's socket (``BusContract/systemBusSocketPath(address:)``) and

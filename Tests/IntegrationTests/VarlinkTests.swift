@@ -55,6 +55,28 @@ final class VarlinkTests: DaemonTestCase {
         XCTAssertEqual(properties.generation, (state["generation"] as? NSNumber)?.uint64Value)
     }
 
+    func testABrokerThatNeverAnswersStallsNothingAndHoldsREADYBack() throws {
+        // Given a bus socket whose broker accepts connections and never answers (a hung
+        // dbus.service behind a listening dbus.socket)
+        let directory = try XCTUnwrap(directory)
+        let hung = directory.file("hung_bus_socket")
+        let broker = try ChildProcess(FaultInjection.python, [
+            "-c", "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); time.sleep(3600)", hung,
+        ])
+        defer { _ = broker.terminate() }
+        try Poll.until("the hung broker listens") { FileManager.default.fileExists(atPath: hung) }
+
+        // When the daemon starts with it as its system bus
+        let daemon = try DaemonProcess(binary: try TestPaths.daemonBinary(), namespace: try netns, busAddress: "unix:path=\(hung)", directory: directory)
+        defer { _ = daemon.stop() }
+
+        // Then Varlink answers (its queue does not wait for the broker), and READY=1 waits for
+        // the bus name the broker never grants
+        let reply = try Poll.until("Varlink answers", timeout: .seconds(15), observe: { try? VarlinkPeer.call(try self.socket, "GetState") }) { $0 != nil }
+        XCTAssertNotNil((reply?["parameters"] as? [String: Any])?["state"], "\(String(describing: reply))")
+        XCTAssertFalse(daemon.notifications.contains { $0.contains("READY=1") }, daemon.log)
+    }
+
     func testGetStateIsTheBusStateKeyedAsStatusJSONWithGeneration() throws {
         // Given a reachable namespace
         try startDaemon()
