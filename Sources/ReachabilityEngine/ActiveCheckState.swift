@@ -20,6 +20,9 @@ struct CheckEvidence: Hashable {
     var connectivity: Connectivity
     /// The portal's URL when `connectivity` is `portal` and one is known, else "".
     var portalURL: String
+    /// When the check that gave it finished (`DispatchTime`'s nanoseconds): a data stall found
+    /// before it is confirmed or cleared by it (``EvidenceRule``). Nil: not known.
+    var finishedNanoseconds: UInt64? = nil
 }
 
 /// One family's active-check state, without I/O: which path it concerns, what the checks said,

@@ -23,8 +23,9 @@ import SystemSupport
 ///    ``EvidenceRule``, ``DNSRule``, the NAT64 prefix in use, ``IPv4AccessRule``, ``CLATPath``)
 ///    and what to follow;
 /// 5. follow: `follow(_:)`: ``ActiveConnectivityChecks`` follows the paths the rule found (a new
-///    path's check starts at a later turn of the queue), ``RFC7050Discovery`` IPv6's path while
-///    the rule wants discovery, and the links read decide which events walk next;
+///    path's check starts at a later turn of the queue), ``DataStallSampling`` their uplinks'
+///    counters, ``RFC7050Discovery`` IPv6's path while the rule wants discovery, and the links
+///    read decide which events walk next;
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
 ///
 /// A link or address event that no link the last walk read concerns (``LinksInUse``: a
@@ -79,6 +80,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var settlingAttempts: [AddressFamily: Int] = [:]
     /// The opt-in active check (`[Connectivity] CheckURL=`).
     let checks: ActiveConnectivityChecks
+    /// Data-stall detection from the host's own traffic over the families' uplinks.
+    let stalls: DataStallSampling
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
     /// Who may start a check on demand (``checkConnectivity(caller:connection:reply:)``).
@@ -164,10 +167,18 @@ public final class ReachabilityEngine: @unchecked Sendable {
         routeFilter = RouteFilterControl(queue: queue)
         publishing = PublishingStage(queue: queue)
         checks = ActiveConnectivityChecks(queue: queue)
+        stalls = DataStallSampling(queue: queue, sysfsRoot: configuration.sysfsRoot)
         rfc7050 = RFC7050Discovery(queue: queue)
         checks.onEvidence = { [weak self] in self?.checkEvidenceChanged() }
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
+        // A stall found is checked at once (to confirm or clear it), and so is one that ended.
+        stalls.onChange = { [weak self] began, ended in
+            guard let self else { return }
+            began.forEach(checks.passiveEvidenceRaised)
+            ended.forEach(checks.passiveEvidenceCleared)
+            checkEvidenceChanged()
+        }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
         // Only the default routes changed: no question to the kernel, no routing announcement;
         // the start-up's listing is completed at once, not at the end of its window.
@@ -221,6 +232,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         scheduledListing?.cancel()
         scheduledListing = nil
         checks.stop()
+        stalls.stop()
         rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
         nat64ExpiryTimer = nil
@@ -241,6 +253,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         settings = configuration
         mirror.isListingStale = true
         checks.apply(configuration.connectivity)
+        stalls.isEnabled = configuration.connectivity.detectsDataStalls
         guard lookups.isOpen else { return }
         if publishing.cancelHeldLoss() { publish(snapshot) }
         reevaluate()
@@ -571,6 +584,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         for family in AddressFamily.allCases {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
             gathered.checkEvidence[family] = checks.evidence(family)
+            if let stall = stalls.stall(family), let path = stalls.path(family) { gathered.stallEvidence[family] = (path, stall) }
         }
         return gathered
     }
@@ -581,6 +595,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``).
     private func follow(_ evaluation: StatusReducer.Evaluation) {
         checks.follow(evaluation.checkPaths)
+        stalls.follow(evaluation.checkPaths)
         rfc7050.follow(ipv6Path: evaluation.nat64DiscoveryPath, intervalSeconds: settings.connectivity.intervalSeconds)
         linksInUse = evaluation.linksInUse
         destinationContext = evaluation.destinationContext
