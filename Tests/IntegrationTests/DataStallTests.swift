@@ -69,6 +69,37 @@ final class DataStallTests: DaemonTestCase {
         XCTAssertLessThan(clearedAfter, .seconds(5))
     }
 
+    func testAStallIsCheckedAtOnceAndTheChecksVerdictStands() throws {
+        // Given checks every 300 s that answer 204 (the router's own server is not blackholed)
+        let router = try startBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckTimeoutSec=1\n", connectivity: .full)
+        let checksBefore = router.requests.count
+        let client = try startClient("tcp", Self.liveServer, 8080)
+        defer { _ = client.terminate() }
+
+        // When the upstream the client talks to passes nothing
+        try blackhole(Self.liveServer, in: router)
+
+        // Then limited on the stall, and a check runs at once (not 300 s later), which clears
+        // it: full again while the client's server stays dead
+        try Poll.until("a check after the stall", timeout: .seconds(30)) { router.requests.count > checksBefore }
+        try waitForConnectivity(.full)
+        XCTAssertEqual(
+            try signals.waitForConnectivityChanged(count: 4), [Connectivity.unknown, .full, .limited, .full].map(\.rawValue)
+        )
+        XCTAssertTrue(try XCTUnwrap(daemon).log.contains("Data stall on ra0"))
+
+        // When the check server stops answering too and another stall begins after the upstream's recovery
+        try router.namespace.ip("route", "del", "blackhole", "\(Self.liveServer)/32")
+        try router.namespace.ip("addr", "add", "\(Self.liveServer)/32", "dev", "lo")
+        try Poll.until("the stall ended", timeout: .seconds(30)) { try XCTUnwrap(self.daemon).log.contains("Data stall on ra0 ended") }
+        try router.setMode("hang")
+        try blackhole(Self.liveServer, in: router)
+
+        // Then the check at once confirms it: limited
+        try waitForProperties("limited, confirmed", timeout: .seconds(30)) { $0.string(.connectivity) == Connectivity.limited.rawValue }
+        XCTAssertEqual(try signals.waitForConnectivityChanged(count: 5).last, Connectivity.limited.rawValue)
+    }
+
     func testNoFalseAlarmWhenIdleOnAOneWayStreamOrWithOneDeadServerAmongLiveOnes() throws {
         // Given a reachable host behind the router, the dead server blackholed
         let router = try startBehindRouter()
@@ -106,12 +137,12 @@ final class DataStallTests: DaemonTestCase {
     }
 
     /// Starts the daemon behind a router whose loopback holds the live server's address, and
-    /// waits until it is reachable with connectivity unknown.
-    private func startBehindRouter(configuration: String = "") throws -> RouterNamespace {
+    /// waits until it is reachable with `connectivity`.
+    private func startBehindRouter(configuration: String = "", connectivity: Connectivity = .unknown) throws -> RouterNamespace {
         let router = try startDaemonBehindRouter(configuration: configuration)
         try router.namespace.ip("addr", "add", "\(Self.liveServer)/32", "dev", "lo")
-        try waitForProperties("reachable, connectivity unknown") {
-            $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
+        try waitForProperties("reachable, connectivity \(connectivity.rawValue)") {
+            $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == connectivity.rawValue
         }
         return router
     }
