@@ -83,7 +83,8 @@ public enum DataStallRule {
     public static let minimumRetransmissions: UInt64 = 3
     /// The sampling interval while traffic leaves (or a stall holds).
     public static let flowingIntervalNanoseconds: UInt64 = 1_000_000_000
-    /// The sampling interval while nothing leaves: the idle host's only wake-up.
+    /// The sampling interval while nothing leaves over a path without a gateway, whose
+    /// neighbour entry could tell when traffic starts again (a point-to-point link, a tunnel).
     public static let idleIntervalNanoseconds: UInt64 = 5_000_000_000
 
     /// What a window of samples says.
@@ -98,6 +99,17 @@ public enum DataStallRule {
         case oneWay
         /// TCP waits for answers that do not come, and nothing comes back.
         case stalled(sentPackets: UInt64, tcpRetransmissions: UInt64)
+
+        /// Its name in the log.
+        public var label: String {
+            switch self {
+            case .gathering: "gathering"
+            case .quiet: "quiet"
+            case .flowing: "flowing"
+            case .oneWay: "one-way"
+            case .stalled: "stalled"
+            }
+        }
     }
 
     /// The verdict on `samples` (oldest first): the last one against the latest that is at
@@ -117,13 +129,15 @@ public enum DataStallRule {
         return .stalled(sentPackets: sent, tcpRetransmissions: retransmitted)
     }
 
-    /// When to sample next after `samples`: soon while the uplink sends (its last two samples
-    /// differ in packets sent) or a stall holds, else at the idle interval.
-    public static func nextIntervalNanoseconds(_ samples: [TrafficSample], isStalled: Bool) -> UInt64 {
-        guard !isStalled else { return flowingIntervalNanoseconds }
-        guard samples.count >= 2 else { return idleIntervalNanoseconds }
-        return samples[samples.count - 1].counters.sentPackets != samples[samples.count - 2].counters.sentPackets
-            ? flowingIntervalNanoseconds : idleIntervalNanoseconds
+    /// When to sample next after `samples` (trimmed: ``trimmed(_:)``): soon while a stall holds
+    /// or until the samples span a window in which the uplink sent nothing; then nil — sampling
+    /// stops until something tells that traffic leaves again (the gateway's neighbour entry
+    /// changes), so that an idle host is not woken.
+    public static func nextIntervalNanoseconds(_ samples: [TrafficSample], isStalled: Bool) -> UInt64? {
+        guard !isStalled, let first = samples.first, let last = samples.last, last.nanoseconds >= first.nanoseconds + windowNanoseconds,
+              last.counters.sentPackets == first.counters.sentPackets
+        else { return flowingIntervalNanoseconds }
+        return nil
     }
 
     /// The samples worth keeping: the latest one at least a window older than the last, and

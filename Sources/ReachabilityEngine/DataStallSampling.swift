@@ -4,10 +4,14 @@ import SystemSupport
 
 /// Samples what the kernel counts of the host's own traffic over each family's uplink (the
 /// link's packets each way from sysfs, TCP's retransmissions from `/proc/net/snmp`) and keeps
-/// ``DataStallRule``'s verdict per family: one timer, at ``DataStallRule/idleIntervalNanoseconds``
-/// while the uplinks send nothing, at ``DataStallRule/flowingIntervalNanoseconds`` while they
-/// send or a stall holds. Nothing runs while no family has a path or detection is off.
-/// Confined to the engine's queue.
+/// ``DataStallRule``'s verdict per family: one timer, at ``DataStallRule/flowingIntervalNanoseconds``
+/// while the uplinks send or a stall holds, disarmed once a window passes with nothing sent.
+/// Traffic that starts again changes the gateway's neighbour entry (the kernel resolves or
+/// confirms it: `STALE` to `DELAY`, `REACHABLE`…), which the engine already follows
+/// (``GatewayFollowing``) and passes on (``trafficMayHaveStarted()``): an idle host is not
+/// woken. A path without a gateway has no such entry: while one is followed, the timer stays
+/// armed at ``DataStallRule/idleIntervalNanoseconds``. Nothing runs while no family has a path
+/// or detection is off. Confined to the engine's queue.
 final class DataStallSampling {
     private let queue: DispatchQueue
     /// The sysfs mount point the links' statistics are read below.
@@ -18,9 +22,13 @@ final class DataStallSampling {
     private var paths: [AddressFamily: CheckPath] = [:]
     /// The samples per uplink (by name: the statistics are read by name).
     private var samples: [String: [TrafficSample]] = [:]
+    /// The last verdict's label per uplink, logged when it changes.
+    private var verdicts: [String: String] = [:]
     /// The stall found per uplink, while it holds.
     private var stalls: [String: DataStall] = [:]
     private var timer: DispatchSourceTimer?
+    /// Whether the timer is armed soon (not idle, nor at the idle interval).
+    private var isSampling = false
     /// Whether detection runs (`[Connectivity] DataStallDetection=`).
     var isEnabled = true {
         didSet { if !isEnabled { follow([:]) } }
@@ -57,13 +65,26 @@ final class DataStallSampling {
         if links.isEmpty {
             timer?.cancel()
             timer = nil
-        } else if timer == nil {
+            isSampling = false
+        } else {
+            trafficMayHaveStarted()
+        }
+    }
+
+    /// Something tells that traffic may leave again (a gateway's neighbour entry changed, a new
+    /// path): samples at once unless sampling runs.
+    func trafficMayHaveStarted() {
+        guard !paths.isEmpty, !isSampling else { return }
+        let timer = self.timer ?? {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.setEventHandler { [weak self] in self?.sample() }
             timer.activate()
             self.timer = timer
-            timer.schedule(deadline: .now())
-        }
+            return timer
+        }()
+        isSampling = true
+        Log.debug("Data-stall sampling starts.")
+        timer.schedule(deadline: .now())
     }
 
     /// Stops sampling and forgets everything.
@@ -78,7 +99,7 @@ final class DataStallSampling {
         let retransmissions = Self.tcpRetransmissions(readSmallFile(tcpCountersPath, limit: 16 * 1024) ?? "")
         var began: Set<AddressFamily> = []
         var ended: Set<AddressFamily> = []
-        var interval = DataStallRule.idleIntervalNanoseconds
+        var interval: UInt64?
         for link in Set(paths.values.map(\.linkName)) {
             let families = Set(paths.filter { $0.value.linkName == link }.keys)
             guard let retransmissions, let sent = counter(link, "tx_packets"), let received = counter(link, "rx_packets") else {
@@ -90,7 +111,9 @@ final class DataStallSampling {
             let counters = TrafficCounters(sentPackets: sent, receivedPackets: received, tcpRetransmissions: retransmissions)
             let kept = DataStallRule.trimmed((samples[link] ?? []) + [TrafficSample(nanoseconds: now, counters: counters)])
             samples[link] = kept
-            switch DataStallRule.decide(kept) {
+            let verdict = DataStallRule.decide(kept)
+            if verdicts.updateValue(verdict.label, forKey: link) != verdict.label { Log.debug("Data-stall verdict on \(link): \(verdict.label).") }
+            switch verdict {
             case .stalled(let sentPackets, let tcpRetransmissions):
                 if stalls[link] == nil {
                     stalls[link] = DataStall(linkName: link, onsetNanoseconds: now, sentPackets: sentPackets, tcpRetransmissions: tcpRetransmissions)
@@ -106,10 +129,19 @@ final class DataStallSampling {
                     ended.formUnion(families)
                 }
             }
-            interval = min(interval, DataStallRule.nextIntervalNanoseconds(kept, isStalled: stalls[link] != nil))
+            if let next = DataStallRule.nextIntervalNanoseconds(kept, isStalled: stalls[link] != nil) { interval = min(interval ?? next, next) }
         }
-        // Leeway: an idle host's wake-up may coalesce with others'.
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(interval)), leeway: .nanoseconds(Int(interval / 10)))
+        isSampling = interval != nil
+        if let interval {
+            timer?.schedule(deadline: .now() + .nanoseconds(Int(interval)), leeway: .nanoseconds(Int(interval / 10)))
+        } else {
+            // Idle: the samples are dropped (a window must start afresh when traffic does).
+            samples = [:]
+            verdicts = [:]
+            Log.debug("Data-stall sampling stops: nothing sent for a window.")
+            let idle = paths.values.contains { $0.gateway == nil } ? DataStallRule.idleIntervalNanoseconds : nil
+            timer?.schedule(deadline: idle.map { .now() + .nanoseconds(Int($0)) } ?? .distantFuture, leeway: .nanoseconds(Int((idle ?? 0) / 10)))
+        }
         if !began.isEmpty || !ended.isEmpty { onChange(began, ended) }
     }
 

@@ -334,6 +334,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
+                // Only the followed gateways' entries come: one that changes tells of traffic.
+                stalls.trafficMayHaveStarted()
                 guard let change = gateways.apply(neighbour, linkHasCarrier: linkHasCarrier(neighbour.index)) else { break }
                 gatewayEvidence = true
                 // The gateway answers again (an application got through): what checks said

@@ -108,14 +108,17 @@ final class DataStallTests: DaemonTestCase {
         // When the host is idle, then sends a UDP stream nobody answers (syslog to a dead
         // collector), then keeps trying the dead server while the live one answers
         observeWithoutAStall("an idle host")
+        XCTAssertTrue(try XCTUnwrap(daemon).log.contains("Data-stall sampling stops: nothing sent for a window."), "an idle host is sampled")
         let stream = try startClient("udp", Self.deadServer, 514)
         observeWithoutAStall("a one-way UDP stream")
+        XCTAssertTrue(try XCTUnwrap(daemon).log.contains("Data-stall verdict on ra0: one-way."), "the stream was judged one-way")
         _ = stream.terminate()
         let dead = try startClient("tcp", Self.deadServer, 8080)
         defer { _ = dead.terminate() }
         let live = try startClient("tcp", Self.liveServer, 8080)
         defer { _ = live.terminate() }
         observeWithoutAStall("one dead server while another answers")
+        XCTAssertTrue(try XCTUnwrap(daemon).log.contains("Data-stall verdict on ra0: flowing."), "the live server's answers were seen")
 
         // Then connectivity never left unknown: one ConnectivityChanged (the first), none since
         XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue)

@@ -77,15 +77,17 @@ final class DataStallRuleTests: XCTestCase {
         XCTAssertEqual(DataStallRule.decide([before, after]), .gathering)
     }
 
-    func testSamplingIsSoonOnlyWhileTheUplinkSendsOrAStallHolds() {
+    func testSamplingStopsAfterAWindowWithNothingSent() {
         func sample(_ second: UInt64, sent: UInt64) -> TrafficSample {
             TrafficSample(nanoseconds: second * 1_000_000_000, counters: TrafficCounters(sentPackets: sent, receivedPackets: 0, tcpRetransmissions: 0))
         }
-        let rows: [(name: String, samples: [TrafficSample], isStalled: Bool, then: UInt64, line: UInt)] = [
-            ("the first sample: idle", [sample(0, sent: 5)], false, DataStallRule.idleIntervalNanoseconds, #line),
-            ("nothing sent since the last sample: idle", [sample(0, sent: 5), sample(5, sent: 5)], false, DataStallRule.idleIntervalNanoseconds, #line),
-            ("something sent: soon", [sample(0, sent: 5), sample(5, sent: 6)], false, DataStallRule.flowingIntervalNanoseconds, #line),
-            ("a stall holds: soon, to see it end", [sample(0, sent: 5), sample(5, sent: 5)], true, DataStallRule.flowingIntervalNanoseconds, #line),
+        let soon = DataStallRule.flowingIntervalNanoseconds
+        let rows: [(name: String, samples: [TrafficSample], isStalled: Bool, then: UInt64?, line: UInt)] = [
+            ("the first sample: soon, to see whether traffic flows", [sample(0, sent: 5)], false, soon, #line),
+            ("nothing sent, but less than a window seen: soon", [sample(0, sent: 5), sample(4, sent: 5)], false, soon, #line),
+            ("nothing sent for a window: stop (an idle host is not woken)", [sample(0, sent: 5), sample(5, sent: 5)], false, nil, #line),
+            ("something sent in the window: soon", [sample(0, sent: 5), sample(5, sent: 6)], false, soon, #line),
+            ("a stall holds: soon, to see it end", [sample(0, sent: 5), sample(5, sent: 5)], true, soon, #line),
         ]
         for row in rows {
             XCTAssertEqual(DataStallRule.nextIntervalNanoseconds(row.samples, isStalled: row.isStalled), row.then, row.name, line: row.line)
