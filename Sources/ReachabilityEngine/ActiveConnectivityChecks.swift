@@ -190,10 +190,11 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     }
 
     /// Passive evidence against `family`'s path appeared (a data stall): unless a check is in
-    /// flight, check at once, to confirm or clear it.
+    /// flight, check at once (spaced from the last as after a path change), to confirm or clear it.
     func passiveEvidenceRaised(_ family: AddressFamily) {
         guard isEnabled, let current = families[family], current.state.path != nil, current.inFlight.isEmpty else { return }
-        schedule(family, after: 0)
+        let now = DispatchTime.now().uptimeNanoseconds
+        schedule(family, after: Double(ConnectivityCheckSchedule.startAfterPathChange(at: now, lastStart: current.lastStarted) - now) / 1e9)
     }
 
     /// The passive evidence against `family`'s path cleared (its gateway resolves again): unless
