@@ -87,6 +87,15 @@ final class DataStallSampling {
         timer.schedule(deadline: .now())
     }
 
+    /// `Explain()`'s line for `family`: the last verdict on its path's uplink, or that sampling
+    /// waits for traffic.
+    func report(_ family: AddressFamily) -> [String] {
+        guard let path = paths[family] else { return [] }
+        if let stall = stalls[path.linkName] { return ["  data stall: \(stall.reason) -> connectivity limited until a check or an answer"] }
+        guard isSampling, let verdict = verdicts[path.linkName] else { return ["  traffic over \(path.linkName): not sampled (nothing sent in the last window)"] }
+        return ["  traffic over \(path.linkName): \(verdict) (sampled each second while it sends)"]
+    }
+
     /// Stops sampling and forgets everything.
     func stop() {
         follow([:])

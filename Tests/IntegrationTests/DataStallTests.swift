@@ -53,6 +53,8 @@ final class DataStallTests: DaemonTestCase {
         XCTAssertEqual(limited.status, ReachabilityStatus.reachableViaEthernet.rawValue, "Status stays what the route says")
         let reason = try XCTUnwrap(limited.string(.reason))
         XCTAssertTrue(reason.contains("IPv4: traffic leaves ra0 and nothing comes back"), reason)
+        let explain = try busctl.explain()
+        XCTAssertTrue(explain.contains("  data stall: traffic leaves ra0 and nothing comes back"), explain)
 
         // When it passes traffic again
         try router.namespace.ip("route", "del", "blackhole", "\(Self.liveServer)/32")
