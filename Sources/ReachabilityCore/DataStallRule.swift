@@ -38,8 +38,9 @@ public struct DataStall: Sendable, Hashable {
     public var linkName: String
     /// When the stall was first found (nanoseconds of the clock the checks' times are on).
     public var onsetNanoseconds: UInt64
-    /// What the window that found it counted: packets sent, TCP segments retransmitted.
+    /// The packets the window that found it sent.
     public var sentPackets: UInt64
+    /// The TCP segments retransmitted in that window.
     public var tcpRetransmissions: UInt64
 
     /// Creates a stall's evidence.
