@@ -176,3 +176,53 @@ final class DataStallTests: DaemonTestCase {
         }
     }
 }
+
+/// The false-alarm cases of ``DataStallTests`` for a soak's length (`make soak` runs it with
+/// `REACHABILITYD_SOAK_SECONDS`, 30 s by default): loads that are no stall — idle, a UDP stream
+/// to a blackholed address, a dead server with a live one, the live one alone, the stream with
+/// the live one — in a random order (`REACHABILITYD_SOAK_SEED` replays one), each for 3 to 8 s,
+/// while Connectivity must stay `unknown` and the daemon log no stall.
+final class DataStallSoakTests: DaemonTestCase {
+    func testLoadsThatAreNoStallNeverLookLikeOne() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seconds = environment["REACHABILITYD_SOAK_SECONDS"].flatMap(Int.init) ?? 30
+        let seed = environment["REACHABILITYD_SOAK_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: .min ... .max)
+        print("DataStallSoakTests seed \(seed) (REACHABILITYD_SOAK_SEED=\(seed) replays it), \(seconds) s")
+        var random = SplitMix64(seed: seed)
+
+        // Given a reachable host behind the router, one upstream live and one blackholed
+        let router = try startDaemonBehindRouter(configuration: "")
+        try router.namespace.ip("addr", "add", "\(DataStallTests.liveServer)/32", "dev", "lo")
+        try router.namespace.ip("route", "add", "blackhole", "\(DataStallTests.deadServer)/32")
+        try waitForProperties("reachable, connectivity unknown") {
+            $0.status == ReachabilityStatus.reachableViaEthernet.rawValue && $0.string(.connectivity) == Connectivity.unknown.rawValue
+        }
+        let loads: [(name: String, clients: [(mode: String, host: String, port: Int)])] = [
+            ("idle", []),
+            ("a UDP stream nobody answers", [("udp", DataStallTests.deadServer, 514)]),
+            ("a dead server and a live one", [("tcp", DataStallTests.deadServer, 8080), ("tcp", DataStallTests.liveServer, 8080)]),
+            ("a live server", [("tcp", DataStallTests.liveServer, 8080)]),
+            ("a UDP stream and a live server", [("udp", DataStallTests.deadServer, 514), ("tcp", DataStallTests.liveServer, 8080)]),
+        ]
+
+        // When the loads follow each other for the soak's length
+        let end = ContinuousClock.now + .seconds(seconds)
+        var phases: [String] = []
+        while ContinuousClock.now < end {
+            let load = loads[Int(random.next() % UInt64(loads.count))]
+            phases.append(load.name)
+            // The live server's client starts first and stops last: no moment has the dead one alone.
+            let clients = try load.clients.sorted { $0.host == DataStallTests.liveServer && $1.host != DataStallTests.liveServer }.map { client in
+                try ChildProcess("ip", ["netns", "exec", try netns.name, "python3", "-c", DataStallTests.client, client.mode, client.host, String(client.port)])
+            }
+            let phaseEnd = ContinuousClock.now + .milliseconds(3000 + Int(random.next() % 5000))
+            while ContinuousClock.now < phaseEnd {
+                // Then connectivity never leaves unknown
+                XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.unknown.rawValue, "\(load.name), after \(phases)")
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            for client in clients.reversed() { _ = client.terminate() }
+        }
+        XCTAssertFalse(try XCTUnwrap(daemon).log.contains("Data stall on"), "the daemon logged a data stall over \(phases)")
+    }
+}
