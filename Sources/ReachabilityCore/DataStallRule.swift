@@ -2,16 +2,16 @@
 /// link's packets each way (`/sys/class/net/IF/statistics`) and TCP's retransmitted segments
 /// (`RetransSegs` of `/proc/net/snmp`, for the network namespace: SYNs of failing connection
 /// attempts count there too).
-public struct TrafficCounters: Sendable, Hashable {
+package struct TrafficCounters: Sendable, Hashable {
     /// Packets the uplink sent.
-    public var sentPackets: UInt64
+    package var sentPackets: UInt64
     /// Packets the uplink received.
-    public var receivedPackets: UInt64
+    package var receivedPackets: UInt64
     /// TCP segments sent again because no acknowledgement came.
-    public var tcpRetransmissions: UInt64
+    package var tcpRetransmissions: UInt64
 
     /// Creates a sample's counters.
-    public init(sentPackets: UInt64, receivedPackets: UInt64, tcpRetransmissions: UInt64) {
+    package init(sentPackets: UInt64, receivedPackets: UInt64, tcpRetransmissions: UInt64) {
         self.sentPackets = sentPackets
         self.receivedPackets = receivedPackets
         self.tcpRetransmissions = tcpRetransmissions
@@ -19,32 +19,32 @@ public struct TrafficCounters: Sendable, Hashable {
 }
 
 /// The counters read at one moment (nanoseconds of a monotonic clock).
-public struct TrafficSample: Sendable, Hashable {
+package struct TrafficSample: Sendable, Hashable {
     /// When the counters were read.
-    public var nanoseconds: UInt64
+    package var nanoseconds: UInt64
     /// What they said.
-    public var counters: TrafficCounters
+    package var counters: TrafficCounters
 
     /// Creates a sample.
-    public init(nanoseconds: UInt64, counters: TrafficCounters) {
+    package init(nanoseconds: UInt64, counters: TrafficCounters) {
         self.nanoseconds = nanoseconds
         self.counters = counters
     }
 }
 
 /// A data stall found on a family's path: traffic leaves and nothing comes back.
-public struct DataStall: Sendable, Hashable {
+package struct DataStall: Sendable, Hashable {
     /// The uplink's name.
-    public var linkName: String
+    package var linkName: String
     /// When the stall was first found (nanoseconds of the clock the checks' times are on).
-    public var onsetNanoseconds: UInt64
+    package var onsetNanoseconds: UInt64
     /// The packets the window that found it sent.
-    public var sentPackets: UInt64
+    package var sentPackets: UInt64
     /// The TCP segments retransmitted in that window.
-    public var tcpRetransmissions: UInt64
+    package var tcpRetransmissions: UInt64
 
     /// Creates a stall's evidence.
-    public init(linkName: String, onsetNanoseconds: UInt64, sentPackets: UInt64, tcpRetransmissions: UInt64) {
+    package init(linkName: String, onsetNanoseconds: UInt64, sentPackets: UInt64, tcpRetransmissions: UInt64) {
         self.linkName = linkName
         self.onsetNanoseconds = onsetNanoseconds
         self.sentPackets = sentPackets
@@ -52,7 +52,7 @@ public struct DataStall: Sendable, Hashable {
     }
 
     /// What `Reason` says of it.
-    public var reason: String {
+    package var reason: String {
         "traffic leaves \(linkName) and nothing comes back (\(sentPackets) packets sent, \(tcpRetransmissions) TCP retransmissions, "
             + "no answer in \(DataStallRule.windowNanoseconds / 1_000_000_000) s): data stall"
     }
@@ -73,23 +73,23 @@ public struct DataStall: Sendable, Hashable {
 /// Android's `NetworkMonitor` decides from TCP's failure rate over its sockets and from
 /// consecutive DNS timeouts; here TCP's retransmissions stand for its failures, and the link's
 /// received packets for "nothing comes back" over this path (see docs/reliability.md).
-public enum DataStallRule {
+package enum DataStallRule {
     /// How long traffic must go unanswered.
-    public static let windowNanoseconds: UInt64 = 5_000_000_000
+    package static let windowNanoseconds: UInt64 = 5_000_000_000
     /// Received packets a window may hold and still count as "nothing comes back".
-    public static let receivedAllowance: UInt64 = 2
+    package static let receivedAllowance: UInt64 = 2
     /// Packets a window must send to count as traffic.
-    public static let minimumSentPackets: UInt64 = 5
+    package static let minimumSentPackets: UInt64 = 5
     /// TCP retransmissions a window must hold to count as traffic expecting answers.
-    public static let minimumRetransmissions: UInt64 = 3
+    package static let minimumRetransmissions: UInt64 = 3
     /// The sampling interval while traffic leaves (or a stall holds).
-    public static let flowingIntervalNanoseconds: UInt64 = 1_000_000_000
+    package static let flowingIntervalNanoseconds: UInt64 = 1_000_000_000
     /// The sampling interval while nothing leaves over a path without a gateway, whose
     /// neighbour entry could tell when traffic starts again (a point-to-point link, a tunnel).
-    public static let idleIntervalNanoseconds: UInt64 = 5_000_000_000
+    package static let idleIntervalNanoseconds: UInt64 = 5_000_000_000
 
     /// What a window of samples says.
-    public enum Verdict: Sendable, Hashable {
+    package enum Verdict: Sendable, Hashable {
         /// The samples do not span a window yet (or the counters went back: a new link).
         case gathering
         /// Too little leaves to judge.
@@ -102,7 +102,7 @@ public enum DataStallRule {
         case stalled(sentPackets: UInt64, tcpRetransmissions: UInt64)
 
         /// Its name in the log.
-        public var label: String {
+        package var label: String {
             switch self {
             case .gathering: "gathering"
             case .quiet: "quiet"
@@ -115,7 +115,7 @@ public enum DataStallRule {
 
     /// The verdict on `samples` (oldest first): the last one against the latest that is at
     /// least a window older.
-    public static func decide(_ samples: [TrafficSample]) -> Verdict {
+    package static func decide(_ samples: [TrafficSample]) -> Verdict {
         guard let last = samples.last,
               let first = samples.last(where: { last.nanoseconds >= $0.nanoseconds + windowNanoseconds })
         else { return .gathering }
@@ -134,7 +134,7 @@ public enum DataStallRule {
     /// or until the samples span a window in which the uplink sent nothing; then nil — sampling
     /// stops until something tells that traffic leaves again (the gateway's neighbour entry
     /// changes), so that an idle host is not woken.
-    public static func nextIntervalNanoseconds(_ samples: [TrafficSample], isStalled: Bool) -> UInt64? {
+    package static func nextIntervalNanoseconds(_ samples: [TrafficSample], isStalled: Bool) -> UInt64? {
         guard !isStalled, let first = samples.first, let last = samples.last, last.nanoseconds >= first.nanoseconds + windowNanoseconds,
               last.counters.sentPackets == first.counters.sentPackets
         else { return flowingIntervalNanoseconds }
@@ -143,7 +143,7 @@ public enum DataStallRule {
 
     /// The samples worth keeping: the latest one at least a window older than the last, and
     /// every one after it.
-    public static func trimmed(_ samples: [TrafficSample]) -> [TrafficSample] {
+    package static func trimmed(_ samples: [TrafficSample]) -> [TrafficSample] {
         guard let last = samples.last,
               let start = samples.lastIndex(where: { last.nanoseconds >= $0.nanoseconds + windowNanoseconds })
         else { return samples }
