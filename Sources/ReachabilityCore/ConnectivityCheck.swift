@@ -14,6 +14,9 @@ public struct ConnectivityCheckSettings: Sendable, Hashable {
     public var queriesCaptivePortalAPI = true
     /// `CaptivePortalAPICAFile=`: a PEM file of CAs trusted for that API besides the system's.
     public var captivePortalAPICAFile = ""
+    /// `DataStallDetection=`: judge each family's uplink from the host's own traffic
+    /// (``DataStallRule``), with checks on or off; it sends nothing.
+    public var detectsDataStalls = true
 
     /// Checks off, the API not queried.
     public init() {}

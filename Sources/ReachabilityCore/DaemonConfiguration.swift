@@ -88,6 +88,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         } else {
             lines.append("[Connectivity] CheckURL= (no active check: the daemon sends nothing, but for RFC 7050's lookup of ipv4only.arpa through the system resolver on an IPv6-only host)")
         }
+        lines.append("DataStallDetection=\(connectivity.detectsDataStalls ? "yes" : "no")")
         lines.append("[Metrics] TextfileDirectory=\(metricsTextfileDirectory)" + (metricsTextfileDirectory.isEmpty ? " (no metrics file)" : ""))
         return lines.joined(separator: "\n")
     }
@@ -238,6 +239,9 @@ package enum ConfigurationParser {
         case "CaptivePortalAPI":
             guard let flag = boolean(value) else { return "CaptivePortalAPI= expects yes or no; got \"\(value)\"" }
             settings.queriesCaptivePortalAPI = flag
+        case "DataStallDetection":
+            guard let flag = boolean(value) else { return "DataStallDetection= expects yes or no; got \"\(value)\"" }
+            settings.detectsDataStalls = flag
         case "CaptivePortalAPICAFile":
             guard value.isEmpty || value.hasPrefix("/") else { return "CaptivePortalAPICAFile= expects an absolute path; got \"\(value)\"" }
             settings.captivePortalAPICAFile = value

@@ -1,8 +1,13 @@
 /// What one family's evidence beyond the route says: the passive evidence of the route's
-/// gateway (its neighbour entry) and the active check's verdict.
+/// gateway (its neighbour entry) and of the host's own traffic (``DataStallRule``), and the
+/// active check's verdict.
 package struct FamilyEvidence: Sendable, Hashable {
     /// What the gateway's neighbour entry says (`limited` after `NUD_FAILED`); nil: nothing.
     package var gateway: Connectivity?
+    /// The data stall found on the family's path; nil: none.
+    package var stall: DataStall?
+    /// When the check that gave ``check`` finished (the stall's clock); nil: no verdict.
+    package var checkFinishedNanoseconds: UInt64?
     /// The active check's verdict on the family's path; nil: none yet, or checks off.
     package var check: Connectivity?
     /// The portal's URL the check found when its verdict is `portal`, else "".
@@ -11,11 +16,23 @@ package struct FamilyEvidence: Sendable, Hashable {
     package var session: CaptivePortalSessionReading?
 
     /// Creates a family's evidence; the defaults say there is none.
-    package init(gateway: Connectivity? = nil, check: Connectivity? = nil, checkPortalURL: String = "", session: CaptivePortalSessionReading? = nil) {
+    package init(
+        gateway: Connectivity? = nil, stall: DataStall? = nil, check: Connectivity? = nil, checkPortalURL: String = "",
+        checkFinishedNanoseconds: UInt64? = nil, session: CaptivePortalSessionReading? = nil
+    ) {
         self.gateway = gateway
+        self.stall = stall
         self.check = check
         self.checkPortalURL = checkPortalURL
+        self.checkFinishedNanoseconds = checkFinishedNanoseconds
         self.session = session
+    }
+
+    /// The stall, unless a check finished after it was found: that check confirmed or cleared it.
+    var standingStall: DataStall? {
+        guard let stall else { return nil }
+        if let finished = checkFinishedNanoseconds, check != nil, finished > stall.onsetNanoseconds { return nil }
+        return stall
     }
 }
 
@@ -23,8 +40,10 @@ package struct FamilyEvidence: Sendable, Hashable {
 /// ``ReachabilityRule`` (which decides the route part).
 ///
 /// Per family, a failed gateway wins over the check's verdict: it says packets do not get out
-/// now, while the check's verdict may date from before the gateway failed. Without the
-/// gateway's evidence the check's verdict stands. The captive portal's URL is the check's,
+/// now, while the check's verdict may date from before the gateway failed. Next a data stall
+/// (``DataStallRule``) says `limited`, with `Reason` saying so, until a check that finished
+/// after it was found confirms or clears it (its verdict then stands: a stall is a guess from
+/// other programs' traffic, a check asks the network). Without either the check's verdict stands. The captive portal's URL is the check's,
 /// from the first family (IPv4, then IPv6) whose connectivity is `portal` and whose check
 /// found a URL; "" when none did (a portal the gateway's failure hides shows no URL). The
 /// captive-portal session likewise: the one the network's API described over the first family
@@ -42,11 +61,15 @@ package enum EvidenceRule {
     ///     `seconds-remaining` is counted down to.
     /// - Returns: `routes` with ``ReachabilitySnapshot/ipv4Evidence``,
     ///   ``ReachabilitySnapshot/ipv6Evidence``, ``ReachabilitySnapshot/captivePortal`` and
-    ///   ``ReachabilitySnapshot/captivePortalSession`` set.
+    ///   ``ReachabilitySnapshot/captivePortalSession`` set, and a standing stall's words added to
+    ///   ``ReachabilitySnapshot/reason``.
     package static func decide(_ routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence, now: Double = 0) -> ReachabilitySnapshot {
         var next = routes
-        next.ipv4Evidence = ipv4.gateway ?? ipv4.check
-        next.ipv6Evidence = ipv6.gateway ?? ipv6.check
+        next.ipv4Evidence = ipv4.gateway ?? ipv4.standingStall.map { _ in .limited } ?? ipv4.check
+        next.ipv6Evidence = ipv6.gateway ?? ipv6.standingStall.map { _ in .limited } ?? ipv6.check
+        for (name, family) in [("IPv4", ipv4), ("IPv6", ipv6)] where family.gateway == nil {
+            if let stall = family.standingStall { next.reason += "; \(name): \(stall.reason)" }
+        }
         next.captivePortal = [(next.ipv4Connectivity, ipv4.checkPortalURL), (next.ipv6Connectivity, ipv6.checkPortalURL)]
             .first { $0.0 == .portal && !$0.1.isEmpty }?.1 ?? ""
         next.captivePortalSession = session(of: [(next.ipv4Connectivity, ipv4.session), (next.ipv6Connectivity, ipv6.session)])?

@@ -23,6 +23,9 @@ struct CheckEvidence: Hashable {
     /// The session the network's captive-portal API described with the verdict; nil when it
     /// was not asked, did not answer, or gave none of the session's keys.
     var session: CaptivePortalSessionReading?
+    /// When the check that gave it finished (`DispatchTime`'s nanoseconds): a data stall found
+    /// before it is confirmed or cleared by it (``EvidenceRule``). Nil: not known.
+    var finishedNanoseconds: UInt64? = nil
 }
 
 /// One family's active-check state, without I/O: which path it concerns, what the checks said,

@@ -192,6 +192,14 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         }
     }
 
+    /// Passive evidence against `family`'s path appeared (a data stall): unless a check is in
+    /// flight, check at once (spaced from the last as after a path change), to confirm or clear it.
+    func passiveEvidenceRaised(_ family: AddressFamily) {
+        guard isEnabled, let current = families[family], current.state.path != nil, current.inFlight.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        schedule(family, after: Double(ConnectivityCheckSchedule.startAfterPathChange(at: now, lastStart: current.lastStarted) - now) / 1e9)
+    }
+
     /// The passive evidence against `family`'s path cleared (its gateway resolves again): unless
     /// the checks already say `full` or one is in flight, check at once.
     func passiveEvidenceCleared(_ family: AddressFamily) {
@@ -204,8 +212,10 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
     /// What the checks say of `family`, with the path they said it of; nil: nothing (no verdict
     /// yet, or checks off or unable to run).
     func evidence(_ family: AddressFamily) -> CheckEvidence? {
-        guard isEnabled, unavailability == nil else { return nil }
-        return families[family]?.state.verdict
+        guard isEnabled, unavailability == nil, let current = families[family] else { return nil }
+        var verdict = current.state.verdict
+        verdict?.finishedNanoseconds = current.last?.finished.uptimeNanoseconds
+        return verdict
     }
 
     /// What the checks' last lookups of their host name came to, for `DNS`: answered when a

@@ -14,6 +14,9 @@ public struct ExplainReport: Sendable, Hashable {
         public var verdict: DestinationVerdict
         /// The route's gateway and what its neighbour entry says; nil without one.
         public var gateway: GatewayNeighbour?
+        /// What the host's own traffic over the route's link says (``DataStallSampling``), as
+        /// report lines; empty with detection off or no route.
+        public var dataStall: [String]
         /// What the active check (and the network's captive-portal API) got, as report lines;
         /// empty with checks off or no route.
         public var activeCheck: [String]
@@ -106,6 +109,7 @@ public struct ExplainReport: Sendable, Hashable {
                     ? "address resolution failed, nothing answered since -> connectivity limited"
                     : "no failed address resolution"))
             }
+            lines += family.dataStall
             lines += family.activeCheck
         }
         if let nameServers {

@@ -20,7 +20,7 @@ extension ReachabilityEngine {
             let facts = destinationFacts(probe, purpose: .internetProbe, answered: answered)
             return ExplainReport.Family(
                 destination: probe.description, facts: facts, verdict: ReachabilityRule.evaluate(facts), gateway: gateways.current(probe.family),
-                activeCheck: checks.report(probe.family)
+                dataStall: stalls.report(probe.family), activeCheck: checks.report(probe.family)
             )
         }
         let state = ExplainAssembly.State(

@@ -23,8 +23,9 @@ import SystemSupport
 ///    ``EvidenceRule``, ``DNSRule``, the NAT64 prefix in use, ``IPv4AccessRule``, ``CLATPath``)
 ///    and what to follow;
 /// 5. follow: `follow(_:)`: ``ActiveConnectivityChecks`` follows the paths the rule found (a new
-///    path's check starts at a later turn of the queue), ``RFC7050Discovery`` IPv6's path while
-///    the rule wants discovery, and the links read decide which events walk next;
+///    path's check starts at a later turn of the queue), ``DataStallSampling`` their uplinks'
+///    counters, ``RFC7050Discovery`` IPv6's path while the rule wants discovery, and the links
+///    read decide which events walk next;
 /// 6. publish: ``PublishingStage`` damps losses and rate-limits the announcements.
 ///
 /// A link or address event that no link the last walk read concerns (``LinksInUse``: a
@@ -87,6 +88,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
     private var settlingAttempts: [AddressFamily: Int] = [:]
     /// The opt-in active check (`[Connectivity] CheckURL=`).
     let checks: ActiveConnectivityChecks
+    /// Data-stall detection from the host's own traffic over the families' uplinks.
+    let stalls: DataStallSampling
     /// Whether a walk for the checks' new evidence is scheduled.
     private var isCheckEvidenceWalkScheduled = false
     /// Who may start a check on demand (``checkConnectivity(caller:connection:reply:)``).
@@ -172,10 +175,18 @@ public final class ReachabilityEngine: @unchecked Sendable {
         routeFilter = RouteFilterControl(queue: queue)
         publishing = PublishingStage(queue: queue)
         checks = ActiveConnectivityChecks(queue: queue)
+        stalls = DataStallSampling(queue: queue, sysfsRoot: configuration.sysfsRoot)
         rfc7050 = RFC7050Discovery(queue: queue)
         checks.onEvidence = { [weak self] in self?.checkEvidenceChanged() }
         checks.captivePortalAPI = { [weak self] link in self?.captivePortalAPIs.uri(for: link) }
         rfc7050.onChange = { [weak self] in self?.checkEvidenceChanged() }
+        // A stall found is checked at once (to confirm or clear it), and so is one that ended.
+        stalls.onChange = { [weak self] began, ended in
+            guard let self else { return }
+            began.forEach(checks.passiveEvidenceRaised)
+            ended.forEach(checks.passiveEvidenceCleared)
+            checkEvidenceChanged()
+        }
         mirror.onLateResynchronisation = { [weak self] in self?.reevaluate() }
         // Only the default routes changed: no question to the kernel, no routing announcement;
         // the start-up's listing is completed at once, not at the end of its window.
@@ -229,6 +240,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         scheduledListing?.cancel()
         scheduledListing = nil
         checks.stop()
+        stalls.stop()
         rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
         nat64ExpiryTimer = nil
@@ -251,6 +263,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
         settings = configuration
         mirror.isListingStale = true
         checks.apply(configuration.connectivity)
+        stalls.isEnabled = configuration.connectivity.detectsDataStalls
         guard lookups.isOpen else { return }
         if publishing.cancelHeldLoss() { publish(snapshot) }
         reevaluate()
@@ -332,6 +345,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 changed = Set(AddressFamily.allCases)
             case .nexthopChanged: changed = Set(AddressFamily.allCases)
             case .newNeighbour(let neighbour):
+                // Only the followed gateways' entries come: one that changes tells of traffic.
+                stalls.trafficMayHaveStarted()
                 guard let change = gateways.apply(neighbour, linkHasCarrier: linkHasCarrier(neighbour.index)) else { break }
                 gatewayEvidence = true
                 // The gateway answers again (an application got through): what checks said
@@ -606,6 +621,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
             gathered.gatewayLinkLayerAddresses[family] = gateways.current(family)?.linkLayerAddress
             gathered.checkEvidence[family] = checks.evidence(family)
+            if let stall = stalls.stall(family), let path = stalls.path(family) { gathered.stallEvidence[family] = (path, stall) }
         }
         return gathered
     }
@@ -617,6 +633,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// and the walk is taken again when the captive-portal session next counts down.
     private func follow(_ evaluation: StatusReducer.Evaluation) {
         checks.follow(evaluation.checkPaths)
+        stalls.follow(evaluation.checkPaths)
         arm(&sessionCountdownTimer, at: evaluation.sessionCountdown) { [weak self] in
             guard let self, lookups.isOpen else { return }
             reevaluate([], announcingRoutes: false)

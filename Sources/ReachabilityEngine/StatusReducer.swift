@@ -65,6 +65,8 @@ enum StatusReducer {
         var synthesizedProbes: [IPPrefix: KernelAnswers] = [:]
         /// What each family's gateway's neighbour entry says (absent: nothing).
         var gatewayEvidence: [AddressFamily: Connectivity] = [:]
+        /// The data stall found on each family's uplink, and the uplink (absent: none).
+        var stallEvidence: [AddressFamily: (path: CheckPath, stall: DataStall)] = [:]
         /// Each family's gateway's link-layer address, where its entry resolved it (absent: not known).
         var gatewayLinkLayerAddresses: [AddressFamily: [UInt8]] = [:]
         /// The machine's key of ``NetworkIdentity``; empty: every id is "".
@@ -112,9 +114,10 @@ enum StatusReducer {
     /// 1. ``ReachabilityRule`` on the probes' facts (as ``snapshot(of:ipv4:ipv6:configuration:)``,
     ///    which the fuzzer replays);
     /// 2. the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
-    ///    evidence and the checks' verdicts, a verdict counting only while its family's route
-    ///    takes the path the check went over (a new gateway or link, or no route, has none yet),
-    ///    and the captive-portal session an API described with it, counted down to the walk's time;
+    ///    evidence, the data stalls (``DataStallRule``) and the checks' verdicts, a stall or a
+    ///    verdict counting only while its family's route takes the path it was found on (a new
+    ///    gateway or link, or no route, has none yet), and the captive-portal session an API
+    ///    described with the verdict, counted down to the walk's time;
     /// 3. ``DNSRule`` on the nameservers' facts (``resolvingNames(_:servers:lookups:)``);
     /// 4. `NAT64Prefix`: the one advertised on IPv6's route's link first
     ///    (``AdvertisedNAT64Prefixes/inUse(ipv6Link:)``), else the one RFC 7050 discovery found,
@@ -138,8 +141,10 @@ enum StatusReducer {
         let paths = checkPaths(routes, answers: [.ipv4: gathered.ipv4, .ipv6: gathered.ipv6], table: table)
         func evidence(_ family: AddressFamily) -> FamilyEvidence {
             let check = gathered.checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
+            let stall = gathered.stallEvidence[family].flatMap { $0.path == paths[family] ? $0.stall : nil }
             return FamilyEvidence(
-                gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "", session: check?.session
+                gateway: gathered.gatewayEvidence[family], stall: stall, check: check?.connectivity, checkPortalURL: check?.portalURL ?? "",
+                checkFinishedNanoseconds: check?.finishedNanoseconds, session: check?.session
             )
         }
         let (ipv4Evidence, ipv6Evidence) = (evidence(.ipv4), evidence(.ipv6))

@@ -27,6 +27,12 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(configuration.downDelaySeconds, 0.5, accuracy: 1e-9)
     }
 
+    func testThatDataStallDetectionIsOnUnlessTurnedOff() throws {
+        // Given / When / Then
+        XCTAssertTrue(try ConfigurationParser.parse([("a.conf", "[Connectivity]\n")]).connectivity.detectsDataStalls)
+        XCTAssertFalse(try ConfigurationParser.parse([("a.conf", "[Connectivity]\nDataStallDetection=no\n")]).connectivity.detectsDataStalls)
+    }
+
     func testThatLaterFilesWinAndEmptyAssignmentsReset() throws {
         // Given
         let main = "[Reachability]\nIgnoreInterfaces=a*\nDownDelaySec=1\n"
@@ -82,6 +88,7 @@ final class ConfigurationParserTests: XCTestCase {
             ("[Network]\n", "f.conf:1: unknown section [Network]"),
             ("[Metrics]\nTextfileDirectory=relative/dir\n", "f.conf:2: TextfileDirectory= expects an absolute path"),
             ("[Metrics]\nDirectory=/x\n", "f.conf:2: unknown setting \"Directory\" in [Metrics]"),
+            ("[Connectivity]\nDataStallDetection=sometimes\n", "f.conf:2: DataStallDetection= expects yes or no"),
             ("[Reachability\n", "f.conf:1: malformed section header"),
             ("[Reachability]\njust words\n", "f.conf:2: expected Key=value"),
         ]

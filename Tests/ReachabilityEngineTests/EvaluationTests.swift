@@ -143,15 +143,18 @@ final class EvaluationTests: XCTestCase {
         _ table: LinkTable, ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, nameServers: [NameServerFacts]? = nil,
         advertised: AdvertisedNAT64Prefixes = AdvertisedNAT64Prefixes(), discovered: RFC7050Discovery.Discovered? = nil,
         synthesized: [IPPrefix: StatusReducer.KernelAnswers] = [:], gateways: [AddressFamily: Connectivity] = [:],
-        checks: [AddressFamily: CheckEvidence] = [:], isCheckEnabled: Bool = false, gatewayMACs: [AddressFamily: [UInt8]] = [:],
-        ssids: [InterfaceIndex: String] = [:]
+        checks: [AddressFamily: CheckEvidence] = [:], stalls: [AddressFamily: (path: CheckPath, stall: DataStall)] = [:], isCheckEnabled: Bool = false,
+        gatewayMACs: [AddressFamily: [UInt8]] = [:], ssids: [InterfaceIndex: String] = [:]
     ) -> StatusReducer.Gathered {
         StatusReducer.Gathered(
             table: table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers, advertisedNAT64Prefixes: advertised, discoveredNAT64Prefix: discovered,
-            synthesizedProbes: synthesized, gatewayEvidence: gateways, gatewayLinkLayerAddresses: gatewayMACs, networkIDKey: machineKey,
+            synthesizedProbes: synthesized, gatewayEvidence: gateways, stallEvidence: stalls, gatewayLinkLayerAddresses: gatewayMACs, networkIDKey: machineKey,
             wifiSSIDs: ssids, checkEvidence: checks, isCheckEnabled: isCheckEnabled
         )
     }
+
+    /// A data stall found on eth0.
+    private static let eth0Stall = DataStall(linkName: "eth0", onsetNanoseconds: 100, sentPackets: 20, tcpRetransmissions: 10)
 
     /// A machine's key (``NetworkIdentity``), and two routers' MACs.
     private static let machineKey = [UInt8](repeating: 7, count: 16)
@@ -219,6 +222,20 @@ final class EvaluationTests: XCTestCase {
             given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: unreachable, gateways: [.ipv4: .limited], checks: [.ipv4: verdict(.full, on: ipv4Path)]),
             then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, evidence: (.limited, nil), access: .native),
             paths: [.ipv4: ipv4Path], line: #line
+        ),
+        Row(
+            name: "a data stall on the path in use: limited, and Reason says so, over an older check's full (EvidenceRule)",
+            given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: unreachable, checks: [.ipv4: verdict(.full, on: ipv4Path)], stalls: [.ipv4: (ipv4Path, eth0Stall)]),
+            then: published(
+                .reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason + "; IPv4: " + eth0Stall.reason, evidence: (.limited, nil), access: .native
+            ),
+            paths: [.ipv4: ipv4Path], line: #line
+        ),
+        Row(
+            name: "a data stall found before a gateway change does not count",
+            given: given(dualStack, ipv4: ipv4ViaOther, ipv6: unreachable, stalls: [.ipv4: (ipv4Path, eth0Stall)]),
+            then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: "default route via 10.0.0.254 on eth0 (ethernet), table main", access: .native),
+            paths: [.ipv4: CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("10.0.0.254"))], line: #line
         ),
         // Metered (MeteredRule): NetworkManager, then the lease, then the link type; MeteredReason says which
         Row(
