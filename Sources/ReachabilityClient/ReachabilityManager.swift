@@ -46,6 +46,13 @@ public final class ReachabilityManager: Sendable {
     public static let shared = ReachabilityManager()
 
     /// Where a manager gets its answers.
+    ///
+    /// Where the system bus's socket is missing (`$DBUS_SYSTEM_BUS_ADDRESS`'s path, else
+    /// `/run/dbus/system_bus_socket`) but the daemon's Varlink socket is there
+    /// (``varlinkSocketPath``), ``daemon`` and, for the machine's reachability, ``automatic``
+    /// ask that socket instead, as ``varlink(path:)`` does: an application in a container with
+    /// `/run/reachabilityd` bind-mounted works unchanged. Which it is is decided when the
+    /// manager is made.
     public enum Source: Sendable, Equatable {
         /// From reachabilityd over the system bus; `.unknown` while the daemon is not running.
         case daemon
@@ -136,7 +143,7 @@ public final class ReachabilityManager: Sendable {
         let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
         }
-        switch kind {
+        switch Self.resolved(kind, target: target, endpoint: endpoint) {
         case .daemon:
             let hub = BusHub.hub(for: endpoint)
             queue = hub.queue
@@ -153,6 +160,18 @@ public final class ReachabilityManager: Sendable {
             source = VarlinkSource(queue: queue, path: path, target: target, report: report)
         }
         box.manager = self
+    }
+
+    /// `kind`, or the Varlink socket where the daemon would be asked on a system bus that is
+    /// not there (``Source``): for ``Source/daemon`` whatever the target (no bus would answer
+    /// either), for ``Source/automatic`` the machine only (the engine in this process answers
+    /// an address, which the socket does not).
+    private static func resolved(_ kind: Source, target: MonitoredTarget, endpoint: BusEndpoint) -> Source {
+        guard endpoint == .system else { return kind }
+        switch (kind, target) {
+        case (.daemon, _), (.automatic, .machine): return VarlinkSource.insteadOfSystemBus.map { .varlink(path: $0) } ?? kind
+        default: return kind
+        }
     }
 
     deinit {
