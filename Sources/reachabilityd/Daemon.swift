@@ -273,7 +273,7 @@ final class Daemon: @unchecked Sendable {
         // The object counts Generation by the same rule, from the same start. Varlink's
         // subscribers get the change PropertiesChanged announces, with its Generation, right
         // after StatusChanged: as soon as the bus's subscribers hear of it.
-        let toVarlink = { [varlink] in if changed { varlink?.publish(self.varlinkState) } }
+        let toVarlink = { if changed { self.varlink?.publish(self.varlinkState) } }
         if let object { object.publish(snapshot, beforeProperties: toVarlink) } else { toVarlink() }
         if let fields = JournalLog.publishedFields(snapshot, previous: previous) {
             let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
