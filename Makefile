@@ -12,7 +12,8 @@
 #   make reference  docs/api-reference.md and reachabilityd(8)'s API sections from dbus/'s doc
 #               comments (make unit and make check fail while they differ)
 #   make check  before a commit: build (with the GIO module), unit and integration tests (root
-#               for the latter), the Examples/ package — no containers, no soak, no benchmark (a few minutes)
+#               for the latter), the Examples/ package, the public API against docs/public-api.md —
+#               no containers, no soak, no benchmark (a few minutes)
 #   make soak   100 link flaps, then SOAK_SECONDS (default 600) of random route/address/link
 #               churn checked against an oracle every second (root, network namespaces, ~10 min)
 #   make deb    build the Debian package into out/ and check it with lintian
@@ -61,23 +62,28 @@ run-check:
 	MAKE="$(MAKE)" scripts/run-check.sh
 
 test: deps
+	$(MAKE) unit
 	$(MAKE) run-check
 	$(MAKE) check
 	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
 	$(MAKE) soak
 
-# The unit test targets, as swift test --filter takes them (docs/testing.md lists what each holds).
-UNIT_TESTS := ReachabilityCoreTests|RTNetlinkTests|ReachabilityEngineTests|ReachabilityBusTests|ReachabilityServiceTests|ReachabilityDaemonTests|ReachabilityClientTests
-
+# The unit tier: the package without its integration suites (Package.swift reads
+# REACHABILITYD_TESTS), and of it only the test bundle (SwiftPM names it after the package) and
+# what that links, not reachabilityctl; docs/testing.md lists what each tier holds.
 unit: reference-check
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter '^($(UNIT_TESTS))\.'
+	REACHABILITYD_TESTS=unit $(SWIFT) build --product reachabilitydPackageTests
+	REACHABILITYD_TESTS=unit $(SWIFT) test --skip-build
 
-check: gio reference-check
+# The integration test targets, as swift test --filter takes them.
+INTEGRATION_TESTS := IntegrationTests|ClientIntegrationTests
+
+check: gio unit
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip SoakTests
+	$(SWIFT) test --skip-build --filter '^($(INTEGRATION_TESTS))\.' --skip SoakTests
 	$(SWIFT) build --package-path Examples
+	SWIFT=$(SWIFT) scripts/public-api.sh
 
 # The interface files' doc comments are each member's one description (scripts/api-reference.py):
 # reference writes the reference from them, reference-check fails when a written file differs or

@@ -1,6 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The test tiers: REACHABILITYD_TESTS=unit (make unit) leaves the integration suites out of the
+// package. On Linux SwiftPM links every test target into one bundle, so otherwise each unit run
+// builds them, and rebuilds them after every change to a type they use, without running them.
+let testTier = Context.environment["REACHABILITYD_TESTS"]
+
+// The integration suites: the daemon (and the client library, the CLI, the GIO module) as a
+// child in a network namespace on a private bus; root (docs/testing.md). make check runs them.
+let integrationTestTargets: [Target] = [
+    .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
+    // The client library and the CLI against the daemon.
+    .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
+]
+
 let package = Package(
     name: "reachabilityd",
     defaultLocalization: "en",
@@ -9,6 +22,7 @@ let package = Package(
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
         .library(name: "ReachabilityClient", targets: ["ReachabilityClient"]),
         .library(name: "ReachabilityNotifications", targets: ["ReachabilityNotifications"]),
+        .library(name: "ReachabilityInProcess", targets: ["ReachabilityInProcess"]),
         .executable(name: "reachabilityctl", targets: ["reachabilityctl"]),
     ],
     targets: [
@@ -91,12 +105,14 @@ let package = Package(
                 "-L\(Context.packageDirectory)/Sources/reachabilityd/link",
             ]), .linkedLibrary("gcc_eh")]
         ),
-        // The client library: ReachabilityManager over the daemon's D-Bus API, or the engine in-process.
+        // The client library: ReachabilityManager over the daemon's D-Bus API. No engine, service
+        // or curl code: a service that links it links no daemon (scripts/public-api.sh checks).
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "SystemSupport"]),
+        // The manager's in-process sources (.inProcess, .automatic): the daemon's engine, with its
+        // connectivity check, inside the client's process.
         .target(
-            name: "ReachabilityClient",
-            dependencies: [
-                "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport",
-            ]
+            name: "ReachabilityInProcess",
+            dependencies: ["ReachabilityClient", "ReachabilityCore", "ReachabilityEngine", "ReachabilityService", "CurlTransport", "SystemSupport"]
         ),
         // The AFNetworking-style NotificationCenter delivery: the one part of the client that
         // needs Foundation, in a module of its own.
@@ -104,7 +120,7 @@ let package = Package(
         // The command line client: status, monitor, wait, check, explain, metrics.
         .executableTarget(
             name: "reachabilityctl",
-            dependencies: ["ReachabilityClient", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
+            dependencies: ["ReachabilityClient", "ReachabilityInProcess", "ReachabilityProperties", "ReachabilityCore", "ReachabilityEngine", "RTNetlink", "SystemSupport", "CDispatchNice"]
         ),
         // What the test targets share: the daemon harness (private bus, namespaces, the daemon as a
         // child, busctl, signal recording) and the committed fuzz inputs. Only test targets use it.
@@ -120,13 +136,10 @@ let package = Package(
         .testTarget(name: "ReachabilityBusTests", dependencies: ["ReachabilityBus", "SystemSupport", "TestSupport"]),
         // The daemon's side of the bus: the captive-portal readers' parsing, and the exported
         // interface against the XML on a private dbus-daemon.
-        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
+        .testTarget(name: "ReachabilityServiceTests", dependencies: ["ReachabilityService", "ReachabilityBus", "ReachabilityProperties", "ReachabilityCore", "SystemSupport", "TestSupport"]),
         // The executable's own types, through @testable import: the command line, the journal
         // fields, the check helper's messages (and their fuzzing corpus) and seccomp filter.
         .testTarget(name: "ReachabilityDaemonTests", dependencies: ["reachabilityd", "ReachabilityEngine", "ReachabilityService", "SystemSupport", "ReachabilityCore", "RTNetlink", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityProperties", "ReachabilityBus", "ReachabilityCore", "TestSupport"]),
-        // The client library and the CLI against the daemon.
-        .testTarget(name: "ClientIntegrationTests", dependencies: ["ReachabilityClient", "ReachabilityNotifications", "ReachabilityProperties", "ReachabilityCore", "TestSupport"]),
-    ],
+    ] + (testTier == "unit" ? [] : integrationTestTargets),
     swiftLanguageModes: [.v6]
 )

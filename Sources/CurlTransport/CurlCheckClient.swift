@@ -13,11 +13,11 @@ import SystemSupport
 /// the queue, at most a few lookups out however many exchanges are given up on), and handed to
 /// libcurl with the transfer; the exchange's timeout covers both. libcurl is loaded with
 /// `dlopen` at the first exchange, so a daemon without checks never loads it.
-public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
+package final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     /// The `User-Agent` of every exchange.
-    public static let userAgent = "reachabilityd (connectivity check)"
+    package static let userAgent = "reachabilityd (connectivity check)"
     /// The most body bytes kept per exchange.
-    public static let bodyLimit = HTTPCheckOutcome.bodyLimit
+    package static let bodyLimit = HTTPCheckOutcome.bodyLimit
 
     private let queue: DispatchQueue
     private var multi: OpaquePointer?
@@ -53,7 +53,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
     private var nextToken = 1
 
     /// Creates a client confined to `queue`; nothing is loaded or opened until the first exchange.
-    public init(queue: DispatchQueue) {
+    package init(queue: DispatchQueue) {
         self.queue = queue
         nameLookups = CheckNameLookups(queue: queue)
     }
@@ -71,7 +71,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         if let multi { CReachCurl_multi_free(multi) }
     }
 
-    public func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double, NameLookupEvidence?) -> Void) -> Int {
+    package func start(_ request: HTTPCheckRequest, completion: @escaping @Sendable (HTTPCheckOutcome, Double, NameLookupEvidence?) -> Void) -> Int {
         dispatchPrecondition(condition: .onQueue(queue))
         let token = nextToken
         nextToken += 1
@@ -100,13 +100,13 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
 
     /// Why libcurl cannot be used; nil once it is loaded. Each call tries again while it is
     /// not: it may have been installed since.
-    public var unavailability: String? {
+    package var unavailability: String? {
         var why = [CChar](repeating: 0, count: 512)
         guard CReachCurl_load(&why, why.count) != 0 else { return nil }
         return "libcurl could not be loaded: \(String(nulTerminated: why))"
     }
 
-    public func cancel(_ token: Int) {
+    package func cancel(_ token: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let exchange = exchanges.removeValue(forKey: token) else { return }
         switch exchange.stage {
@@ -119,7 +119,7 @@ public final class CurlCheckClient: HTTPCheckClient, @unchecked Sendable {
         }
     }
 
-    public func lookUpAddresses(of host: String, family: AddressFamily, completion: @escaping @Sendable ([IPAddress]) -> Void) {
+    package func lookUpAddresses(of host: String, family: AddressFamily, completion: @escaping @Sendable ([IPAddress]) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         let token = nextToken
         nextToken += 1

@@ -4,17 +4,17 @@ import Glibc
 import CNetlinkShims
 
 /// One classic-BPF instruction (`struct sock_filter`).
-public struct BPFInstruction: Sendable, Equatable, CustomStringConvertible {
+package struct BPFInstruction: Sendable, Equatable, CustomStringConvertible {
     /// The opcode (`BPF_LD | BPF_W | BPF_ABS`, …).
-    public var code: UInt16
+    package var code: UInt16
     /// Forward offset to the next instruction when a jump's condition holds.
-    public var jumpIfTrue: UInt8
+    package var jumpIfTrue: UInt8
     /// Forward offset when it does not.
-    public var jumpIfFalse: UInt8
+    package var jumpIfFalse: UInt8
     /// The constant operand.
-    public var constant: UInt32
+    package var constant: UInt32
 
-    public var description: String {
+    package var description: String {
         "{ 0x\(String(code, radix: 16)), \(jumpIfTrue), \(jumpIfFalse), 0x\(String(constant, radix: 16)) }"
     }
 }

@@ -34,31 +34,31 @@ enum Scope {
 
 extension LinkMessage {
     /// `IFF_UP`: administratively up.
-    public var isUp: Bool { flags.contains(.up) }
+    package var isUp: Bool { flags.contains(.up) }
     /// `IFF_LOWER_UP`: the driver reports carrier.
-    public var hasCarrier: Bool { flags.contains(.lowerUp) }
+    package var hasCarrier: Bool { flags.contains(.lowerUp) }
     /// `IFF_LOOPBACK`, or the loopback hardware type.
-    public var isLoopback: Bool { flags.contains(.loopback) || hardwareType == .loopback }
+    package var isLoopback: Bool { flags.contains(.loopback) || hardwareType == .loopback }
 }
 
 extension AddressMessage {
     /// Scope `RT_SCOPE_UNIVERSE`: global.
-    public var isGlobalScope: Bool { scope == Scope.universe }
+    package var isGlobalScope: Bool { scope == Scope.universe }
     /// `IFA_F_TENTATIVE`: IPv6 duplicate address detection still running.
-    public var isTentative: Bool { flags.contains(.tentative) }
+    package var isTentative: Bool { flags.contains(.tentative) }
     /// `IFA_F_DADFAILED`: duplicate address detection failed.
-    public var isDuplicateAddressDetectionFailed: Bool { flags.contains(.duplicateAddressDetectionFailed) }
+    package var isDuplicateAddressDetectionFailed: Bool { flags.contains(.duplicateAddressDetectionFailed) }
     /// `IFA_F_OPTIMISTIC`: usable while tentative.
-    public var isOptimistic: Bool { flags.contains(.optimistic) }
+    package var isOptimistic: Bool { flags.contains(.optimistic) }
 }
 
 extension RouteMessage {
     /// `RTNH_F_LINKDOWN`: the next hop's link has no carrier.
-    public var isLinkDown: Bool { flags.contains(.linkDown) }
+    package var isLinkDown: Bool { flags.contains(.linkDown) }
 }
 
 extension NetlinkHeader {
     /// `NLM_F_REPLACE` on a new object's notification: it replaced an existing one (`ip route
     /// replace`), whose deletion is not announced.
-    public var isReplacement: Bool { flags.contains(.replace) }
+    package var isReplacement: Bool { flags.contains(.replace) }
 }

@@ -74,6 +74,7 @@ enum LinuxNetlink {
     static let linkInfoKind = UInt16(IFLA_INFO_KIND)
     static let linkLower = UInt16(IFLA_LINK)
     static let linkMaster = UInt16(IFLA_MASTER)
+    static let linkMTU = UInt16(IFLA_MTU)
     static let linkNamespaceID = UInt16(IFLA_LINK_NETNSID)
     /// `AF_UNSPEC` as the one-byte `ifi_family` of link messages that describe the link itself.
     static let unspecifiedFamily = UInt8(AF_UNSPEC)
@@ -85,6 +86,7 @@ enum LinuxNetlink {
 
     // Neighbour attributes and states (`NUD_*`, bits of `ndm_state`).
     static let neighbourDestination = UInt16(NDA_DST)
+    static let neighbourLinkLayerAddress = UInt16(NDA_LLADDR)
     static let neighbourFailed = UInt16(NUD_FAILED)
     static let neighbourValid = UInt16(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 

@@ -2,16 +2,16 @@ import Dispatch
 import SystemSupport
 
 /// Everything one wake-up of the event source read: all messages that were queued.
-public struct NetlinkBatch: Sendable {
+package struct NetlinkBatch: Sendable {
     /// Parsed kernel messages, in arrival order. Empty when ``overflowed``.
-    public var messages: [NetlinkMessage] = []
+    package var messages: [NetlinkMessage] = []
     /// The kernel dropped messages (`ENOBUFS`): what was queued was discarded and the reader
     /// must resynchronise from dumps.
-    public var overflowed = false
+    package var overflowed = false
     /// Messages that could not be parsed.
-    public var parseErrors: [NetlinkParseError] = []
+    package var parseErrors: [NetlinkParseError] = []
     /// Datagrams from user-space senders, ignored (only the kernel is believed).
-    public var foreignDatagrams = 0
+    package var foreignDatagrams = 0
 }
 
 /// Reads a subscribed rtnetlink socket on a `DispatchSourceRead`: on each wake-up it drains
@@ -21,7 +21,7 @@ public struct NetlinkBatch: Sendable {
 /// so the handler can use whatever the queue owns without a further hop.
 ///
 /// Confined to `queue`; the handler runs there too.
-public final class NetlinkEventSource: @unchecked Sendable {
+package final class NetlinkEventSource: @unchecked Sendable {
     private let socket: NetlinkSocket
     private let queue: DispatchQueue
     private let handler: (NetlinkBatch) -> Void
@@ -30,7 +30,7 @@ public final class NetlinkEventSource: @unchecked Sendable {
 
     /// Creates a source reading `socket` (which it owns and closes once the source is cancelled)
     /// on `queue`.
-    public init(socket: NetlinkSocket, queue: DispatchQueue, handler: @escaping (NetlinkBatch) -> Void) {
+    package init(socket: NetlinkSocket, queue: DispatchQueue, handler: @escaping (NetlinkBatch) -> Void) {
         self.socket = socket
         self.queue = queue
         self.handler = handler
@@ -44,14 +44,14 @@ public final class NetlinkEventSource: @unchecked Sendable {
     }
 
     /// Starts reading.
-    public func start() {
+    package func start() {
         source.start { [weak self] in self?.drain() }
     }
 
     /// Stops reading: no handler runs after this returns (it is called on the serial queue the
     /// handler runs on). The socket is closed by the source's cancel handler; an owner that never
     /// cancelled has it closed when this object goes.
-    public func cancel() {
+    package func cancel() {
         source.cancel()
     }
 

@@ -1,29 +1,29 @@
 import NetworkTypes
 
 /// The fixed header of every netlink message (`struct nlmsghdr`).
-public struct NetlinkHeader: Sendable, Hashable {
+package struct NetlinkHeader: Sendable, Hashable {
     /// Length of the message including this header.
-    public var length: UInt32
+    package var length: UInt32
     /// Message type (`RTM_*`, `NLMSG_*`).
-    public var type: NetlinkMessageType
+    package var type: NetlinkMessageType
     /// `NLM_F_*` flags.
-    public var flags: NetlinkHeaderFlags
+    package var flags: NetlinkHeaderFlags
     /// Sequence number; replies carry the request's.
-    public var sequence: UInt32
+    package var sequence: UInt32
     /// Sender port id; 0 for the kernel.
-    public var portID: UInt32
+    package var portID: UInt32
 }
 
 /// A netlink message's type (`nlmsg_type`: `RTM_*`, `NLMSG_*`). The kernel's number stays in
 /// this module; the layers above read the message's ``RouteNetlinkPayload``, and a log its
 /// ``description``.
-public struct NetlinkMessageType: Sendable, Hashable, CustomStringConvertible {
+package struct NetlinkMessageType: Sendable, Hashable, CustomStringConvertible {
     /// The kernel's number.
     let rawValue: UInt16
 
     /// The kernel's name of the type (`RTM_NEWROUTE`), or its number for one this module does
     /// not name.
-    public var description: String {
+    package var description: String {
         switch rawValue {
         case LinuxNetlink.noop: "NLMSG_NOOP"
         case LinuxNetlink.error: "NLMSG_ERROR"
@@ -49,59 +49,61 @@ public struct NetlinkMessageType: Sendable, Hashable, CustomStringConvertible {
 
 /// A netlink message's flags (`nlmsg_flags`, `NLM_F_*`): the ones this module reads are named
 /// (from the kernel's headers); the others are kept as the kernel sent them.
-public struct NetlinkHeaderFlags: OptionSet, Sendable, Hashable {
+package struct NetlinkHeaderFlags: OptionSet, Sendable, Hashable {
     /// The kernel's bits.
-    public let rawValue: UInt16
+    package let rawValue: UInt16
 
     /// Flags from the kernel's bits.
-    public init(rawValue: UInt16) {
+    package init(rawValue: UInt16) {
         self.rawValue = rawValue
     }
 
     /// `NLM_F_MULTI`: one part of a multipart reply (a dump), which `NLMSG_DONE` ends.
-    public static let multipart = NetlinkHeaderFlags(rawValue: LinuxNetlink.multipart)
+    package static let multipart = NetlinkHeaderFlags(rawValue: LinuxNetlink.multipart)
     /// `NLM_F_DUMP_INTR`: the objects changed while the kernel dumped them; the dump is inconsistent.
-    public static let dumpInterrupted = NetlinkHeaderFlags(rawValue: LinuxNetlink.dumpInterrupted)
+    package static let dumpInterrupted = NetlinkHeaderFlags(rawValue: LinuxNetlink.dumpInterrupted)
     /// `NLM_F_REPLACE`, on a new object's notification: it replaced an existing one.
-    public static let replace = NetlinkHeaderFlags(rawValue: LinuxNetlink.replace)
+    package static let replace = NetlinkHeaderFlags(rawValue: LinuxNetlink.replace)
 }
 
 /// A link (`RTM_NEWLINK` / `RTM_DELLINK`, `struct ifinfomsg` plus attributes).
-public struct LinkMessage: Sendable, Hashable {
+package struct LinkMessage: Sendable, Hashable {
     /// Interface index.
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// Hardware type (`ARPHRD_*`).
-    public var hardwareType: HardwareType
+    package var hardwareType: HardwareType
     /// Device flags (`IFF_*`).
-    public var flags: LinkFlags
+    package var flags: LinkFlags
     /// `IFLA_IFNAME`.
-    public var name: String?
+    package var name: String?
     /// `IFLA_LINKINFO` / `IFLA_INFO_KIND`, e.g. "veth", "wireguard".
-    public var kind: String?
+    package var kind: String?
     /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device).
-    public var lowerIndex: InterfaceIndex?
+    package var lowerIndex: InterfaceIndex?
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
-    public var masterIndex: InterfaceIndex?
+    package var masterIndex: InterfaceIndex?
+    /// `IFLA_MTU`: the link's MTU in bytes.
+    package var mtu: UInt32?
     /// `IFLA_LINK_NETNSID` was present: ``lowerIndex`` is an index in another network namespace
     /// (a container's macvlan, a veth whose peer lives elsewhere), not one of this namespace's links.
-    public var isLowerInOtherNamespace = false
+    package var isLowerInOtherNamespace = false
 }
 
 /// An address (`RTM_NEWADDR` / `RTM_DELADDR`, `struct ifaddrmsg` plus attributes).
 ///
 /// The kernel's numbers (family, flags, scope, address bytes) stay in this module; the layers
 /// above read ``addressFamily``, ``ipAddress`` and the flag tests.
-public struct AddressMessage: Sendable, Hashable {
+package struct AddressMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
     var family: UInt8
     /// Prefix length.
-    public var prefixLength: UInt8
+    package var prefixLength: UInt8
     /// `IFA_F_*` flags; the 32-bit `IFA_FLAGS` attribute when present, else `ifa_flags`.
     var flags: AddressFlags
     /// `RT_SCOPE_*`.
     var scope: UInt8
     /// Interface index.
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// `IFA_LOCAL` when present (the local end of point-to-point links), else `IFA_ADDRESS`.
     var address: [UInt8]?
 }
@@ -112,15 +114,15 @@ public struct AddressMessage: Sendable, Hashable {
 /// The kernel's numbers (family, scope, flags, address bytes) stay in this module; the layers
 /// above read ``addressFamily``, ``gatewayAddress``, ``destinationAddress``,
 /// ``preferredSourceAddress`` and ``isLinkDown``.
-public struct RouteMessage: Sendable, Hashable {
+package struct RouteMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
     var family: UInt8
     /// Destination prefix length.
-    public var destinationLength: UInt8
+    package var destinationLength: UInt8
     /// Routing table: `RTA_TABLE` when present, else `rtm_table`.
-    public var table: RouteTable
+    package var table: RouteTable
     /// `RTN_*` route type.
-    public var type: RouteType
+    package var type: RouteType
     /// `RT_SCOPE_*`.
     var scope: UInt8
     /// `RTM_F_*` / `RTNH_F_*` flags.
@@ -128,11 +130,11 @@ public struct RouteMessage: Sendable, Hashable {
     /// `RTA_DST`.
     var destination: [UInt8]?
     /// `RTA_OIF`.
-    public var outputInterface: InterfaceIndex?
+    package var outputInterface: InterfaceIndex?
     /// `RTA_GATEWAY`.
     var gateway: [UInt8]?
     /// `RTA_PRIORITY` (the metric).
-    public var priority: UInt32?
+    package var priority: UInt32?
     /// `RTA_PREFSRC`: in a lookup's answer, the source address the kernel selects for the flow
     /// when the lookup named none.
     var preferredSource: [UInt8]?
@@ -142,11 +144,11 @@ public struct RouteMessage: Sendable, Hashable {
     /// Whether a router advertisement installed the route (`RTPROT_RA`): the kernel's own
     /// handling, or systemd-networkd's (which installs each advertisement's routes again to
     /// refresh their lifetimes).
-    public var isFromRouterAdvertisement: Bool { origin == LinuxNetlink.routeOriginRouterAdvertisement }
+    package var isFromRouterAdvertisement: Bool { origin == LinuxNetlink.routeOriginRouterAdvertisement }
 }
 
 /// What a neighbour entry (`ndm_state`) says about reaching its address on its link.
-public enum NeighbourState: Sendable, Hashable {
+package enum NeighbourState: Sendable, Hashable {
     /// Resolution is under way (`NUD_INCOMPLETE`), or no state (`NUD_NONE`).
     case resolving
     /// The link-layer address is known (reachable, stale, delay, probe, permanent, noarp).
@@ -170,15 +172,17 @@ public enum NeighbourState: Sendable, Hashable {
 ///
 /// The kernel's numbers (family, address bytes) stay in this module; the layers above read
 /// ``addressFamily`` and ``destinationAddress``.
-public struct NeighbourMessage: Sendable, Hashable {
+package struct NeighbourMessage: Sendable, Hashable {
     /// `AF_INET` or `AF_INET6`.
     var family: UInt8
     /// The link (`ndm_ifindex`).
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// `ndm_state`, interpreted.
-    public var state: NeighbourState
+    package var state: NeighbourState
     /// `NDA_DST`: the neighbour's address.
     var destination: [UInt8]?
+    /// `NDA_LLADDR`: the neighbour's link-layer address (a MAC), once resolved.
+    package var linkLayerAddress: [UInt8]?
 
     /// Creates a neighbour message.
     init(family: UInt8, index: InterfaceIndex, state: NeighbourState, destination: [UInt8]? = nil) {
@@ -190,20 +194,20 @@ public struct NeighbourMessage: Sendable, Hashable {
 }
 
 /// `RTM_NEWNDUSEROPT`: one option of a router advertisement received on a link.
-public struct RouterAdvertisementOption: Sendable, Hashable {
+package struct RouterAdvertisementOption: Sendable, Hashable {
     /// The link it came in on.
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// For RFC 8910's option, the network's captive-portal API URI (NUL padding removed); nil
     /// for any other option.
-    public var captivePortalAPI: String?
+    package var captivePortalAPI: String?
     /// For RFC 8781's PREF64 option, the NAT64 prefix and its lifetime; nil for any other option
     /// (and for a prefix length code RFC 8781 does not define).
-    public var nat64Prefix: NAT64PrefixOption?
+    package var nat64Prefix: NAT64PrefixOption?
     /// `NDUSEROPT_SRCADDR`: the router that sent the advertisement (its link-local address).
-    public var router: IPAddress?
+    package var router: IPAddress?
 
     /// Creates a router advertisement option.
-    public init(index: InterfaceIndex, captivePortalAPI: String? = nil, nat64Prefix: NAT64PrefixOption? = nil, router: IPAddress? = nil) {
+    package init(index: InterfaceIndex, captivePortalAPI: String? = nil, nat64Prefix: NAT64PrefixOption? = nil, router: IPAddress? = nil) {
         self.index = index
         self.captivePortalAPI = captivePortalAPI
         self.nat64Prefix = nat64Prefix
@@ -213,25 +217,25 @@ public struct RouterAdvertisementOption: Sendable, Hashable {
 
 /// RFC 8781's PREF64 option (ND option 38): the prefix a network's NAT64 translates with, and how
 /// long the router vouches for it.
-public struct NAT64PrefixOption: Sendable, Hashable {
+package struct NAT64PrefixOption: Sendable, Hashable {
     /// The prefix: 96, 64, 56, 48, 40 or 32 bits (RFC 6052 §2.2).
-    public var prefix: IPPrefix
+    package var prefix: IPPrefix
     /// Its lifetime in seconds: the scaled lifetime times 8 (0: withdrawn).
-    public var lifetimeSeconds: UInt32
+    package var lifetimeSeconds: UInt32
 
     /// Creates the option's value.
-    public init(prefix: IPPrefix, lifetimeSeconds: UInt32) {
+    package init(prefix: IPPrefix, lifetimeSeconds: UInt32) {
         self.prefix = prefix
         self.lifetimeSeconds = lifetimeSeconds
     }
 
     /// The prefix lengths of the option's prefix length codes 0 through 5 (RFC 8781 §4); the
     /// codes 6 and 7 are undefined and the option is then ignored.
-    public static let prefixLengths = [96, 64, 56, 48, 40, 32]
+    package static let prefixLengths = [96, 64, 56, 48, 40, 32]
 
     /// The option's value from its 14 bytes after type and length (scaled lifetime and prefix
     /// length code, then the prefix's highest 96 bits); nil when too short or the code is undefined.
-    public init?(value: some Collection<UInt8>) {
+    package init?(value: some Collection<UInt8>) {
         let bytes = Array(value)
         guard bytes.count >= 14 else { return nil }
         let field = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
@@ -243,7 +247,7 @@ public struct NAT64PrefixOption: Sendable, Hashable {
 }
 
 /// The body of one rtnetlink message.
-public enum RouteNetlinkPayload: Sendable, Hashable {
+package enum RouteNetlinkPayload: Sendable, Hashable {
     /// `RTM_NEWLINK`.
     case newLink(LinkMessage)
     /// `RTM_DELLINK`.
@@ -284,7 +288,7 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
 
     /// The link of a route a router advertisement installed (``RouteMessage/isFromRouterAdvertisement``),
     /// added, replaced or deleted; nil for any other message.
-    public var linkOfRouteFromRouterAdvertisement: InterfaceIndex? {
+    package var linkOfRouteFromRouterAdvertisement: InterfaceIndex? {
         switch self {
         case .newRoute(let route), .deleteRoute(let route): route.isFromRouterAdvertisement ? route.outputInterface : nil
         default: nil
@@ -293,15 +297,15 @@ public enum RouteNetlinkPayload: Sendable, Hashable {
 }
 
 /// One parsed netlink message.
-public struct NetlinkMessage: Sendable, Hashable {
+package struct NetlinkMessage: Sendable, Hashable {
     /// The header.
-    public var header: NetlinkHeader
+    package var header: NetlinkHeader
     /// The interpreted body.
-    public var payload: RouteNetlinkPayload
+    package var payload: RouteNetlinkPayload
 }
 
 /// Why bytes could not be parsed as rtnetlink messages.
-public enum NetlinkParseError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum NetlinkParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Fewer bytes than a `nlmsghdr` remain at `offset`.
     case truncatedHeader(offset: Int, available: Int)
     /// The header's length is smaller than a header or larger than the bytes that remain.
@@ -316,7 +320,7 @@ public enum NetlinkParseError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidErrorCode(Int32)
 
     /// A sentence for the log.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .truncatedHeader(offset, available):
             "truncated netlink header at offset \(offset) (\(available) bytes left)"

@@ -6,12 +6,12 @@ import NetworkTypes
 /// Parses rtnetlink datagrams. Pure: bytes in, typed messages out.
 ///
 /// Repeated attributes: the last one wins. Unknown message and attribute types are skipped.
-public enum NetlinkParser {
+package enum NetlinkParser {
     /// Parses every message of one datagram.
     ///
     /// A message whose payload is malformed yields a failure and parsing goes on with the next
     /// message; a framing error (bad header length) ends the datagram with a failure.
-    public static func parse(datagram bytes: UnsafeRawBufferPointer) -> [Result<NetlinkMessage, NetlinkParseError>] {
+    package static func parse(datagram bytes: UnsafeRawBufferPointer) -> [Result<NetlinkMessage, NetlinkParseError>] {
         parse(datagram: bytes, skipping: { _, _ in false })
     }
 
@@ -62,7 +62,7 @@ public enum NetlinkParser {
     }
 
     /// Parses every message of one datagram given as an array (tests, fuzzing).
-    public static func parse(datagram bytes: [UInt8]) -> [Result<NetlinkMessage, NetlinkParseError>] {
+    package static func parse(datagram bytes: [UInt8]) -> [Result<NetlinkMessage, NetlinkParseError>] {
         bytes.withUnsafeBytes { parse(datagram: $0) }
     }
 
@@ -116,6 +116,8 @@ public enum NetlinkParser {
                 link.lowerIndex = try interfaceIndex(value, type: type, attribute: attribute)
             case LinuxNetlink.linkMaster:
                 link.masterIndex = try interfaceIndex(value, type: type, attribute: attribute)
+            case LinuxNetlink.linkMTU:
+                link.mtu = try uint32(value, type: type, attribute: attribute)
             case LinuxNetlink.linkNamespaceID:
                 link.isLowerInOtherNamespace = true
             case LinuxNetlink.linkInfo:
@@ -184,8 +186,12 @@ public enum NetlinkParser {
             state: NeighbourState(kernelState: body.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         )
         try forEachAttribute(in: body, from: LinuxNetlink.neighbourInfoLength, messageType: type) { (attribute, value) throws(NetlinkParseError) in
-            if attribute == LinuxNetlink.neighbourDestination {
+            switch attribute {
+            case LinuxNetlink.neighbourDestination:
                 neighbour.destination = try ipAddress(value, family: neighbour.family, type: type, attribute: attribute)
+            case LinuxNetlink.neighbourLinkLayerAddress:
+                neighbour.linkLayerAddress = Array(value)
+            default: break
             }
         }
         return neighbour

@@ -7,13 +7,13 @@ import SystemSupport
 /// Request/response rtnetlink: dumps and route lookups on a blocking, unsubscribed socket.
 ///
 /// Not thread-safe: owned by one serial queue.
-public final class NetlinkQueryClient {
+package final class NetlinkQueryClient {
     private let socket: NetlinkSocket
     private var sequence: UInt32 = 0
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Opens the socket; receives time out after `timeoutSeconds` so a lost reply cannot hang the caller.
-    public init(timeoutSeconds: Int = 2) throws(SystemError) {
+    package init(timeoutSeconds: Int = 2) throws(SystemError) {
         socket = try NetlinkSocket.open()
         do throws(SystemError) {
             try socket.setBlocking(timeoutSeconds: timeoutSeconds)
@@ -30,14 +30,14 @@ public final class NetlinkQueryClient {
     }
 
     /// The answer to a dump: the messages, and those that could not be parsed.
-    public struct DumpResult: Sendable {
+    package struct DumpResult: Sendable {
         /// Parsed messages of the dump (without the closing `NLMSG_DONE`).
-        public var messages: [NetlinkMessage]
+        package var messages: [NetlinkMessage]
         /// Messages that could not be parsed and were skipped.
-        public var parseErrors: [NetlinkParseError]
+        package var parseErrors: [NetlinkParseError]
         /// The kernel flagged the dump as interrupted (`NLM_F_DUMP_INTR`) on every attempt:
         /// objects may be missing or stale, and the caller should dump again later.
-        public var isInterrupted = false
+        package var isInterrupted = false
     }
 
     /// Runs a dump request built by `request` (given the sequence number) and collects the answer.
@@ -45,14 +45,14 @@ public final class NetlinkQueryClient {
     /// A dump the kernel flags as interrupted (`NLM_F_DUMP_INTR`: the table changed while it was
     /// being read) is run again, up to `attempts` times in all; the last one is returned with
     /// ``DumpResult/isInterrupted`` set when it was interrupted too.
-    public func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
+    package func dump(attempts: Int = 5, _ request: (UInt32) -> [UInt8]) throws(SystemError) -> DumpResult {
         try dump(attempts: attempts, skipping: { _, _ in false }, request)
     }
 
     /// The default routes (prefix length 0) of every table and family, from a dump of every
     /// route: the others are passed over unparsed (their `rtm_dst_len` read), so that a large
     /// table costs the kernel's dump and little more.
-    public func dumpDefaultRoutes(attempts: Int = 5) throws(SystemError) -> DumpResult {
+    package func dumpDefaultRoutes(attempts: Int = 5) throws(SystemError) -> DumpResult {
         try dump(attempts: attempts, skipping: NetlinkParser.isRouteWithPrefix, NetlinkRequest.dumpRoutes)
     }
 
@@ -93,7 +93,7 @@ public final class NetlinkQueryClient {
     }
 
     /// The kernel's answer to a route lookup.
-    public enum RouteAnswer: Sendable, Hashable {
+    package enum RouteAnswer: Sendable, Hashable {
         /// The route the kernel would use.
         case route(RouteMessage)
         /// The kernel refused (positive errno: `ENETUNREACH` when nothing routes there).
@@ -101,7 +101,7 @@ public final class NetlinkQueryClient {
 
         /// The answer a reply carries: its first route or error message; nil when it has neither.
         /// Pure, so the status reducer can be fed captured replies.
-        public init?(reply: [Result<NetlinkMessage, NetlinkParseError>]) {
+        package init?(reply: [Result<NetlinkMessage, NetlinkParseError>]) {
             for parsed in reply {
                 guard case .success(let message) = parsed else { continue }
                 switch message.payload {
@@ -114,15 +114,15 @@ public final class NetlinkQueryClient {
         }
     }
 
-    /// The state of the neighbour entry for `address` on `link` (`RTM_GETNEIGH`); nil when the
-    /// kernel has none.
-    public func neighbourState(of address: IPAddress, on link: InterfaceIndex) throws(SystemError) -> NeighbourState? {
+    /// The neighbour entry for `address` on `link` (`RTM_GETNEIGH`: its state and link-layer
+    /// address); nil when the kernel has none.
+    package func neighbourEntry(of address: IPAddress, on link: InterfaceIndex) throws(SystemError) -> NeighbourMessage? {
         let expected = nextSequence()
         try socket.send(NetlinkRequest.getNeighbour(address.bytes, family: address.family.netlinkFamily, index: link.rawValue, sequence: expected))
         while true {
             for case .success(let message) in try receiveReply(sequence: expected) {
                 switch message.payload {
-                case .newNeighbour(let neighbour): return neighbour.state
+                case .newNeighbour(let neighbour): return neighbour
                 case .error(let code) where code == ENOENT: return nil
                 case .error(let code): throw SystemError(action: "read the neighbour entry", errno: code)
                 default: continue
@@ -133,23 +133,23 @@ public final class NetlinkQueryClient {
 
     /// One route lookup (`RTM_GETROUTE`): which route the kernel would use to reach
     /// ``destination`` for a flow.
-    public struct RouteQuestion: Sendable, Hashable {
+    package struct RouteQuestion: Sendable, Hashable {
         /// The destination.
-        public var destination: IPAddress
+        package var destination: IPAddress
         /// The source address of the flow (`RTA_SRC`), e.g. the one ``SourceAddressQuery``
         /// found; nil for a lookup without one.
-        public var source: IPAddress?
+        package var source: IPAddress?
         /// The link the flow is bound to (`RTA_OIF`: a link-local destination's zone); nil for none.
-        public var outputInterface: InterfaceIndex?
+        package var outputInterface: InterfaceIndex?
         /// The flow's keys (`RTA_IP_PROTO`, `RTA_DPORT`, `RTA_UID`), which policy rules on
         /// `ipproto`, `dport` and `uidrange` match; nil for a lookup without them.
-        public var flow: FlowKeys?
+        package var flow: FlowKeys?
         /// Answer with the routing-table entry that matched (prefix, metric) rather than the
         /// resolved next hop (`RTM_F_FIB_MATCH`).
-        public var matchedEntry: Bool
+        package var matchedEntry: Bool
 
         /// A lookup of `destination` from `source`, bound to `outputInterface`, with `flow`'s keys.
-        public init(
+        package init(
             to destination: IPAddress, source: IPAddress? = nil, outputInterface: InterfaceIndex? = nil, flow: FlowKeys? = nil, matchedEntry: Bool = false
         ) {
             self.destination = destination
@@ -177,7 +177,7 @@ public final class NetlinkQueryClient {
     /// answer back, instead of a round trip per question.
     ///
     /// - Returns: the answers, in the order of `questions`.
-    public func lookupRoutes(_ questions: [RouteQuestion]) throws(SystemError) -> [RouteAnswer] {
+    package func lookupRoutes(_ questions: [RouteQuestion]) throws(SystemError) -> [RouteAnswer] {
         var answers: [RouteAnswer] = []
         answers.reserveCapacity(questions.count)
         var start = 0
@@ -244,7 +244,7 @@ public final class NetlinkQueryClient {
 
     /// The selectors of every policy rule (``PolicyRuleSelectors``), from an `RTM_GETRULE` dump
     /// (retried as ``dump(attempts:_:)`` is when interrupted; still interrupted, it is used).
-    public func dumpRuleSelectors(attempts: Int = 5) throws(SystemError) -> [PolicyRuleSelectors] {
+    package func dumpRuleSelectors(attempts: Int = 5) throws(SystemError) -> [PolicyRuleSelectors] {
         var rules: [PolicyRuleSelectors] = []
         _ = try dump(attempts: attempts, skipping: { header, body in
             // Read here and passed over: the parser keeps no rule's attributes.

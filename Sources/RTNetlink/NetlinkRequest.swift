@@ -1,25 +1,25 @@
 /// Builds rtnetlink request messages.
-public enum NetlinkRequest {
+package enum NetlinkRequest {
     /// `RTM_GETLINK` dump of every link.
-    public static func dumpLinks(sequence: UInt32) -> [UInt8] {
+    package static func dumpLinks(sequence: UInt32) -> [UInt8] {
         message(type: LinuxNetlink.getLink, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.linkInfoLength))
     }
 
     /// `RTM_GETADDR` dump of every address of every family.
-    public static func dumpAddresses(sequence: UInt32) -> [UInt8] {
+    package static func dumpAddresses(sequence: UInt32) -> [UInt8] {
         message(type: LinuxNetlink.getAddress, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.addressInfoLength))
     }
 
     /// `RTM_GETROUTE` dump of every route of every family and table.
-    public static func dumpRoutes(sequence: UInt32) -> [UInt8] {
+    package static func dumpRoutes(sequence: UInt32) -> [UInt8] {
         message(type: LinuxNetlink.getRoute, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.routeInfoLength))
     }
 
     /// `RTM_GETRULE` dump of every policy rule of every family.
-    public static func dumpRules(sequence: UInt32) -> [UInt8] {
+    package static func dumpRules(sequence: UInt32) -> [UInt8] {
         message(type: LinuxNetlink.getRule, flags: LinuxNetlink.request | LinuxNetlink.dump, sequence: sequence,
                 payload: [UInt8](repeating: 0, count: LinuxNetlink.ruleInfoLength))
     }
@@ -45,7 +45,7 @@ public enum NetlinkRequest {
     ///     is has them; nil for none.
     ///   - matchedEntry: ask for the routing-table entry that matched (`RTM_F_FIB_MATCH`: its
     ///     prefix and metric) instead of the resolved next hop.
-    public static func lookupRoute(
+    package static func lookupRoute(
         to destination: [UInt8], family: UInt8, source: [UInt8]? = nil, outputInterface: Int32? = nil, flow: FlowKeys? = nil,
         matchedEntry: Bool = false, sequence: UInt32
     ) -> [UInt8] {

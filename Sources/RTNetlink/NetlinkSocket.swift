@@ -6,12 +6,12 @@ import SystemSupport
 
 /// An `AF_NETLINK` / `NETLINK_ROUTE` socket: a file descriptor with an explicit lifetime.
 /// The owner calls ``close()`` exactly once, after any Dispatch source on it was cancelled.
-public struct NetlinkSocket: Sendable {
+package struct NetlinkSocket: Sendable {
     /// The descriptor.
-    public let fileDescriptor: Int32
+    package let fileDescriptor: Int32
 
     /// The rtnetlink multicast groups that can change reachability.
-    public enum Group: Sendable, CaseIterable {
+    package enum Group: Sendable, CaseIterable {
         /// Links (`RTNLGRP_LINK`).
         case link
         /// IPv4 addresses.
@@ -52,7 +52,7 @@ public struct NetlinkSocket: Sendable {
 
     /// Opens, binds and connects (to the kernel) a non-blocking, close-on-exec rtnetlink socket.
     /// The corresponding C functions are `socket`, `bind` and `connect`.
-    public static func open() throws(SystemError) -> NetlinkSocket {
+    package static func open() throws(SystemError) -> NetlinkSocket {
         let descriptor = try valueOrErrno("open netlink socket") {
             socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE)
         }
@@ -76,7 +76,7 @@ public struct NetlinkSocket: Sendable {
     }
 
     /// Joins multicast `groups` (`NETLINK_ADD_MEMBERSHIP`).
-    public func subscribe(to groups: [Group]) throws(SystemError) {
+    package func subscribe(to groups: [Group]) throws(SystemError) {
         for group in groups {
             try setOption(level: SOL_NETLINK, name: NETLINK_ADD_MEMBERSHIP, value: Int32(group.number), action: "subscribe to rtnetlink group \(group)")
         }
@@ -87,7 +87,7 @@ public struct NetlinkSocket: Sendable {
     ///
     /// - Returns: the effective size the kernel reports (it doubles the request for bookkeeping).
     @discardableResult
-    public func setReceiveBuffer(bytes: Int32) throws(SystemError) -> Int32 {
+    package func setReceiveBuffer(bytes: Int32) throws(SystemError) -> Int32 {
         do {
             try setOption(level: SOL_SOCKET, name: SO_RCVBUFFORCE, value: bytes, action: "force netlink receive buffer")
         } catch where error.errno == EPERM {
@@ -100,7 +100,7 @@ public struct NetlinkSocket: Sendable {
     }
 
     /// Makes receives block for at most `seconds` instead of failing with `EAGAIN` at once.
-    public func setBlocking(timeoutSeconds seconds: Int) throws(SystemError) {
+    package func setBlocking(timeoutSeconds seconds: Int) throws(SystemError) {
         let flags = try valueOrErrno("read netlink socket flags") { fcntl(fileDescriptor, F_GETFL) }
         try valueOrErrno("make netlink socket blocking") { fcntl(fileDescriptor, F_SETFL, flags & ~O_NONBLOCK) }
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
@@ -111,7 +111,7 @@ public struct NetlinkSocket: Sendable {
 
     /// Sends one request to the kernel.
     /// The corresponding C function is `sendto`.
-    public func send(_ message: [UInt8]) throws(SystemError) {
+    package func send(_ message: [UInt8]) throws(SystemError) {
         try valueOrErrno("send netlink request") {
             message.withUnsafeBytes { bytes in
                 Self.withKernelAddress { sendto(fileDescriptor, bytes.baseAddress, bytes.count, 0, $0, $1) }
@@ -129,7 +129,7 @@ public struct NetlinkSocket: Sendable {
     }
 
     /// What one receive produced.
-    public enum Received: Sendable, Equatable {
+    package enum Received: Sendable, Equatable {
         /// A datagram of `count` bytes from the kernel is in the buffer.
         case datagram(count: Int)
         /// A datagram from a user-space process was read and must be ignored.
@@ -143,7 +143,7 @@ public struct NetlinkSocket: Sendable {
 
     /// Receives one datagram into `buffer`, reporting who sent it.
     /// The corresponding C function is `recvmsg`.
-    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Received {
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Received {
         var sender = sockaddr_nl()
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
         let count: Int
@@ -172,7 +172,7 @@ public struct NetlinkSocket: Sendable {
     }
 
     /// Closes the descriptor.
-    public func close() {
+    package func close() {
         _ = Glibc.close(fileDescriptor)
     }
 

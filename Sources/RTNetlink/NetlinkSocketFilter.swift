@@ -46,27 +46,27 @@ import SystemSupport
 /// Netlink headers are in host byte order while BPF loads halfwords and words big-endian, so
 /// the program reads multi-byte header fields byte by byte in host order. Addresses in `RTA_DST`
 /// are in network order, which is what BPF word loads give.
-public struct NetlinkSocketFilter: Sendable, Equatable {
+package struct NetlinkSocketFilter: Sendable, Equatable {
     /// The program, as the kernel takes it.
-    public let instructions: [BPFInstruction]
+    package let instructions: [BPFInstruction]
 
     /// How many route attributes the program inspects looking for `RTA_DST` (the kernel puts it
     /// second, after `RTA_TABLE`, for both IPv4 and IPv6).
-    public static let maximumAttributesScanned = 4
+    package static let maximumAttributesScanned = 4
 
     /// The most destinations a program compares per family (IPv6 costs 17 instructions each,
     /// IPv4 5; at 128 of each the program is about 3,200 instructions of the kernel's 4,096).
-    public static let maximumDestinationsPerFamily = 128
+    package static let maximumDestinationsPerFamily = 128
 
     /// The most neighbours a ``neighboursOf(_:)`` program follows per family.
-    public static let maximumNeighboursPerFamily = 8
+    package static let maximumNeighboursPerFamily = 8
 
     /// The filter that keeps only route messages able to change the route to one of
     /// `destinations` (and every non-route message).
     ///
     /// - Parameter destinations: IPv4 and IPv6 addresses, at most ``maximumDestinationsPerFamily``
     ///   of each family.
-    public static func routesContaining(_ destinations: [IPAddress]) -> NetlinkSocketFilter {
+    package static func routesContaining(_ destinations: [IPAddress]) -> NetlinkSocketFilter {
         routesOverlapping(destinations.map(IPPrefix.init(host:)))
     }
 
@@ -78,7 +78,7 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     ///
     /// - Parameter prefixes: IPv4 and IPv6 prefixes, at most ``maximumDestinationsPerFamily`` of
     ///   each family; a shorter prefix costs 4 instructions more than a host (3 per word it spans).
-    public static func routesOverlapping(_ prefixes: [IPPrefix]) -> NetlinkSocketFilter {
+    package static func routesOverlapping(_ prefixes: [IPPrefix]) -> NetlinkSocketFilter {
         let ipv4Prefixes = prefixes.filter { $0.network.family == .ipv4 }
         let ipv6Prefixes = prefixes.filter { $0.network.family == .ipv6 }
         precondition(max(ipv4Prefixes.count, ipv6Prefixes.count) <= maximumDestinationsPerFamily, "too many destinations for one BPF program")
@@ -134,7 +134,7 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
     ///
     /// - Parameter neighbours: IPv4 and IPv6 addresses, at most ``maximumNeighboursPerFamily`` of
     ///   each family.
-    public static func neighboursOf(_ neighbours: [IPAddress]) -> NetlinkSocketFilter {
+    package static func neighboursOf(_ neighbours: [IPAddress]) -> NetlinkSocketFilter {
         let (ipv4Neighbours, ipv6Neighbours) = bytesByFamily(neighbours)
         precondition(max(ipv4Neighbours.count, ipv6Neighbours.count) <= maximumNeighboursPerFamily, "too many neighbours for one BPF program")
         var program = BPFAssembler()
@@ -179,13 +179,13 @@ public struct NetlinkSocketFilter: Sendable, Equatable {
 
     /// A program that keeps everything: in place for the moment a replacement waits (a
     /// destination just watched must not miss a route change meanwhile).
-    public static let keepingEverything = NetlinkSocketFilter(instructions: [
+    package static let keepingEverything = NetlinkSocketFilter(instructions: [
         BPFInstruction(code: LinuxBPF.ret | LinuxBPF.k, jumpIfTrue: 0, jumpIfFalse: 0, constant: UInt32.max),
     ])
 
     /// Attaches the program to `socket`; from then on the kernel runs it on every datagram
     /// before queueing it. The corresponding C function is `setsockopt(SO_ATTACH_FILTER)`.
-    public func attach(to socket: NetlinkSocket) throws(SystemError) {
+    package func attach(to socket: NetlinkSocket) throws(SystemError) {
         var filters = instructions.map { sock_filter(code: $0.code, jt: $0.jumpIfTrue, jf: $0.jumpIfFalse, k: $0.constant) }
         try filters.withUnsafeMutableBufferPointer { (buffer) throws(SystemError) in
             var program = sock_fprog(len: UInt16(buffer.count), filter: buffer.baseAddress)

@@ -22,50 +22,50 @@ extension AddressFamily {
 
 extension AddressMessage {
     /// The address's family; nil for a family other than IPv4 and IPv6.
-    public var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
+    package var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
 }
 
 extension RouteMessage {
     /// The route's family; nil for a family other than IPv4 and IPv6.
-    public var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
+    package var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
 }
 
 extension NeighbourMessage {
     /// The entry's family; nil for a family other than IPv4 and IPv6 (a bridge's entries).
-    public var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
+    package var addressFamily: AddressFamily? { AddressFamily(netlinkFamily: family) }
 }
 
 extension AddressMessage {
     /// The address (``address``) as a value; nil without one or for another family.
-    public var ipAddress: IPAddress? { addressFamily.flatMap { family in address.flatMap { IPAddress(family: family, bytes: $0) } } }
+    package var ipAddress: IPAddress? { addressFamily.flatMap { family in address.flatMap { IPAddress(family: family, bytes: $0) } } }
 }
 
 extension RouteMessage {
     /// The gateway (``gateway``) as a value; nil without one or for another family.
-    public var gatewayAddress: IPAddress? { addressFamily.flatMap { family in gateway.flatMap { IPAddress(family: family, bytes: $0) } } }
+    package var gatewayAddress: IPAddress? { addressFamily.flatMap { family in gateway.flatMap { IPAddress(family: family, bytes: $0) } } }
     /// The preferred source (``preferredSource``) as a value; nil without one or for another family.
-    public var preferredSourceAddress: IPAddress? {
+    package var preferredSourceAddress: IPAddress? {
         addressFamily.flatMap { family in preferredSource.flatMap { IPAddress(family: family, bytes: $0) } }
     }
     /// The destination prefix's address (``destination``) as a value; nil for a default route
     /// (no `RTA_DST`) or another family.
-    public var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
+    package var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
 
     /// The prefix's network address (the destination with the bits past
     /// ``destinationLength`` cleared); nil for a default route or another family.
-    public var network: IPAddress? {
+    package var network: IPAddress? {
         guard let destination, destinationLength > 0, let family = addressFamily else { return nil }
         return IPAddress(family: family, bytes: IPAddressBytes.masked(destination, length: destinationLength, width: family.addressLength))
     }
 
     /// Whether the route's prefix contains `address`: a default route contains every address,
     /// a prefix of the other family none.
-    public func prefixContains(_ address: IPAddress) -> Bool {
+    package func prefixContains(_ address: IPAddress) -> Bool {
         IPAddressBytes.prefix(destination, length: destinationLength, contains: address.bytes)
     }
 }
 
 extension NeighbourMessage {
     /// The neighbour's address (``destination``) as a value; nil without one or for another family.
-    public var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
+    package var destinationAddress: IPAddress? { addressFamily.flatMap { family in destination.flatMap { IPAddress(family: family, bytes: $0) } } }
 }

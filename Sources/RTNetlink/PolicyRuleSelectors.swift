@@ -6,17 +6,17 @@ import NetworkTypes
 /// tells the daemon's own flow from a caller's. Read from an `RTM_GETRULE` dump
 /// (``NetlinkQueryClient/dumpRuleSelectors(attempts:)``), then kept from the rule messages
 /// (``RouteNetlinkPayload/ruleChanged(added:selectors:)``).
-public struct PolicyRuleSelectors: Sendable, Hashable {
+package struct PolicyRuleSelectors: Sendable, Hashable {
     /// The rule's family; nil for one other than IPv4 and IPv6 (multicast routing's rules).
-    public var family: AddressFamily?
+    package var family: AddressFamily?
     /// Whether the rule selects on the transport protocol or a port (`FRA_IP_PROTO`,
     /// `FRA_SPORT_RANGE`, `FRA_DPORT_RANGE`).
-    public var selectsOnTransport: Bool
+    package var selectsOnTransport: Bool
     /// Whether the rule selects on the user (`FRA_UID_RANGE`).
-    public var selectsOnUser: Bool
+    package var selectsOnUser: Bool
 
     /// A rule of `family` selecting on what the flags say.
-    public init(family: AddressFamily?, selectsOnTransport: Bool = false, selectsOnUser: Bool = false) {
+    package init(family: AddressFamily?, selectsOnTransport: Bool = false, selectsOnUser: Bool = false) {
         self.family = family
         self.selectsOnTransport = selectsOnTransport
         self.selectsOnUser = selectsOnUser

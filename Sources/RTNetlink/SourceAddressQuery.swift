@@ -17,25 +17,25 @@ import SystemSupport
 ///
 /// Not thread-safe: owned by one serial queue.
 /// The corresponding C functions are `socket`, `connect`, `getsockname` and `close`.
-public final class SourceAddressQuery {
+package final class SourceAddressQuery {
     /// The probe's flow: UDP to port 443. UDP sends nothing on `connect` (a TCP `connect` would
     /// send a SYN), so the probe cannot be the TCP flow most applications open; policy rules on
     /// `ipproto` can tell the two apart, which the caller checks with route lookups carrying
     /// this flow's keys and the TCP flow's.
-    public static let flow = FlowKeys(.udp, destinationPort: 443)
+    package static let flow = FlowKeys(.udp, destinationPort: 443)
 
     /// The open socket per netlink family (`AF_INET`, `AF_INET6`).
     private var sockets: [UInt8: Int32] = [:]
 
     /// Opens the sockets when first needed.
-    public init() {}
+    package init() {}
 
     deinit {
         close()
     }
 
     /// Closes the sockets; a later question opens them again.
-    public func close() {
+    package func close() {
         for descriptor in sockets.values { _ = Glibc.close(descriptor) }
         sockets = [:]
     }
@@ -50,7 +50,7 @@ public final class SourceAddressQuery {
     ///   the error `connect` gave (`ENETUNREACH` without a route, `EHOSTUNREACH`, `EACCES`,
     ///   `EINVAL` for unreachable, prohibit and blackhole routes, `EADDRNOTAVAIL` when IPv6 has
     ///   no source address, `EAFNOSUPPORT` when the family is disabled).
-    public func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
+    package func source(toward destination: IPAddress, boundTo link: InterfaceIndex? = nil) -> Result<IPAddress, SystemError> {
         let family = destination.family.netlinkFamily
         return Result { () throws(SystemError) -> IPAddress in
             let descriptor: Int32

@@ -16,7 +16,7 @@ import SystemSupport
 /// be reached is tried again with a bounded exponential backoff (``reconnectDelays``). Every
 /// (re)connection starts a new epoch; replies from an older one are dropped.
 /// The last listener to detach closes the connection.
-final class BusHub: @unchecked Sendable {
+package final class BusHub: @unchecked Sendable {
     /// The waits before attempts to reconnect to a bus that went away (or could not be reached
     /// at all): 0.1 s before the first, doubling after each failure, at most 5 s.
     static let reconnectDelays = RetryDelays(first: .milliseconds(100), longest: .seconds(5))
@@ -35,7 +35,7 @@ final class BusHub: @unchecked Sendable {
     private static let hubs = Mutex<[BusEndpoint: BusHub]>([:])
 
     /// The hub of `endpoint`, made on first use and kept for the life of the process.
-    static func hub(for endpoint: BusEndpoint) -> BusHub {
+    package static func hub(for endpoint: BusEndpoint) -> BusHub {
         hubs.withLock { hubs in
             if let hub = hubs[endpoint] { return hub }
             let hub = BusHub(endpoint: endpoint)
@@ -45,7 +45,7 @@ final class BusHub: @unchecked Sendable {
     }
 
     /// The queue the hub, its listeners and their managers run on.
-    let queue = DispatchQueue(label: "org.reachabilityd.client.bus")
+    package let queue = DispatchQueue(label: "org.reachabilityd.client.bus")
     private let endpoint: BusEndpoint
     private var listeners: [ObjectIdentifier: WeakListener] = [:]
     private var routesListeners: Set<ObjectIdentifier> = []

@@ -2,7 +2,7 @@ import ReachabilityBus
 import ReachabilityCore
 
 /// Which bus a manager talks to.
-enum BusEndpoint: Sendable, Hashable {
+package enum BusEndpoint: Sendable, Hashable {
     /// The system bus (`$DBUS_SYSTEM_BUS_ADDRESS` when set).
     case system
     /// A bus at an explicit address, e.g. a test's private bus.

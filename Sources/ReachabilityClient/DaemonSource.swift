@@ -7,7 +7,7 @@ import ReachabilityCore
 import SystemSupport
 
 /// What a manager reports on.
-enum MonitoredTarget: Sendable, Equatable {
+package enum MonitoredTarget: Sendable, Equatable {
     /// The machine: the daemon's own properties.
     case machine
     /// One literal address, checked with `CheckDestination` (`CheckAddress` with an older daemon).
@@ -22,7 +22,7 @@ enum MonitoredTarget: Sendable, Equatable {
 /// a domain is checked with `CheckDestination` (`CheckAddress` with a daemon that predates it) whenever the daemon publishes a new state or announces
 /// `RoutesChanged`. A stopped daemon reports `.unknown` at once, and so does one that owns its
 /// name but does not answer.
-final class DaemonSource: BusHubListener, @unchecked Sendable {
+package final class DaemonSource: BusHubListener, @unchecked Sendable {
     /// How long a `CheckDestination` or `CheckAddress` call may take.
     static let checkTimeoutMicroseconds: UInt64 = 5_000_000
 
@@ -60,7 +60,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     ///   - target: what to report on.
     ///   - report: called on the queue with every snapshot (possibly repeated), whether the
     ///     daemon answered, and the session given to ``start(session:)``.
-    init(hub: BusHub, target: MonitoredTarget, report: @escaping SnapshotReport) {
+    package init(hub: BusHub, target: MonitoredTarget, report: @escaping SnapshotReport) {
         self.hub = hub
         queue = hub.queue
         self.target = target
@@ -75,7 +75,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     /// Starts following the daemon. Call on the queue.
     ///
     /// - Parameter session: a token passed back with every report of this run.
-    func start(session: UInt64) {
+    package func start(session: UInt64) {
         dispatchPrecondition(condition: .onQueue(queue))
         self.session = session
         guard !running else { return }
@@ -85,7 +85,7 @@ final class DaemonSource: BusHubListener, @unchecked Sendable {
     }
 
     /// Stops following the daemon. Call on the queue.
-    func stop() {
+    package func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard running else { return }
         running = false

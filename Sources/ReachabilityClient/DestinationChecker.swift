@@ -10,9 +10,9 @@ import ReachabilityCore
 /// so that a resolver that comes back (DNS at boot, a VPN's) is noticed without waiting for a
 /// routing change; the checks before then, whatever prompts them, reuse the failure. Confined
 /// to `queue`.
-final class DestinationChecker: @unchecked Sendable {
+package final class DestinationChecker: @unchecked Sendable {
     /// Asks for the answers of `addresses` and calls `answered` on the queue with them, in order.
-    typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
+    package typealias AskAddresses = (_ addresses: [String], _ answered: @escaping ([AddressAnswer]) -> Void) -> Void
 
     private let queue: DispatchQueue
     private let target: MonitoredTarget
@@ -32,7 +32,7 @@ final class DestinationChecker: @unchecked Sendable {
     ///   - target: what is checked; `.machine` is never checked.
     ///   - ask: how the addresses are answered.
     ///   - finished: called on the queue with each check's snapshot.
-    init(queue: DispatchQueue, target: MonitoredTarget, ask: @escaping AskAddresses, finished: @escaping (ReachabilitySnapshot) -> Void) {
+    package init(queue: DispatchQueue, target: MonitoredTarget, ask: @escaping AskAddresses, finished: @escaping (ReachabilitySnapshot) -> Void) {
         self.queue = queue
         self.target = target
         self.ask = ask
@@ -43,7 +43,7 @@ final class DestinationChecker: @unchecked Sendable {
     var isChecking: Bool { inFlight }
 
     /// Checks the destination; during a check, once after it.
-    func check() {
+    package func check() {
         guard !inFlight else {
             pending = true
             return
@@ -78,7 +78,7 @@ final class DestinationChecker: @unchecked Sendable {
     /// Drops the check in flight, any pending one and a name's retry that is due; their answers
     /// will not be reported. The next ``check()`` reuses the name's failure while it is reused
     /// and schedules the retry again.
-    func cancel() {
+    package func cancel() {
         epoch += 1
         inFlight = false
         pending = false

@@ -72,7 +72,7 @@ enum HostResolver {
 /// A resolution in flight cannot be cancelled (`getaddrinfo` has no cancellation): its thread
 /// ends when the resolver answers or gives up (resolv.conf's `timeout:` × `attempts:`).
 /// Thread-safe.
-final class HostLookup: Sendable, Equatable {
+package final class HostLookup: Sendable, Equatable {
     /// What a lookup answers.
     struct Answer: Sendable, Equatable {
         /// The addresses, or why there are none.
@@ -142,7 +142,7 @@ final class HostLookup: Sendable, Equatable {
     }
 
     /// Two lookups are equal when they are of the same host.
-    static func == (lhs: HostLookup, rhs: HostLookup) -> Bool {
+    package static func == (lhs: HostLookup, rhs: HostLookup) -> Bool {
         lhs.host == rhs.host
     }
 }

@@ -45,31 +45,67 @@ public final class ReachabilityManager: Sendable {
     /// The manager for the machine's reachability, shared by the whole process.
     public static let shared = ReachabilityManager()
 
-    /// Where a manager gets its answers.
+    /// Where a manager gets its answers: ``daemon``; with `import ReachabilityInProcess` also
+    /// `.inProcess` (the daemon's engine run inside this process, for machines without
+    /// reachabilityd) and `.automatic` (the daemon while its bus name has an owner, else
+    /// in-process), so that a program that follows only the daemon links no engine.
     ///
     /// Where the system bus's socket is missing (`$DBUS_SYSTEM_BUS_ADDRESS`'s path, else
     /// `/run/dbus/system_bus_socket`) but the daemon's Varlink socket is there
-    /// (``varlinkSocketPath``), ``daemon`` and, for the machine's reachability, ``automatic``
+    /// (``varlinkSocketPath``), ``daemon`` and, for the machine's reachability, `.automatic`
     /// ask that socket instead, as ``varlink(path:)`` does: an application in a container with
     /// `/run/reachabilityd` bind-mounted works unchanged. Which it is is decided when the
     /// manager is made.
-    public enum Source: Sendable, Equatable {
+    public struct Source: Sendable, Equatable {
+        /// A manager's queue and its source, made for `target` on the bus at `endpoint`.
+        package typealias Make = @Sendable (_ target: MonitoredTarget, _ endpoint: BusEndpoint, _ report: @escaping SnapshotReport) -> (DispatchQueue, any SnapshotSource)
+
+        /// The source's name, as `reachabilityctl --source` spells it.
+        package let name: String
+        /// Makes a manager's queue and source.
+        package let make: Make
+
+        /// A source called `name`, made by `make`.
+        package init(name: String, make: @escaping Make) {
+            self.name = name
+            self.make = make
+        }
+
         /// From reachabilityd over the system bus; `.unknown` while the daemon is not running.
-        case daemon
-        /// From the daemon's engine run inside this process (rtnetlink and the same decision
-        /// rule), for machines without reachabilityd. ``isDaemonAvailable`` stays false.
-        case inProcess
-        /// From the daemon while its bus name has an owner, else in-process.
-        case automatic
+        public static let daemon = Source(name: "daemon") { target, endpoint, report in
+            // No bus would answer any target there: the socket's answer says why at least.
+            if let socket = varlinkInsteadOfBus(on: endpoint) { return socket.make(target, endpoint, report) }
+            let hub = BusHub.hub(for: endpoint)
+            return (hub.queue, DaemonSource(hub: hub, target: target, report: report))
+        }
+
         /// From reachabilityd's Varlink socket at `path` (`Subscribe`), for a process without a
         /// system bus, e.g. a container with `/run/reachabilityd` bind-mounted; `.unknown` while
         /// the socket does not answer. The machine's reachability only: an address's or a host
         /// name's manager stays `.unknown`.
-        case varlink(path: String)
+        public static func varlink(path: String) -> Source {
+            Source(name: "varlink:\(path)") { target, _, report in
+                let queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
+                return (queue, VarlinkSource(queue: queue, path: path, target: target, report: report))
+            }
+        }
 
         /// The socket ``varlink(path:)`` usually names: `$REACHABILITYD_SOCKET`, else
         /// `/run/reachabilityd/org.reachabilityd.Reachability`.
         public static var varlinkSocketPath: String { VarlinkSource.defaultPath }
+
+        /// The daemon's Varlink socket as a source, where a source of the system bus at
+        /// `endpoint` would find no bus but that socket is there (``Source``); nil otherwise,
+        /// and always for a bus at an explicit address.
+        package static func varlinkInsteadOfBus(on endpoint: BusEndpoint) -> Source? {
+            guard endpoint == .system else { return nil }
+            return VarlinkSource.insteadOfSystemBus.map { varlink(path: $0) }
+        }
+
+        /// Two sources are equal when they are the same kind (and socket).
+        public static func == (lhs: Source, rhs: Source) -> Bool {
+            lhs.name == rhs.name
+        }
     }
 
     private let queue: DispatchQueue
@@ -143,35 +179,8 @@ public final class ReachabilityManager: Sendable {
         let report: SnapshotReport = { snapshot, daemonAvailable, session in
             box.manager?.receive(snapshot, daemonAvailable: daemonAvailable, session: session)
         }
-        switch Self.resolved(kind, target: target, endpoint: endpoint) {
-        case .daemon:
-            let hub = BusHub.hub(for: endpoint)
-            queue = hub.queue
-            source = DaemonSource(hub: hub, target: target, report: report)
-        case .inProcess:
-            queue = DispatchQueue(label: "org.reachabilityd.client.in-process")
-            source = InProcessSource(queue: queue, target: target, report: report)
-        case .automatic:
-            let hub = BusHub.hub(for: endpoint)
-            queue = hub.queue
-            source = AutomaticSource(hub: hub, target: target, report: report)
-        case .varlink(let path):
-            queue = DispatchQueue(label: "org.reachabilityd.client.varlink")
-            source = VarlinkSource(queue: queue, path: path, target: target, report: report)
-        }
+        (queue, source) = kind.make(target, endpoint, report)
         box.manager = self
-    }
-
-    /// `kind`, or the Varlink socket where the daemon would be asked on a system bus that is
-    /// not there (``Source``): for ``Source/daemon`` whatever the target (no bus would answer
-    /// either), for ``Source/automatic`` the machine only (the engine in this process answers
-    /// an address, which the socket does not).
-    private static func resolved(_ kind: Source, target: MonitoredTarget, endpoint: BusEndpoint) -> Source {
-        guard endpoint == .system else { return kind }
-        switch (kind, target) {
-        case (.daemon, _), (.automatic, .machine): return VarlinkSource.insteadOfSystemBus.map { .varlink(path: $0) } ?? kind
-        default: return kind
-        }
     }
 
     deinit {
@@ -244,8 +253,23 @@ public final class ReachabilityManager: Sendable {
         return family == .ipv4 ? snapshot.ipv4Transport : snapshot.ipv6Transport
     }
 
-    /// Whether the traffic is metered (a cellular link).
+    /// Whether the traffic is metered (the daemon's `Metered`: a `Metered=` line, else
+    /// NetworkManager's verdict, else DHCP's ANDROID_METERED, else a cellular link), as Android's
+    /// `NET_CAPABILITY_NOT_METERED` missing and Apple's `isExpensive` say. For an address or a
+    /// host name: whether its route's link is cellular.
     public var isMetered: Bool { snapshot.isMetered }
+
+    /// Which rule decided ``isMetered`` (the daemon's `MeteredReason`); `.noRoute` without a route.
+    public var meteredReason: MeteredReason { snapshot.meteredReason }
+
+    /// An opaque id of the network the route leads into (the daemon's `NetworkID`), to keep
+    /// per-network state: the same for the same network on this machine across reboots, another
+    /// on another machine; nil without a route or while the daemon does not know the gateway's
+    /// link-layer address, and for an address's or a host name's manager.
+    public var networkID: String? {
+        let id = snapshot.networkID
+        return id.isEmpty ? nil : id
+    }
 
     /// Every network link the daemon knows, loopback left out, in index order (the daemon's
     /// `Interfaces` property, NWPath's `availableInterfaces`): each one's name, transport,
@@ -279,6 +303,16 @@ public final class ReachabilityManager: Sendable {
     /// a CLAT: an IPv4 literal works), `.nat64` (only at an address synthesized with
     /// ``nat64Prefix``) or `.none`. For an address or a host name: the machine's.
     public var ipv4Access: IPv4Access { snapshot.ipv4Access }
+
+    /// The session the network's captive-portal API describes (the daemon's
+    /// `CaptivePortalSession`, RFC 8908; Android's `CaptivePortalData`): the time and bytes left
+    /// before the network holds this host behind its portal again, the venue's page, whether the
+    /// session can be extended; each nil when the API did not say (``CaptivePortalSession/isEmpty``:
+    /// no API, checks off, or no connectivity). `secondsRemaining` is as of the snapshot's
+    /// delivery: the daemon announces it again as it counts down (each minute in its last 16
+    /// minutes, each eighth above). For an address or a host name: the machine's, while its
+    /// connectivity is `.full` or `.portal`.
+    public var captivePortalSession: CaptivePortalSession { snapshot.captivePortalSession }
 
     /// For an address's or a host name's manager: how a connection gets to the address the
     /// status is about (the daemon's `CheckDestination`): `.direct`, `.clat` or `.nat64`; nil

@@ -49,7 +49,7 @@ extension ReachabilitySnapshot {
     }
 
     /// The snapshot when the bus cannot be reached.
-    static func busUnavailable(_ why: String) -> ReachabilitySnapshot {
+    package static func busUnavailable(_ why: String) -> ReachabilitySnapshot {
         ReachabilitySnapshot(
             status: .unknown, isIPv4Reachable: false, isIPv6Reachable: false,
             interface: "", transport: nil, isMetered: false, reason: why
@@ -58,7 +58,7 @@ extension ReachabilitySnapshot {
 }
 
 /// One answer of `CheckDestination` (or `CheckAddress`) for one address of a monitored destination.
-struct AddressAnswer: Sendable, Equatable {
+package struct AddressAnswer: Sendable, Equatable {
     /// The literal address asked about.
     var address: String
     /// The daemon's answer; `.notReachable` when it rejected the address.
@@ -66,9 +66,18 @@ struct AddressAnswer: Sendable, Equatable {
     /// The interface that would carry traffic to it, "" when none.
     var interface: String
     /// How a connection gets there; nil from `CheckAddress`.
-    var path: DestinationPath? = nil
+    var path: DestinationPath?
     /// Where to connect ("" from `CheckAddress`).
-    var connectAddress = ""
+    var connectAddress: String
+
+    /// An answer for `address`: `status` through `interface`, by `path` at `connectAddress`.
+    package init(address: String, status: ReachabilityStatus, interface: String, path: DestinationPath? = nil, connectAddress: String = "") {
+        self.address = address
+        self.status = status
+        self.interface = interface
+        self.path = path
+        self.connectAddress = connectAddress
+    }
 
     /// The status's rank: reachable answers beat not-reachable ones, which beat unknown ones.
     var rank: Int {
@@ -111,6 +120,7 @@ struct AddressAnswer: Sendable, Equatable {
         )
         snapshot.destinationPath = best.path
         snapshot.destinationAddress = best.connectAddress
+        snapshot.meteredReason = best.status.isReachable ? .transport : .noRoute
         return snapshot
     }
 

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Dispatch
 import ReachabilityCore
-import ReachabilityService
 import SystemSupport
 
 /// Follows the machine's reachability through the daemon's Varlink socket
@@ -78,7 +77,7 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
     private func connect() {
         guard running else { return }
         do throws(SystemError) {
-            guard let (address, length) = NotificationSocket.unixAddress(path) else { throw SystemError(action: "connect to \(path)", errno: EINVAL) }
+            guard let (address, length) = UnixSocketAddress.of(path) else { throw SystemError(action: "connect to \(path)", errno: EINVAL) }
             var socketAddress = address
             let descriptor = try valueOrErrno("open a socket for \(path)") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
             self.descriptor = descriptor

@@ -14,25 +14,25 @@
 
 /// The removals the events announced for one family since its last answer that showed none of
 /// them: what a later answer must no longer show.
-public struct AnnouncedRemovals: Sendable, Equatable {
+package struct AnnouncedRemovals: Sendable, Equatable {
     /// A route an `RTM_DELROUTE` announced gone, as a lookup's matched entry shows it.
-    public struct Route: Sendable, Hashable {
+    package struct Route: Sendable, Hashable {
         /// The destination prefix as text ("8.8.8.0/24"); nil for a default route.
-        public var prefix: String?
+        package var prefix: String?
         /// The route's table.
-        public var table: RouteTable
+        package var table: RouteTable
         /// The route's metric (0 when the message had none).
-        public var metric: UInt32
+        package var metric: UInt32
         /// The output link; nil for a route without one (a nexthop object's, multipath).
-        public var outputLink: InterfaceIndex?
+        package var outputLink: InterfaceIndex?
         /// The gateway; nil for none.
-        public var gateway: IPAddress?
+        package var gateway: IPAddress?
         /// The route's type: a `unicast` one answers a lookup with itself; an `unreachable`,
         /// `prohibit`, `blackhole` or `throw` one with an error, which names no route.
-        public var type: RouteType
+        package var type: RouteType
 
         /// A removed route.
-        public init(prefix: String?, table: RouteTable, metric: UInt32, outputLink: InterfaceIndex?, gateway: IPAddress?, type: RouteType) {
+        package init(prefix: String?, table: RouteTable, metric: UInt32, outputLink: InterfaceIndex?, gateway: IPAddress?, type: RouteType) {
             self.prefix = prefix
             self.table = table
             self.metric = metric
@@ -63,55 +63,55 @@ public struct AnnouncedRemovals: Sendable, Equatable {
     }
 
     /// An address an `RTM_DELADDR` announced gone from a link.
-    public struct Address: Sendable, Hashable {
+    package struct Address: Sendable, Hashable {
         /// The address.
-        public var address: IPAddress
+        package var address: IPAddress
         /// The link it was on.
-        public var link: InterfaceIndex
+        package var link: InterfaceIndex
 
         /// A removed address.
-        public init(address: IPAddress, link: InterfaceIndex) {
+        package init(address: IPAddress, link: InterfaceIndex) {
             self.address = address
             self.link = link
         }
     }
 
     /// What the mirror says of the answer's output link.
-    public struct OutputLink: Sendable, Equatable {
+    package struct OutputLink: Sendable, Equatable {
         /// Whether the mirror holds the link and it is up.
-        public var isUp: Bool
+        package var isUp: Bool
         /// Whether the link holds an address of the answer's family.
-        public var holdsAddressOfFamily: Bool
+        package var holdsAddressOfFamily: Bool
 
         /// The mirror's view of a link.
-        public init(isUp: Bool, holdsAddressOfFamily: Bool) {
+        package init(isUp: Bool, holdsAddressOfFamily: Bool) {
             self.isUp = isUp
             self.holdsAddressOfFamily = holdsAddressOfFamily
         }
     }
 
     /// The routes announced deleted, not added again since.
-    public private(set) var routes: Set<Route> = []
+    package private(set) var routes: Set<Route> = []
     /// The addresses announced deleted, not added again since.
-    public private(set) var addresses: Set<Address> = []
+    package private(set) var addresses: Set<Address> = []
 
     /// None.
-    public init() {}
+    package init() {}
 
     /// Whether none is held.
-    public var isEmpty: Bool { routes.isEmpty && addresses.isEmpty }
+    package var isEmpty: Bool { routes.isEmpty && addresses.isEmpty }
 
     /// An `RTM_DELROUTE` concerning the probe.
-    public mutating func routeDeleted(_ route: Route) { routes.insert(route) }
+    package mutating func routeDeleted(_ route: Route) { routes.insert(route) }
 
     /// An `RTM_NEWROUTE` concerning the probe: the same route back is no removal.
-    public mutating func routeAdded(_ route: Route) { routes.remove(route) }
+    package mutating func routeAdded(_ route: Route) { routes.remove(route) }
 
     /// An `RTM_DELADDR` of this family.
-    public mutating func addressDeleted(_ address: Address) { addresses.insert(address) }
+    package mutating func addressDeleted(_ address: Address) { addresses.insert(address) }
 
     /// An `RTM_NEWADDR` of this family: the same address back is no removal.
-    public mutating func addressAdded(_ address: Address) { addresses.remove(address) }
+    package mutating func addressAdded(_ address: Address) { addresses.remove(address) }
 
     /// Whether an answer may predate a removal, so that the kernel must be asked again: its route
     /// goes out of a link the mirror has down or lacks (the kernel flushes the routes of a link
@@ -127,7 +127,7 @@ public struct AnnouncedRemovals: Sendable, Equatable {
     ///   - outputLink: the mirror's view of the route's output link; nil when the mirror lacks
     ///     it (or the answer names none).
     /// - Returns: true when the answer may still show a removal.
-    public func mayPredateRemoval(lookup: RouteLookup, source: IPAddress?, family: AddressFamily, outputLink: OutputLink?) -> Bool {
+    package func mayPredateRemoval(lookup: RouteLookup, source: IPAddress?, family: AddressFamily, outputLink: OutputLink?) -> Bool {
         if let source, addresses.contains(where: { $0.address == source }) { return true }
         switch lookup {
         case .failed(let errno):

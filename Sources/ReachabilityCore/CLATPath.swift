@@ -73,6 +73,7 @@ extension ReachabilitySnapshot {
         described.interface = path.exit.name
         described.transport = path.exit.transport
         described.isMetered = path.exit.isMetered
+        described.meteredReason = path.exit.meteredReason
         described.ipv4Interface = path.exit.name
         described.ipv4Transport = path.exit.transport
         return described

@@ -6,41 +6,43 @@
 /// the daemon's one queue each get only their turn of it and never run dry; only a caller that
 /// would take more than that share of a core alone is held back. Pure: the caller supplies the
 /// clock and the costs.
-public struct CallerBudget: Sendable {
+package struct CallerBudget: Sendable {
     /// CPU seconds a caller may spend per second, on average.
-    public let refillPerSecond: Double
+    package let refillPerSecond: Double
     /// The most a caller may spend at once (a burst).
-    public let capacitySeconds: Double
+    package let capacitySeconds: Double
     /// The most callers remembered; beyond it, full buckets (those that equal a new one) go.
-    public static let callerLimit = 1024
+    package let callerLimit: Int
 
     private var buckets: [String: (seconds: Double, updated: Double)] = [:]
 
-    /// A budget of `refillPerSecond` CPU seconds per second, bursts up to `capacitySeconds`.
-    public init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2) {
+    /// A budget of `refillPerSecond` CPU seconds per second, bursts up to `capacitySeconds`,
+    /// remembering at most `callerLimit` callers.
+    package init(refillPerSecond: Double = 0.4, capacitySeconds: Double = 0.2, callerLimit: Int = 1024) {
         self.refillPerSecond = refillPerSecond
         self.capacitySeconds = capacitySeconds
+        self.callerLimit = callerLimit
     }
 
     /// Whether `caller` may be served at `now` (seconds on a monotonic clock).
-    public mutating func admits(_ caller: String, now: Double) -> Bool {
+    package mutating func admits(_ caller: String, now: Double) -> Bool {
         refill(caller, now: now) > 0
     }
 
     /// Takes `seconds` of CPU that serving `caller` cost.
-    public mutating func charge(_ caller: String, seconds: Double, now: Double) {
+    package mutating func charge(_ caller: String, seconds: Double, now: Double) {
         let left = refill(caller, now: now) - seconds
         buckets[caller] = (left, now)
-        if buckets.count > Self.callerLimit { pruneFullBuckets(now: now) }
+        if buckets.count > callerLimit { pruneFullBuckets(now: now) }
     }
 
     /// Forgets `caller` (its connection closed).
-    public mutating func forget(_ caller: String) {
+    package mutating func forget(_ caller: String) {
         buckets[caller] = nil
     }
 
     /// How many callers are remembered.
-    public var callerCount: Int { buckets.count }
+    package var callerCount: Int { buckets.count }
 
     private func refill(_ caller: String, now: Double) -> Double {
         guard let bucket = buckets[caller] else { return capacitySeconds }
@@ -51,8 +53,8 @@ public struct CallerBudget: Sendable {
     /// with the most left, down to the limit.
     private mutating func pruneFullBuckets(now: Double) {
         buckets = buckets.filter { refill($0.key, now: now) < capacitySeconds }
-        guard buckets.count > Self.callerLimit else { return }
-        let kept = buckets.sorted { refill($0.key, now: now) < refill($1.key, now: now) }.prefix(Self.callerLimit)
+        guard buckets.count > callerLimit else { return }
+        let kept = buckets.sorted { refill($0.key, now: now) < refill($1.key, now: now) }.prefix(callerLimit)
         buckets = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 }

@@ -4,9 +4,9 @@
 /// `RoutesChanged` signals and its `Interfaces` listings with it.
 ///
 /// Times are nanoseconds of a monotonic clock the caller reads (tests give their own).
-public struct CoalescingWindow: Sendable, Equatable {
+package struct CoalescingWindow: Sendable, Equatable {
     /// What to do about a change.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Run now (then ``ran(at:)``).
         case runNow
         /// Run at this time (then ``ran(at:)``); nothing runs before unless asked otherwise.
@@ -16,20 +16,20 @@ public struct CoalescingWindow: Sendable, Equatable {
     }
 
     /// The shortest time between two runs.
-    public let intervalNanoseconds: UInt64
+    package let intervalNanoseconds: UInt64
     /// When the work last ran; nil: never.
-    public private(set) var lastRun: UInt64?
+    package private(set) var lastRun: UInt64?
     /// When the scheduled run is due; nil: none is scheduled.
-    public private(set) var scheduledRun: UInt64?
+    package private(set) var scheduledRun: UInt64?
 
     /// A window that has not run yet.
-    public init(intervalNanoseconds: UInt64) {
+    package init(intervalNanoseconds: UInt64) {
         self.intervalNanoseconds = intervalNanoseconds
     }
 
     /// A change at `now`: run now, at the end of the interval of the last run, or not at all
     /// (one is scheduled).
-    public mutating func changed(at now: UInt64) -> Decision {
+    package mutating func changed(at now: UInt64) -> Decision {
         if scheduledRun != nil { return .alreadyScheduled }
         guard let lastRun, now < lastRun &+ intervalNanoseconds else { return .runNow }
         let due = lastRun &+ intervalNanoseconds
@@ -39,7 +39,7 @@ public struct CoalescingWindow: Sendable, Equatable {
 
     /// The work ran at `now` (for a change, at its scheduled time, or because something else
     /// needed it): the next interval starts, and nothing is scheduled any more.
-    public mutating func ran(at now: UInt64) {
+    package mutating func ran(at now: UInt64) {
         lastRun = now
         scheduledRun = nil
     }

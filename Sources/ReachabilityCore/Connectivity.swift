@@ -13,7 +13,7 @@ public enum Connectivity: String, Sendable, CaseIterable, Hashable {
 
     /// The order of "better" that `Connectivity` takes the better family by:
     /// full > portal > limited > unknown > none.
-    public var rank: Int {
+    package var rank: Int {
         switch self {
         case .none: 0
         case .unknown: 1
@@ -26,7 +26,7 @@ public enum Connectivity: String, Sendable, CaseIterable, Hashable {
     /// How well traffic gets through by this value, the order `DownDelaySec=` damps drops in:
     /// full > unknown (no evidence) > portal > limited > none. (``rank`` is another order: the
     /// better family is the one with more evidence.)
-    public var usability: Int {
+    package var usability: Int {
         switch self {
         case .none: 0
         case .limited: 1
@@ -38,7 +38,7 @@ public enum Connectivity: String, Sendable, CaseIterable, Hashable {
 
     /// This value as evidence beyond the route (`limited`, `portal`, `full`); nil for `unknown`
     /// and `none`, which say there is none.
-    public var asEvidence: Connectivity? {
+    package var asEvidence: Connectivity? {
         self == .unknown || self == .none ? nil : self
     }
 }

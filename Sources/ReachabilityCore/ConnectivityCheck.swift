@@ -94,28 +94,32 @@ public enum HTTPCheckOutcome: Sendable, Hashable {
 }
 
 /// What a network's captive-portal API (RFC 8908) answered.
-public struct CaptivePortalAPIAnswer: Sendable, Hashable {
+package struct CaptivePortalAPIAnswer: Sendable, Hashable {
     /// `captive`: whether the network holds this host behind its portal.
-    public var isCaptive: Bool
+    package var isCaptive: Bool
     /// `user-portal-url`: the page a user opens to get through, if given.
-    public var userPortalURL: String?
+    package var userPortalURL: String?
+    /// The rest of RFC 8908 §5's keys: the session's time and bytes left, the venue's page,
+    /// whether the session can be extended (``CaptivePortalSession/init(apiMembers:)``).
+    package var session: CaptivePortalSession
 
     /// Creates an answer.
-    public init(isCaptive: Bool, userPortalURL: String? = nil) {
+    package init(isCaptive: Bool, userPortalURL: String? = nil, session: CaptivePortalSession = CaptivePortalSession()) {
         self.isCaptive = isCaptive
         self.userPortalURL = userPortalURL
+        self.session = session
     }
 
     /// The answer in an HTTP outcome: a 200 whose body is a JSON object with a boolean
     /// `captive`; nil for anything else (the API then says nothing). A `user-portal-url` that is
     /// not https (RFC 8908 requires it; `javascript:` would reach every client) is dropped.
-    public init?(_ outcome: HTTPCheckOutcome) {
+    package init?(_ outcome: HTTPCheckOutcome) {
         guard case .response(200, _, let body) = outcome, case .object(let members)? = JSONValue.parse(body),
               case .boolean(let captive)? = members["captive"]
         else { return nil }
         var url: String?
         if case .string(let text)? = members["user-portal-url"], URLScheme.of(text) == "https" { url = text }
-        self.init(isCaptive: captive, userPortalURL: url)
+        self.init(isCaptive: captive, userPortalURL: url, session: CaptivePortalSession(apiMembers: members))
     }
 }
 
@@ -132,11 +136,11 @@ package enum URLScheme {
 }
 
 /// The verdicts of the active check: pure functions of what the HTTP exchanges got.
-public enum ConnectivityCheckVerdict {
+package enum ConnectivityCheckVerdict {
     /// The check URL's outcome as evidence, with the portal's URL when it redirected: 204 (or
     /// 200 with the expected body prefix) → `full`; 3xx → `portal` (the `Location`, when it is
     /// http or https); other content → `portal`; no response → `limited`.
-    public static func of(_ outcome: HTTPCheckOutcome, expecting response: String) -> (connectivity: Connectivity, portalURL: String) {
+    package static func of(_ outcome: HTTPCheckOutcome, expecting response: String) -> (connectivity: Connectivity, portalURL: String) {
         switch outcome {
         case .failed: return (.limited, "")
         case .response(let status, let redirect, let body):
@@ -151,7 +155,7 @@ public enum ConnectivityCheckVerdict {
 
     /// The check's verdict with the network's API answer: `captive: true` makes it `portal`
     /// (its `user-portal-url` first); otherwise the check decides.
-    public static func combining(check: (connectivity: Connectivity, portalURL: String), api: CaptivePortalAPIAnswer?) -> (connectivity: Connectivity, portalURL: String) {
+    package static func combining(check: (connectivity: Connectivity, portalURL: String), api: CaptivePortalAPIAnswer?) -> (connectivity: Connectivity, portalURL: String) {
         guard let api, api.isCaptive else { return check }
         return (.portal, api.userPortalURL ?? check.portalURL)
     }
@@ -159,27 +163,36 @@ public enum ConnectivityCheckVerdict {
 
 /// When checks run (as NetworkManager does): every interval while `full`; otherwise after 1 s,
 /// doubling per check that is not `full`, up to the interval (``RetryDelays``).
-public enum ConnectivityCheckSchedule {
+package enum ConnectivityCheckSchedule {
     /// The shortest time between two checks (or RFC 7050 lookups) of a family that a path
     /// change starts: a route flapping costs one per spacing, not one lookup and one HTTP
     /// exchange per flip.
-    public static let pathChangeSpacingSeconds: Double = 1
+    package static let pathChangeSpacingSeconds: Double = 1
 
     /// When a check that a path change at `now` asks for starts: at once, unless the last
     /// started at `lastStart` less than ``pathChangeSpacingSeconds`` ago, then at the end of
     /// that spacing (nanoseconds of a monotonic clock).
-    public static func startAfterPathChange(at now: UInt64, lastStart: UInt64?) -> UInt64 {
+    package static func startAfterPathChange(at now: UInt64, lastStart: UInt64?) -> UInt64 {
         guard let lastStart else { return now }
         return max(now, lastStart &+ UInt64(pathChangeSpacingSeconds * 1e9))
     }
 
     /// The seconds until the next check after `verdict`, the `attempt`-th check in a row that
-    /// was not `full` (0 for the first).
-    public static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double) -> Double {
-        guard verdict != .full else { return intervalSeconds }
-        let delays = RetryDelays(first: .seconds(1), longest: .seconds(intervalSeconds))
-        let delay = delays.delay(afterFailures: attempt + 1).components
-        return Double(delay.seconds) + Double(delay.attoseconds) / 1e18
+    /// was not `full` (0 for the first); no later than when the session the network's API
+    /// described runs out (`sessionSecondsRemaining`), so that the check says at once what the
+    /// network does then, but not sooner than ``pathChangeSpacingSeconds``: an API that keeps
+    /// saying a second or none is left costs one check per spacing, as a flapping route does.
+    package static func delay(after verdict: Connectivity, attempt: Int, intervalSeconds: Double, sessionSecondsRemaining: UInt64? = nil) -> Double {
+        let scheduled: Double
+        if verdict == .full {
+            scheduled = intervalSeconds
+        } else {
+            let delays = RetryDelays(first: .seconds(1), longest: .seconds(intervalSeconds))
+            let delay = delays.delay(afterFailures: attempt + 1).components
+            scheduled = Double(delay.seconds) + Double(delay.attoseconds) / 1e18
+        }
+        guard let remaining = sessionSecondsRemaining else { return scheduled }
+        return min(scheduled, max(Double(remaining), pathChangeSpacingSeconds))
     }
 }
 

@@ -59,11 +59,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
         containerInterfaces.first { Glob.matches($0, name) }
     }
 
-    /// Whether traffic over interface `name` with `transport` is metered: an interface rule,
-    /// else a transport rule, else true for WWAN only.
-    public func isMetered(interface name: String, transport: Transport) -> Bool {
+    /// What a `Metered=` line says of interface `name` with `transport`: an interface rule,
+    /// else a transport rule; nil when none matches (``MeteredRule`` then asks the others).
+    public func meteredSetting(interface name: String, transport: Transport) -> Bool? {
         if let rule = meteredInterfaces.last(where: { Glob.matches($0.pattern, name) }) { return rule.value }
-        return meteredTransports[transport] ?? transport.isMeteredByDefault
+        return meteredTransports[transport]
     }
 
     /// The settings in configuration-file syntax, for `Explain()`.
@@ -99,41 +99,41 @@ public struct DaemonConfiguration: Sendable, Hashable {
 }
 
 /// One problem in a configuration file, located by file and line.
-public struct ConfigurationDiagnostic: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ConfigurationDiagnostic: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file's path.
-    public var file: String
+    package var file: String
     /// The 1-based line number.
-    public var line: Int
+    package var line: Int
     /// What is wrong.
-    public var message: String
+    package var message: String
 
     /// "FILE:LINE: MESSAGE".
-    public var description: String { "\(file):\(line): \(message)" }
+    package var description: String { "\(file):\(line): \(message)" }
 }
 
 /// Every problem found in a set of configuration files.
-public struct InvalidConfiguration: Error, Sendable, Hashable {
+package struct InvalidConfiguration: Error, Sendable, Hashable {
     /// The problems, in file and line order.
-    public var diagnostics: [ConfigurationDiagnostic]
+    package var diagnostics: [ConfigurationDiagnostic]
 }
 
 /// Parses systemd-style INI configuration: sections `[Reachability]`, `[Connectivity]` and `[Metrics]`,
 /// `Key=value` lines, `#` and `;` comments. List settings accumulate across lines and files; an
 /// empty assignment resets them. Files are applied in order: later files win.
-public enum ConfigurationParser {
+package enum ConfigurationParser {
     /// The main section.
-    public static let section = "Reachability"
+    package static let section = "Reachability"
     /// The active connectivity check's section.
-    public static let connectivitySection = "Connectivity"
+    package static let connectivitySection = "Connectivity"
     /// The metrics file's section.
-    public static let metricsSection = "Metrics"
+    package static let metricsSection = "Metrics"
 
     /// Parses `files` (path and text, in application order).
     ///
     /// - Returns: the configuration.
     /// - Throws: ``InvalidConfiguration`` with every problem found; then nothing is applied and
     ///   the caller keeps its last good configuration.
-    public static func parse(_ files: [(path: String, text: String)]) throws(InvalidConfiguration) -> DaemonConfiguration {
+    package static func parse(_ files: [(path: String, text: String)]) throws(InvalidConfiguration) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         var diagnostics: [ConfigurationDiagnostic] = []
         for (path, text) in files {

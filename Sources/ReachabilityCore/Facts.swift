@@ -20,14 +20,19 @@ public struct LinkFacts: Sendable, Hashable {
     public var underlying: UnderlyingLink?
     /// Whether traffic over the link is metered.
     public var isMetered: Bool
+    /// Which step of ``MeteredRule`` decided ``isMetered``.
+    public var meteredReason: MeteredReason
     /// The address from RFC 7335's 192.0.0.0/29 the link holds: the link is a CLAT's
     /// (``CLATPath``); nil for any other link.
     public var clatAddress: IPAddress?
+    /// The link's MTU in bytes; 0 when not known.
+    public var mtu: UInt32
 
-    /// Creates link facts; `isMetered` defaults to the effective transport's default.
+    /// Creates link facts; `metered` defaults to ``MeteredRule``'s verdict from the effective
+    /// transport alone.
     public init(index: InterfaceIndex, name: String, isUp: Bool, hasCarrier: Bool, isLoopback: Bool = false, transport: Transport,
                 transportReason: String = "", ignoreReason: String? = nil, underlying: UnderlyingLink? = nil,
-                isMetered: Bool? = nil, clatAddress: IPAddress? = nil) {
+                metered: MeteredVerdict? = nil, clatAddress: IPAddress? = nil, mtu: UInt32 = 0) {
         self.index = index
         self.name = name
         self.isUp = isUp
@@ -37,8 +42,11 @@ public struct LinkFacts: Sendable, Hashable {
         self.transportReason = transportReason
         self.ignoreReason = ignoreReason
         self.underlying = underlying
-        self.isMetered = isMetered ?? (underlying?.transport ?? transport).isMeteredByDefault
+        let metered = metered ?? MeteredRule.decide(configured: nil, hints: .none, transport: underlying?.transport ?? transport)
+        isMetered = metered.isMetered
+        meteredReason = metered.reason
         self.clatAddress = clatAddress
+        self.mtu = mtu
     }
 
     /// The medium traffic finally leaves on: the underlying link's for a tunnel, when known.
@@ -60,20 +68,20 @@ public struct UnderlyingLink: Sendable, Hashable {
 }
 
 /// What the rule needs to know about one address configured on a link.
-public struct AddressFacts: Sendable, Hashable {
+package struct AddressFacts: Sendable, Hashable {
     /// The address's family.
-    public var family: AddressFamily
+    package var family: AddressFamily
     /// Global scope (`RT_SCOPE_UNIVERSE`), as opposed to link, host or site scope.
-    public var isGlobalScope: Bool
+    package var isGlobalScope: Bool
     /// IPv6 duplicate address detection still running (`IFA_F_TENTATIVE`).
-    public var isTentative: Bool
+    package var isTentative: Bool
     /// IPv6 duplicate address detection failed (`IFA_F_DADFAILED`).
-    public var isDuplicateAddressDetectionFailed: Bool
+    package var isDuplicateAddressDetectionFailed: Bool
     /// IPv6 optimistic DAD (`IFA_F_OPTIMISTIC`, RFC 4429): usable while still tentative.
-    public var isOptimistic: Bool
+    package var isOptimistic: Bool
 
     /// Creates address facts.
-    public init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
+    package init(family: AddressFamily, isGlobalScope: Bool, isTentative: Bool = false, isDuplicateAddressDetectionFailed: Bool = false, isOptimistic: Bool = false) {
         self.family = family
         self.isGlobalScope = isGlobalScope
         self.isTentative = isTentative
@@ -83,7 +91,7 @@ public struct AddressFacts: Sendable, Hashable {
 
     /// Usable as a source for global traffic: global scope and, for IPv6, DAD passed (or still
     /// running optimistically, which the kernel already uses as a source).
-    public var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
+    package var isUsableGlobal: Bool { isGlobalScope && (!isTentative || isOptimistic) && !isDuplicateAddressDetectionFailed }
 }
 
 /// The route the kernel picked for a destination (the answer to `RTM_GETROUTE`).

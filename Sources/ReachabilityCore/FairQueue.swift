@@ -1,30 +1,30 @@
 /// Work waiting its turn, per caller, served one item per caller in turn: a caller with a
 /// hundred calls waiting delays another caller's one call by one of its own, not by a hundred.
 /// Pure; the daemon keeps its deferred method calls in one.
-public struct FairQueue<Element> {
+package struct FairQueue<Element> {
     private var waiting: [String: [Element]] = [:]
     /// The callers with waiting items, the next to be served first.
     private var turns: [String] = []
 
     /// An empty queue.
-    public init() {}
+    package init() {}
 
     /// Whether nothing waits.
-    public var isEmpty: Bool { turns.isEmpty }
+    package var isEmpty: Bool { turns.isEmpty }
 
     /// How many of `caller`'s items wait.
-    public func count(of caller: String) -> Int {
+    package func count(of caller: String) -> Int {
         waiting[caller]?.count ?? 0
     }
 
     /// Queues `element` behind `caller`'s other items.
-    public mutating func append(_ element: Element, from caller: String) {
+    package mutating func append(_ element: Element, from caller: String) {
         if waiting[caller] == nil { turns.append(caller) }
         waiting[caller, default: []].append(element)
     }
 
     /// Takes the next caller's oldest item; that caller, if it has more, goes to the back.
-    public mutating func next() -> (caller: String, element: Element)? {
+    package mutating func next() -> (caller: String, element: Element)? {
         guard !turns.isEmpty else { return nil }
         let caller = turns.removeFirst()
         var items = waiting[caller] ?? []
@@ -40,7 +40,7 @@ public struct FairQueue<Element> {
 
     /// Takes the items of `caller` that `shouldBeRemoved` picks (all by default: the caller
     /// left), oldest first; the others keep their places.
-    public mutating func removeAll(from caller: String, where shouldBeRemoved: (Element) -> Bool = { _ in true }) -> [Element] {
+    package mutating func removeAll(from caller: String, where shouldBeRemoved: (Element) -> Bool = { _ in true }) -> [Element] {
         guard let items = waiting[caller] else { return [] }
         let removed = items.filter(shouldBeRemoved)
         let kept = items.filter { !shouldBeRemoved($0) }

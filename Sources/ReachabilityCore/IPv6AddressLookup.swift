@@ -20,20 +20,20 @@ public enum IPv6AddressLookupAnswer: Sendable, Equatable {
 /// RFC 7050's lookup through an ``HTTPCheckClient``'s resolver (the system resolver, as the
 /// checks' own lookups go), which says nothing of why a lookup found nothing: every empty
 /// answer carries `remedyWhenEmpty`.
-public final class CheckClientAddressLookup: IPv6AddressLookup {
+package final class CheckClientAddressLookup: IPv6AddressLookup {
     private let client: HTTPCheckClient
     private let remedyWhenEmpty: String?
 
     /// - Parameters:
     ///   - client: the client whose resolver is asked.
     ///   - remedyWhenEmpty: what the operator may change when nothing comes back (nil: nothing).
-    public init(client: HTTPCheckClient, remedyWhenEmpty: String? = nil) {
+    package init(client: HTTPCheckClient, remedyWhenEmpty: String? = nil) {
         self.client = client
         self.remedyWhenEmpty = remedyWhenEmpty
     }
 
     /// The system resolver has no choice of link: `link` is not used.
-    public func lookUpIPv6Addresses(of name: String, over link: InterfaceIndex, completion: @escaping @Sendable (IPv6AddressLookupAnswer) -> Void) {
+    package func lookUpIPv6Addresses(of name: String, over link: InterfaceIndex, completion: @escaping @Sendable (IPv6AddressLookupAnswer) -> Void) {
         client.lookUpAddresses(of: name, family: .ipv6) { [remedyWhenEmpty] addresses in
             completion(addresses.isEmpty
                 ? .failed(reason: "no address came back through the system resolver (it failed or found none)", remedy: remedyWhenEmpty)

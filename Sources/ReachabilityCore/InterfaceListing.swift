@@ -40,11 +40,17 @@ public struct NetworkInterface: Sendable, Hashable {
     /// The nameservers configured for the link, where known: systemd-resolved's servers of the
     /// link, a link-local server whose zone is the link (``NameServer/link``).
     public var nameServers: [IPAddress]
+    /// The link's MTU in bytes; 0 when not known.
+    public var mtu: UInt32
+    /// The opaque id of the network the link's default route leads into (``NetworkIdentity``),
+    /// "" when it has none or its gateway's link-layer address is not known.
+    public var networkID: String
 
     /// Creates an entry.
     public init(
         name: String, index: InterfaceIndex, transport: Transport, operational: OperationalState, hasIPv4: Bool = false, hasIPv6: Bool = false,
-        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = []
+        gateways: [IPAddress] = [], isMetered: Bool = false, ignoreReason: String = "", nameServers: [IPAddress] = [], mtu: UInt32 = 0,
+        networkID: String = ""
     ) {
         self.name = name
         self.index = index
@@ -56,6 +62,8 @@ public struct NetworkInterface: Sendable, Hashable {
         self.isMetered = isMetered
         self.ignoreReason = ignoreReason
         self.nameServers = nameServers
+        self.mtu = mtu
+        self.networkID = networkID
     }
 
     /// Whether the link counts for reachability (``ignoreReason`` is "").
@@ -83,6 +91,10 @@ public struct NetworkInterface: Sendable, Hashable {
         case ignored
         /// `dns` (as).
         case dns
+        /// `mtu` (u).
+        case mtu
+        /// `network-id` (s).
+        case networkID = "network-id"
     }
 }
 
@@ -144,7 +156,8 @@ public enum InterfaceListing {
                 hasIPv6: families.contains(.ipv6),
                 gateways: gateways(of: routesByLink[link.index] ?? []),
                 isMetered: link.isMetered,
-                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? ""
+                ignoreReason: link.ignoreReason ?? notCountingReason(operational) ?? "",
+                mtu: link.mtu
             )
         }
     }

@@ -161,7 +161,7 @@ extension JSONValue {
 
     /// ``text``'s UTF-8 bytes, written into one buffer (what a socket is sent; no string is
     /// built on the way).
-    public var utf8: [UInt8] {
+    package var utf8: [UInt8] {
         var bytes: [UInt8] = []
         write(to: &bytes)
         return bytes

@@ -3,7 +3,7 @@
 // come and go in a bridge, and none of them is on the probes' path.
 
 /// A change the engine's mirror took from a link or address message.
-public enum MirrorChange: Sendable, Hashable {
+package enum MirrorChange: Sendable, Hashable {
     /// A link appeared, changed or went (`RTM_NEWLINK`, `RTM_DELLINK`).
     case link(LinkChange)
     /// An address came, changed or went (`RTM_NEWADDR`, `RTM_DELADDR`) on link `index`;
@@ -13,16 +13,16 @@ public enum MirrorChange: Sendable, Hashable {
 
 /// One link message's change: the link's index, and its names and masters before and after
 /// (both when they differ; none before for a new link, none after for a deleted one).
-public struct LinkChange: Sendable, Hashable {
+package struct LinkChange: Sendable, Hashable {
     /// The link's index.
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// The link's name before and after the message.
-    public var names: Set<String>
+    package var names: Set<String>
     /// The bridge, bond or VRF (`IFLA_MASTER`) the link was and is a port of.
-    public var masters: Set<InterfaceIndex>
+    package var masters: Set<InterfaceIndex>
 
     /// The change from `before` (nil: a new link) to `after` (nil: deleted) of link `index`.
-    public init(index: InterfaceIndex, before: LinkDescription?, after: LinkDescription?) {
+    package init(index: InterfaceIndex, before: LinkDescription?, after: LinkDescription?) {
         self.index = index
         names = Set([before?.name, after?.name].compactMap { $0 })
         masters = Set([before?.masterIndex, after?.masterIndex].compactMap { $0 })
@@ -46,22 +46,22 @@ public struct LinkChange: Sendable, Hashable {
 /// global address or a default route — takes no walk. (Assumed: no route containing a probe goes
 /// out of such a link but a default route; the kernel announces any route added later, and that
 /// walks.)
-public struct LinksInUse: Sendable, Equatable {
+package struct LinksInUse: Sendable, Equatable {
     /// The links whose any change takes a walk.
-    public var links: Set<InterfaceIndex>
+    package var links: Set<InterfaceIndex>
     /// The links whose ports' changes take a walk.
-    public var classified: Set<InterfaceIndex>
+    package var classified: Set<InterfaceIndex>
     /// The names whose appearance takes a walk.
-    public var zoneNames: Set<String>
+    package var zoneNames: Set<String>
     /// Whether every change takes a walk (before the first evaluation, or while the evaluation
     /// reads more than this records: a NAT64 prefix in use).
-    public var isEveryLink: Bool
+    package var isEveryLink: Bool
 
     /// Every change takes a walk.
-    public static let every = LinksInUse(links: [], classified: [], zoneNames: [], isEveryLink: true)
+    package static let every = LinksInUse(links: [], classified: [], zoneNames: [], isEveryLink: true)
 
     /// Creates the record.
-    public init(links: Set<InterfaceIndex>, classified: Set<InterfaceIndex>, zoneNames: Set<String> = [], isEveryLink: Bool = false) {
+    package init(links: Set<InterfaceIndex>, classified: Set<InterfaceIndex>, zoneNames: Set<String> = [], isEveryLink: Bool = false) {
         self.links = links
         self.classified = classified
         self.zoneNames = zoneNames
@@ -79,7 +79,7 @@ public struct LinksInUse: Sendable, Equatable {
     ///   - zoneNames: the nameservers' zones.
     ///   - configuration: the configuration in force (its container patterns leave ports out of a
     ///     bridge's classification, not out of this record: every port counts here).
-    public static func read(
+    package static func read(
         routeLinks: Set<InterfaceIndex>, sourceLinks: Set<InterfaceIndex>, links: [InterfaceIndex: LinkDescription],
         globalAddressHolders: Set<InterfaceIndex>, defaultRouteLinks: Set<InterfaceIndex>, zoneNames: Set<String>, configuration: DaemonConfiguration
     ) -> LinksInUse {
@@ -111,7 +111,7 @@ public struct LinksInUse: Sendable, Equatable {
     /// Whether `change` can change what the evaluation concludes: an address of universe scope
     /// anywhere, or any change of a link in use (a port of a classified one included, a link
     /// appearing under a zone's name).
-    public func needsWalk(_ change: MirrorChange) -> Bool {
+    package func needsWalk(_ change: MirrorChange) -> Bool {
         if isEveryLink { return true }
         switch change {
         case .address(let index, let isGlobalScope):

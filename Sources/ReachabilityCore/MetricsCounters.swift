@@ -1,14 +1,14 @@
 /// The two clocks the metrics read, in seconds: Unix time for timestamps, and a monotonic clock
 /// (`CLOCK_MONOTONIC`: one per boot, shared by every process, stopped in suspend) for durations,
 /// which a clock step must not stretch and a restart within the boot must not break.
-public struct MetricsTime: Sendable, Hashable {
+package struct MetricsTime: Sendable, Hashable {
     /// Unix time (`CLOCK_REALTIME`).
-    public var realtime: Double
+    package var realtime: Double
     /// Seconds since boot, suspend not included (`CLOCK_MONOTONIC`).
-    public var monotonic: Double
+    package var monotonic: Double
 
     /// A reading of both clocks.
-    public init(realtime: Double, monotonic: Double) {
+    package init(realtime: Double, monotonic: Double) {
         self.realtime = realtime
         self.monotonic = monotonic
     }
@@ -22,25 +22,25 @@ public struct MetricsTime: Sendable, Hashable {
 /// resets the counters nor counts (or timestamps) a change the network did not make, and all
 /// the counters of the metrics reset together, at boot. The daemon's own downtime counts in the
 /// state it left, up to the first evaluation after the restart.
-public struct MetricsCounters: Sendable, Hashable {
+package struct MetricsCounters: Sendable, Hashable {
     /// The value of each state set last counted (empty before the first count of the boot).
-    public private(set) var states: [MetricsStateSet: String] = [:]
+    package private(set) var states: [MetricsStateSet: String] = [:]
     /// Transitions into each value of each state set; the first count of the boot is one
     /// (from `unknown`, before the first evaluation).
-    public private(set) var transitions: [MetricsStateSet: [String: UInt64]] = [:]
+    package private(set) var transitions: [MetricsStateSet: [String: UInt64]] = [:]
     /// Seconds spent `not-reachable` before ``notReachableSince``, or in all when it is nil.
-    public private(set) var notReachableSeconds: Double = 0
+    package private(set) var notReachableSeconds: Double = 0
     /// When (monotonic) the current `not-reachable` stretch began; nil while reachable.
-    public private(set) var notReachableSince: Double?
+    package private(set) var notReachableSince: Double?
     /// When (Unix time) a state set last changed; nil before the first count of the boot.
-    public private(set) var lastChangeSeconds: Double?
+    package private(set) var lastChangeSeconds: Double?
 
     /// Nothing counted yet.
-    public init() {}
+    package init() {}
 
     /// Counts the publication of `snapshot` at `time`: a transition for each state set whose
     /// value differs from the last counted one, and the start or end of a `not-reachable` stretch.
-    public mutating func count(_ snapshot: ReachabilitySnapshot, at time: MetricsTime) {
+    package mutating func count(_ snapshot: ReachabilitySnapshot, at time: MetricsTime) {
         var changed = false
         for set in MetricsStateSet.allCases {
             let value = set.value(in: snapshot)
@@ -62,12 +62,12 @@ public struct MetricsCounters: Sendable, Hashable {
     }
 
     /// The seconds spent `not-reachable` up to `monotonic` (the current stretch included).
-    public func notReachableSeconds(at monotonic: Double) -> Double {
+    package func notReachableSeconds(at monotonic: Double) -> Double {
         notReachableSeconds + (notReachableSince.map { max(0, monotonic - $0) } ?? 0)
     }
 
     /// The counters as text for the runtime file: one `key value…` line each.
-    public var encoded: String {
+    package var encoded: String {
         var lines: [String] = []
         for set in MetricsStateSet.allCases {
             if let state = states[set] { lines.append("state \(set.rawValue) \(state)") }
@@ -83,7 +83,7 @@ public struct MetricsCounters: Sendable, Hashable {
 
     /// The counters ``encoded`` wrote; a line it cannot read (another version's, or damaged) is
     /// skipped, so the worst a bad file does is restart a counter.
-    public init(encoded text: String) {
+    package init(encoded text: String) {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
             switch (fields.first, fields.count) {

@@ -3,7 +3,7 @@
 /// `resets()` and absent-series alerts see a fixed set of series; and a counter of transitions
 /// into each value. Declared once here: the metrics text, the counters and their runtime file
 /// all follow this table.
-public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
+package enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     /// `Status`.
     case status
     /// `IPv4Connectivity`.
@@ -14,7 +14,7 @@ public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     case dns
 
     /// The gauge's metric name (the two connectivity sets share one, told apart by `family`).
-    public var metric: String {
+    package var metric: String {
         switch self {
         case .status: "reachabilityd_status"
         case .ipv4Connectivity, .ipv6Connectivity: "reachabilityd_connectivity"
@@ -23,10 +23,10 @@ public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     }
 
     /// The counter's metric name: transitions into each value.
-    public var transitionsMetric: String { "\(metric)_transitions_total" }
+    package var transitionsMetric: String { "\(metric)_transitions_total" }
 
     /// The label holding the value.
-    public var label: String {
+    package var label: String {
         switch self {
         case .status: "status"
         case .ipv4Connectivity, .ipv6Connectivity: "connectivity"
@@ -35,7 +35,7 @@ public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     }
 
     /// The labels beside ``label`` (the connectivity sets' `family`).
-    public var fixedLabels: [(name: String, value: String)] {
+    package var fixedLabels: [(name: String, value: String)] {
         switch self {
         case .status, .dns: []
         case .ipv4Connectivity: [("family", "ipv4")]
@@ -44,7 +44,7 @@ public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     }
 
     /// Every value the state can take, in the wire table's order.
-    public var values: [String] {
+    package var values: [String] {
         switch self {
         case .status: ReachabilityStatus.allCases.map(\.rawValue)
         case .ipv4Connectivity, .ipv6Connectivity: Connectivity.allCases.map(\.rawValue)
@@ -53,7 +53,7 @@ public enum MetricsStateSet: String, Sendable, CaseIterable, Hashable {
     }
 
     /// The value `snapshot` publishes.
-    public func value(in snapshot: ReachabilitySnapshot) -> String {
+    package func value(in snapshot: ReachabilitySnapshot) -> String {
         switch self {
         case .status: snapshot.status.rawValue
         case .ipv4Connectivity: snapshot.ipv4Connectivity.rawValue

@@ -21,7 +21,7 @@ public enum DNSReadiness: String, Sendable, CaseIterable, Hashable {
     /// How far toward "names resolve" this value is, the order `reachabilityctl wait --dns`
     /// compares by: unknown, none, unreachable < failing < reachable < answering. (`failing` is
     /// below `reachable`: it is `reachable` with evidence against it.)
-    public var rank: Int {
+    package var rank: Int {
         switch self {
         case .unknown, .none, .unreachable: 0
         case .failing: 1
@@ -88,16 +88,16 @@ public struct NameServer: Sendable, Hashable {
 }
 
 /// What the host's resolver configuration reads: glibc's view of `/etc/resolv.conf`.
-public enum ResolvConf {
+package enum ResolvConf {
     /// The addresses of systemd-resolved's stub listeners: a resolv.conf naming one of them
     /// means "ask resolved", whose upstream servers are the real ones.
-    public static let resolvedStubAddresses: Set<IPAddress> = [IPAddress("127.0.0.53")!, IPAddress("127.0.0.54")!]
+    package static let resolvedStubAddresses: Set<IPAddress> = [IPAddress("127.0.0.53")!, IPAddress("127.0.0.54")!]
 
     /// The most servers glibc's resolver uses (`MAXNS`): later `nameserver` lines are ignored.
-    public static let maximumServers = 3
+    package static let maximumServers = 3
 
     /// The server glibc's resolver asks when resolv.conf names none (`INADDR_LOOPBACK`).
-    public static let resolverDefault = IPAddress("127.0.0.1")!
+    package static let resolverDefault = IPAddress("127.0.0.1")!
 
     /// The addresses of a resolv.conf's `nameserver` lines, read as glibc reads them: lines that
     /// begin with the keyword `nameserver` (no leading blank) and an address — an IPv4 one in any
@@ -107,7 +107,7 @@ public enum ResolvConf {
     ///
     /// - Parameter text: the file's contents.
     /// - Returns: the addresses, in order, without duplicates.
-    public static func nameServers(in text: String) -> [IPAddress] {
+    package static func nameServers(in text: String) -> [IPAddress] {
         var lines: [IPAddress] = []
         for line in text.split(whereSeparator: \.isNewline) where lines.count < maximumServers {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).flatMap { $0.split(separator: "\t") }
@@ -124,14 +124,14 @@ public enum ResolvConf {
     /// The servers an application's resolver asks, given the resolv.conf at `path` (`text`, nil
     /// when it cannot be read): its ``nameServers(in:)``, or, when it names none or cannot be
     /// read, glibc's default, 127.0.0.1 (its `res_init` adds the loopback address then).
-    public static func servers(in text: String?, path: String) -> [NameServer] {
+    package static func servers(in text: String?, path: String) -> [NameServer] {
         let addresses = nameServers(in: text ?? "")
         guard !addresses.isEmpty else { return [NameServer(address: resolverDefault, origin: .resolverDefault(path))] }
         return addresses.map { NameServer(address: $0, origin: .resolvConf(path)) }
     }
 
     /// Whether `servers` (a resolv.conf's) hand every query to systemd-resolved's stub.
-    public static func pointsAtResolvedStub(_ servers: [IPAddress]) -> Bool {
+    package static func pointsAtResolvedStub(_ servers: [IPAddress]) -> Bool {
         !servers.isEmpty && servers.allSatisfy(resolvedStubAddresses.contains)
     }
 }

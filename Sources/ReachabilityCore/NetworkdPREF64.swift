@@ -28,7 +28,7 @@ public struct NetworkdPREF64: Sendable, Hashable {
     /// The records in a link's description (the top-level object of `Describe()`'s JSON): none
     /// when networkd keeps none (no `NDisc` or no `PREF64`, as systemd < 255 or `UsePREF64=no`
     /// describe a link). An element without a valid IPv6 prefix of an allowed length is skipped.
-    public static func records(inLinkDescription link: [String: JSONValue]) -> [NetworkdPREF64] {
+    package static func records(inLinkDescription link: [String: JSONValue]) -> [NetworkdPREF64] {
         guard case .object(let ndisc)? = link["NDisc"], case .array(let elements)? = ndisc["PREF64"] else { return [] }
         return elements.compactMap { element in
             guard case .object(let fields) = element,

@@ -4,7 +4,7 @@
 /// The plugin contract: exit 0 when the node is fine (the condition is False), 1 when it has the
 /// problem (True), 2 when that cannot be told (Unknown); one line of at most 80 bytes on stdout,
 /// which becomes the condition's message. Pure: the command only fetches the snapshot.
-public enum NodeCondition: String, Sendable, CaseIterable, Hashable {
+package enum NodeCondition: String, Sendable, CaseIterable, Hashable {
     /// `NetworkUnreachable`: no route to the internet, or one whose traffic does not get out.
     case network
     /// `DNSUnavailable`: no nameserver takes public names, none is routed, or lookups fail.
@@ -13,7 +13,7 @@ public enum NodeCondition: String, Sendable, CaseIterable, Hashable {
     case portal
 
     /// The condition type an NPD configuration names.
-    public var conditionType: String {
+    package var conditionType: String {
         switch self {
         case .network: "NetworkUnreachable"
         case .dns: "DNSUnavailable"
@@ -22,9 +22,9 @@ public enum NodeCondition: String, Sendable, CaseIterable, Hashable {
     }
 
     /// The plugin's answer: its exit status and its line.
-    public struct Verdict: Sendable, Hashable {
+    package struct Verdict: Sendable, Hashable {
         /// The plugin contract's exit statuses.
-        public enum Outcome: Int32, Sendable {
+        package enum Outcome: Int32, Sendable {
             /// The node is fine: the condition is False.
             case ok = 0
             /// The node has the problem: the condition is True.
@@ -34,15 +34,15 @@ public enum NodeCondition: String, Sendable, CaseIterable, Hashable {
         }
 
         /// The longest line NPD keeps (its default `max_output_length`).
-        public static let maximumLength = 80
+        package static let maximumLength = 80
 
         /// The exit status.
-        public var outcome: Outcome
+        package var outcome: Outcome
         /// One line of at most ``maximumLength`` bytes.
-        public var message: String
+        package var message: String
 
         /// `message` made one line and cut to ``maximumLength`` bytes (at a character boundary).
-        public init(_ outcome: Outcome, _ message: String) {
+        package init(_ outcome: Outcome, _ message: String) {
             self.outcome = outcome
             var line = ""
             for character in message.map({ $0.isNewline ? " " : $0 }) {
@@ -54,7 +54,7 @@ public enum NodeCondition: String, Sendable, CaseIterable, Hashable {
     }
 
     /// The verdict for the daemon's published `snapshot`; nil: no daemon answered.
-    public func verdict(for snapshot: ReachabilitySnapshot?) -> Verdict {
+    package func verdict(for snapshot: ReachabilitySnapshot?) -> Verdict {
         guard let snapshot else { return Verdict(.unknown, "reachabilityd is not running or the system bus does not answer") }
         guard snapshot.status != .unknown else { return Verdict(.unknown, "reachabilityd has not evaluated the network yet") }
         let via = "via \(snapshot.interface)"

@@ -12,9 +12,9 @@
 ///
 /// A caller is a user (every connection of one uid, root's included, as the bus reports it), or
 /// one connection whose user the bus cannot tell. Pure: the caller supplies the clock.
-public struct OnDemandCheckGate: Sendable {
+package struct OnDemandCheckGate: Sendable {
     /// What becomes of one call.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Start a new check now and answer when it finished.
         case startCheck
         /// Answer when the check in flight finished; start nothing.
@@ -27,14 +27,14 @@ public struct OnDemandCheckGate: Sendable {
     }
 
     /// The shortest time between two checks one caller starts, in seconds.
-    public let windowSeconds: Double
+    package let windowSeconds: Double
     /// The most callers remembered; beyond it, those whose window ended (equal to a new
     /// caller) are forgotten.
-    public static let callerLimit = 1024
+    package static let callerLimit = 1024
 
     /// The most calls one caller may have waiting for a check (an application asks once per
     /// check it wants; a few applications of one user, many times over).
-    public static let waitingCallsPerCaller = 32
+    package static let waitingCallsPerCaller = 32
 
     /// When each caller last started a check (seconds on a monotonic clock).
     private var lastStart: [String: Double] = [:]
@@ -42,7 +42,7 @@ public struct OnDemandCheckGate: Sendable {
     private var waiting: [String: Int] = [:]
 
     /// A gate letting each caller start one check per `windowSeconds` (10 s by default).
-    public init(windowSeconds: Double = 10) {
+    package init(windowSeconds: Double = 10) {
         self.windowSeconds = windowSeconds
     }
 
@@ -50,7 +50,7 @@ public struct OnDemandCheckGate: Sendable {
     /// in flight; a ``Decision/startCheck`` opens the caller's window. A
     /// ``Decision/startCheck`` or ``Decision/shareCheckInFlight`` counts a waiting call of the
     /// caller's, until ``stoppedWaiting(_:)``.
-    public mutating func decide(for caller: CallerShare, checkInFlight: Bool, now: Double) -> Decision {
+    package mutating func decide(for caller: CallerShare, checkInFlight: Bool, now: Double) -> Decision {
         let key = Self.key(of: caller)
         if !checkInFlight, let started = lastStart[key], now - started < windowSeconds { return .lastResult }
         guard waiting[key, default: 0] < Self.waitingCallsPerCaller else { return .busy }
@@ -62,19 +62,19 @@ public struct OnDemandCheckGate: Sendable {
     }
 
     /// One of `caller`'s waiting calls stopped waiting: it was answered, or its connection left.
-    public mutating func stoppedWaiting(_ caller: CallerShare) {
+    package mutating func stoppedWaiting(_ caller: CallerShare) {
         let key = Self.key(of: caller)
         guard let count = waiting[key] else { return }
         waiting[key] = count > 1 ? count - 1 : nil
     }
 
     /// How many calls `caller` has waiting.
-    public func waitingCalls(of caller: CallerShare) -> Int {
+    package func waitingCalls(of caller: CallerShare) -> Int {
         waiting[Self.key(of: caller)] ?? 0
     }
 
     /// How many callers are remembered.
-    public var callerCount: Int { lastStart.count }
+    package var callerCount: Int { lastStart.count }
 
     /// The caller's user, or its own connection when the bus could not tell.
     private static func key(of caller: CallerShare) -> String {

@@ -3,7 +3,7 @@
 /// Online is the daemon's answer, not a per-link checklist: the machine is reachable (the
 /// kernel would route an application's packets to the Internet from a usable source), and,
 /// when asked for, over a family, a transport, one of a set of interfaces, with at least a
-/// connectivity. A link without carrier, a container bridge or an ignored interface never
+/// connectivity, unmetered. A link without carrier, a container bridge or an ignored interface never
 /// delays it: it only counts when the kernel's route goes through it.
 ///
 /// The transport, the interfaces and the connectivity are those of each required family's
@@ -11,9 +11,9 @@
 /// those of the route the status names (IPv4's when both are reachable). A family's transport
 /// is the medium its traffic leaves on: the status's when its link is the one the status names
 /// (for a tunnel, the medium beneath when the daemon knows it), else its link's own transport.
-public struct OnlineDefinition: Sendable, Hashable {
+package struct OnlineDefinition: Sendable, Hashable {
     /// Which families must be reachable.
-    public enum Family: String, Sendable, CaseIterable {
+    package enum Family: String, Sendable, CaseIterable {
         /// Either family (the status is reachable).
         case any
         /// IPv4 must be reachable.
@@ -25,27 +25,32 @@ public struct OnlineDefinition: Sendable, Hashable {
     }
 
     /// Which families must be reachable.
-    public var family: Family
+    package var family: Family
     /// The transport the route must go over (`reachable-via-<transport>`); nil for any.
-    public var transport: Transport?
+    package var transport: Transport?
     /// Globs of interface names (`eth0`, `en*`) one of which the route must go through;
     /// empty for any.
-    public var interfaces: [String]
+    package var interfaces: [String]
     /// The least connectivity (full > portal > limited > unknown); nil when not asked.
-    public var connectivity: Connectivity?
+    package var connectivity: Connectivity?
     /// The least DNS readiness (``DNSReadiness/rank``: answering > reachable > failing); nil
     /// when names need not resolve.
-    public var dns: DNSReadiness?
+    package var dns: DNSReadiness?
+    /// Whether traffic must not be metered (`Metered` false: ``MeteredRule`` for the route the
+    /// status names).
+    package var isUnmeteredRequired: Bool
 
     /// A definition; the defaults mean "reachable".
-    public init(
-        family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil, dns: DNSReadiness? = nil
+    package init(
+        family: Family = .any, transport: Transport? = nil, interfaces: [String] = [], connectivity: Connectivity? = nil, dns: DNSReadiness? = nil,
+        isUnmeteredRequired: Bool = false
     ) {
         self.family = family
         self.transport = transport
         self.interfaces = interfaces
         self.connectivity = connectivity
         self.dns = dns
+        self.isUnmeteredRequired = isUnmeteredRequired
     }
 
     /// One route the requirements apply to: its interface, the status of the traffic it carries
@@ -57,9 +62,10 @@ public struct OnlineDefinition: Sendable, Hashable {
     }
 
     /// Whether `snapshot` is online under this definition.
-    public func isOnline(_ snapshot: ReachabilitySnapshot) -> Bool {
+    package func isOnline(_ snapshot: ReachabilitySnapshot) -> Bool {
         guard snapshot.status.isReachable else { return false }
         if let dns, snapshot.dns.rank < dns.rank { return false }
+        if isUnmeteredRequired, snapshot.isMetered { return false }
         if family == .ipv4 || family == .both, !snapshot.isIPv4Reachable { return false }
         if family == .ipv6 || family == .both, !snapshot.isIPv6Reachable { return false }
         return routes(of: snapshot).allSatisfy { route in
@@ -94,14 +100,14 @@ public struct OnlineDefinition: Sendable, Hashable {
 ///
 /// Fed with observations in time order; the clock starts with the wait, so a wait that starts
 /// without any carrier gives up `seconds` later, and a carrier seen at any moment restarts it.
-public struct NoCarrierGiveUp: Sendable, Hashable {
+package struct NoCarrierGiveUp: Sendable, Hashable {
     /// How long without carrier on a link that could lead out before giving up.
-    public let seconds: Double
+    package let seconds: Double
     /// When a link last had carrier, or when the wait started.
-    public private(set) var lastCarrier: Double
+    package private(set) var lastCarrier: Double
 
     /// Starts the clock at `start` (seconds on a monotonic clock).
-    public init(seconds: Double, start: Double) {
+    package init(seconds: Double, start: Double) {
         self.seconds = seconds
         lastCarrier = start
     }
@@ -112,7 +118,7 @@ public struct NoCarrierGiveUp: Sendable, Hashable {
     ///   - anyCarrier: whether any link that could lead out has carrier now.
     ///   - now: seconds on the same clock as `start`.
     /// - Returns: true when no such link has had carrier for `seconds`.
-    public mutating func observe(anyCarrier: Bool, at now: Double) -> Bool {
+    package mutating func observe(anyCarrier: Bool, at now: Double) -> Bool {
         if anyCarrier { lastCarrier = max(lastCarrier, now) }
         return !anyCarrier && now - lastCarrier >= seconds
     }
@@ -137,7 +143,7 @@ public struct NoCarrierGiveUp: Sendable, Hashable {
     ///   - link: the link.
     ///   - links: every link of the namespace, for the daemon's ignore rules.
     ///   - configuration: the daemon's configuration.
-    public static func countsCarrier(of link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
+    package static func countsCarrier(of link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
         guard link.isUp, link.hasCarrier, !link.isLoopback, link.masterIndex == nil,
               TransportClassifier.ignoreReason(for: link, in: links, configuration: configuration) == nil else { return false }
         switch link.kind {
@@ -149,7 +155,7 @@ public struct NoCarrierGiveUp: Sendable, Hashable {
     }
 
     /// Whether any of `links` has carrier that counts (``countsCarrier(of:in:configuration:)``).
-    public static func anyCarrier(in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
+    package static func anyCarrier(in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> Bool {
         links.values.contains { countsCarrier(of: $0, in: links, configuration: configuration) }
     }
 }

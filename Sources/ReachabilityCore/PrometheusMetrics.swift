@@ -2,19 +2,19 @@
 /// of node_exporter's textfile collector: the `reachabilityd_` prefix, state sets (one 0/1 series
 /// per possible value) for states, `_info` gauges only for labels that describe, `_total`
 /// counters, base units (seconds). Pure.
-public enum PrometheusMetrics {
+package enum PrometheusMetrics {
     /// The file name the daemon writes in a textfile-collector directory.
-    public static let fileName = "reachabilityd.prom"
+    package static let fileName = "reachabilityd.prom"
 
     /// What the metrics say of the running daemon itself.
-    public struct Daemon: Sendable, Hashable {
+    package struct Daemon: Sendable, Hashable {
         /// The daemon's version (`reachabilityd --version`).
-        public var version: String
+        package var version: String
         /// When the daemon started (Unix time, seconds).
-        public var startTimeSeconds: Double
+        package var startTimeSeconds: Double
 
         /// The daemon `version`, started at `startTimeSeconds`.
-        public init(version: String, startTimeSeconds: Double) {
+        package init(version: String, startTimeSeconds: Double) {
             self.version = version
             self.startTimeSeconds = startTimeSeconds
         }
@@ -29,7 +29,7 @@ public enum PrometheusMetrics {
     ///   - daemon: the running daemon's version and start time.
     ///   - time: now, for the seconds of the current `not-reachable` stretch.
     /// - Returns: the text, one metric family after another, ending with a newline.
-    public static func render(
+    package static func render(
         _ snapshot: ReachabilitySnapshot, generation: UInt64, counters: MetricsCounters, daemon: Daemon, at time: MetricsTime
     ) -> String {
         var text = ""

@@ -41,12 +41,12 @@ public struct DestinationVerdict: Sendable, Hashable {
 /// The machine is reachable when either family is; the IPv4 link wins when both are (each
 /// family's own link is published beside it). When
 /// neither is, the reason is the more specific of the two families' reasons.
-public enum ReachabilityRule {
+package enum ReachabilityRule {
     /// Decides reachability of one destination.
     ///
     /// - Parameter facts: the kernel's route lookup and the output link's state.
     /// - Returns: the verdict, with the link when reachable and a reason either way.
-    public static func evaluate(_ facts: DestinationFacts) -> DestinationVerdict {
+    package static func evaluate(_ facts: DestinationFacts) -> DestinationVerdict {
         let family = facts.family
         func notReachable(_ reason: String) -> DestinationVerdict {
             DestinationVerdict(family: family, link: nil, reason: reason)
@@ -120,7 +120,7 @@ public enum ReachabilityRule {
     ///   - ipv4: facts for the global IPv4 probe destination.
     ///   - ipv6: facts for the global IPv6 probe destination.
     /// - Returns: the snapshot the daemon publishes.
-    public static func decide(ipv4: DestinationFacts, ipv6: DestinationFacts) -> ReachabilitySnapshot {
+    package static func decide(ipv4: DestinationFacts, ipv6: DestinationFacts) -> ReachabilitySnapshot {
         let v4 = evaluate(ipv4)
         let v6 = evaluate(ipv6)
         let chosen = v4.isReachable ? v4 : (v6.isReachable ? v6 : nil)
@@ -139,7 +139,7 @@ public enum ReachabilityRule {
         case (nil, false):
             reason = "IPv4: \(v4.reason); IPv6: \(v6.reason)"
         }
-        return ReachabilitySnapshot(
+        var snapshot = ReachabilitySnapshot(
             status: chosen?.status ?? .notReachable,
             isIPv4Reachable: v4.isReachable,
             isIPv6Reachable: v6.isReachable,
@@ -150,11 +150,13 @@ public enum ReachabilityRule {
             ipv4Link: (v4.link?.name ?? "", v4.link?.transport),
             ipv6Link: (v6.link?.name ?? "", v6.link?.transport)
         )
+        snapshot.meteredReason = chosen?.link?.meteredReason ?? .noRoute
+        return snapshot
     }
 
     /// The reason given when the kernel has no route at all for a family. When only one family
     /// says so, the other family's more specific reason is the one published.
-    public static let noRouteReason = "no default route"
+    package static let noRouteReason = "no default route"
 
     private static func lookupFailureReason(errno code: Errno) -> String {
         // The kernel answers a lookup that ends in a non-unicast route with an errno

@@ -10,8 +10,11 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var interface: String
     /// The transport of that interface, nil when none.
     public var transport: Transport?
-    /// Traffic is metered (WWAN by default).
+    /// Traffic is metered (``MeteredRule``: the configuration, NetworkManager, DHCP's
+    /// ANDROID_METERED, WWAN).
     public var isMetered: Bool
+    /// Which step of ``MeteredRule`` decided ``isMetered`` for ``interface``; `noRoute` ("") without one.
+    public var meteredReason = MeteredReason.noRoute
     /// One human sentence explaining the status.
     public var reason: String
     /// What evidence beyond the route says of IPv4 (`limited`, `portal`, `full`); nil when
@@ -39,6 +42,13 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
     public var nat64Prefix = ""
     /// How IPv4 destinations are reached (``IPv4AccessRule``).
     public var ipv4Access = IPv4Access.none
+    /// The opaque id of the network ``interface``'s route leads into (``NetworkIdentity``),
+    /// "" without a route or when its gateway's link-layer address is not known.
+    public var networkID = ""
+    /// The session the network's captive-portal API (RFC 8908) describes, `seconds-remaining`
+    /// counted down since it was read (``CaptivePortalSessionReading``); empty when no API
+    /// answered with one.
+    public var captivePortalSession = CaptivePortalSession()
     /// For one destination's snapshot: how a connection gets to the address the status is
     /// about (`CheckDestination`'s `via`); nil for the machine's, and when the daemon has no
     /// `CheckDestination` (an older one). Not a property.

@@ -50,6 +50,6 @@ public enum Transport: String, Sendable, CaseIterable, Hashable {
     case other
 
     /// Whether traffic over this transport is metered by default (cellular).
-    public var isMeteredByDefault: Bool { self == .wwan }
+    package var isMeteredByDefault: Bool { self == .wwan }
 }
 

@@ -11,7 +11,7 @@
 /// effect), which is read rather than worked out again here, so the two never disagree.
 /// A link whose property cannot be read (a resolved older than the property, or the link gone
 /// meanwhile) is counted, as before the property existed.
-public enum ResolvedDefaultRoute {
+package enum ResolvedDefaultRoute {
     /// Whether a name outside every routing domain may go to a server of `origin`.
     ///
     /// - Parameters:
@@ -19,7 +19,7 @@ public enum ResolvedDefaultRoute {
     ///   - linkIsDefaultRoute: for a per-link server of resolved, its link's `DefaultRoute`
     ///     property; nil when it could not be read (ignored for other origins).
     /// - Returns: false only for a per-link server whose link is no default route.
-    public static func servesAnyDomain(_ origin: NameServerOrigin, linkIsDefaultRoute: Bool?) -> Bool {
+    package static func servesAnyDomain(_ origin: NameServerOrigin, linkIsDefaultRoute: Bool?) -> Bool {
         guard case .resolvedLink = origin else { return true }
         return linkIsDefaultRoute ?? true
     }

@@ -2,16 +2,16 @@
 /// twice as long after each next one, at most ``longest``. The one back-off of the Swift code:
 /// the client's retries and host lookups, and the active check's schedule
 /// (``ConnectivityCheckSchedule``). Pure.
-public struct RetryDelays: Sendable, Equatable {
+package struct RetryDelays: Sendable, Equatable {
     /// The wait after the first failure.
-    public let first: Duration
+    package let first: Duration
     /// The longest wait.
-    public let longest: Duration
+    package let longest: Duration
 
     /// - Parameters:
     ///   - first: the wait after the first failure.
     ///   - longest: the longest wait.
-    public init(first: Duration, longest: Duration) {
+    package init(first: Duration, longest: Duration) {
         self.first = first
         self.longest = longest
     }
@@ -19,7 +19,7 @@ public struct RetryDelays: Sendable, Equatable {
     /// The wait after `failures` failures in a row.
     ///
     /// - Parameter failures: 1 after the first failure, 2 after the second…; less counts as 1.
-    public func delay(afterFailures failures: Int) -> Duration {
+    package func delay(afterFailures failures: Int) -> Duration {
         var delay = first
         var doublings = max(failures, 1) - 1
         while doublings > 0 && delay > .zero && delay < longest {

@@ -9,27 +9,27 @@
 /// check started and given up on at every route change), no more than ``capacity`` lookups are
 /// ever out. A key still waiting for its turn is dropped when its last waiter leaves. Pure:
 /// the daemon's check client runs the lookups it says to start.
-public struct SharedLookups<Key: Hashable, Waiter: Hashable> {
+package struct SharedLookups<Key: Hashable, Waiter: Hashable> {
     /// The most lookups running at once.
-    public let capacity: Int
+    package let capacity: Int
     /// The running lookups and who waits for each (possibly no one).
     private var running: [Key: [Waiter]] = [:]
     /// The keys waiting for a free place, the first to start first, and their waiters (never none).
     private var queued: [(key: Key, waiters: [Waiter])] = []
 
     /// No lookups, at most `capacity` (at least 1) running at once.
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// How many lookups are running (the threads they hold).
-    public var runningCount: Int { running.count }
+    package var runningCount: Int { running.count }
 
     /// Adds `waiter` to the lookup of `key`: it joins the one running or queued, or starts one
     /// if there is room, or queues one.
     ///
     /// - Returns: whether the lookup of `key` is to start now.
-    public mutating func wait(_ waiter: Waiter, for key: Key) -> Bool {
+    package mutating func wait(_ waiter: Waiter, for key: Key) -> Bool {
         if running[key] != nil {
             running[key]?.append(waiter)
             return false
@@ -48,7 +48,7 @@ public struct SharedLookups<Key: Hashable, Waiter: Hashable> {
 
     /// Removes `waiter` (given up on, or cancelled) wherever it waits. A running lookup stays;
     /// a queued key left without waiters is dropped.
-    public mutating func leave(_ waiter: Waiter) {
+    package mutating func leave(_ waiter: Waiter) {
         for key in running.keys {
             running[key]?.removeAll { $0 == waiter }
         }
@@ -61,7 +61,7 @@ public struct SharedLookups<Key: Hashable, Waiter: Hashable> {
     /// The lookup of `key` ended: its place goes to the first queued key.
     ///
     /// - Returns: the waiters its answer goes to, and the key whose lookup is to start now, if any.
-    public mutating func finished(_ key: Key) -> (waiters: [Waiter], next: Key?) {
+    package mutating func finished(_ key: Key) -> (waiters: [Waiter], next: Key?) {
         guard let waiters = running.removeValue(forKey: key) else { return ([], nil) }
         guard !queued.isEmpty else { return (waiters, nil) }
         let next = queued.removeFirst()

@@ -3,38 +3,40 @@ import Glibc
 #endif
 
 /// Everything known about one link, from rtnetlink and sysfs: the input of classification.
-public struct LinkDescription: Sendable, Hashable {
+package struct LinkDescription: Sendable, Hashable {
     /// The kernel's interface index.
-    public var index: InterfaceIndex
+    package var index: InterfaceIndex
     /// The interface name, e.g. "wlan0".
-    public var name: String
+    package var name: String
     /// The rtnetlink link kind (`IFLA_INFO_KIND`): "veth", "wireguard", "tun", "bridge"...
-    public var kind: String?
+    package var kind: String?
     /// The hardware type (`ifi_type`, an `ARPHRD_*` value).
-    public var hardwareType: HardwareType
+    package var hardwareType: HardwareType
     /// `DEVTYPE=` from `/sys/class/net/IF/uevent`: "wlan", "wwan", "bridge", "vlan", "gadget"...
-    public var deviceType: String?
+    package var deviceType: String?
     /// `/sys/class/net/IF/wireless` or `/sys/class/net/IF/phy80211` exists.
-    public var hasWirelessDirectory: Bool
+    package var hasWirelessDirectory: Bool
     /// The kernel driver (basename of `/sys/class/net/IF/device/driver`), e.g. "qmi_wwan".
-    public var driver: String?
+    package var driver: String?
     /// `IFLA_LINK`: the link this one is stacked on (a VLAN's parent, a tunnel's bound device),
     /// when that link is in this network namespace.
-    public var lowerIndex: InterfaceIndex?
+    package var lowerIndex: InterfaceIndex?
     /// The link this one is stacked on is in another network namespace (`IFLA_LINK_NETNSID`):
     /// a container's macvlan or ipvlan, whose parent is the host's. Nothing is known of it here.
-    public var isLowerInOtherNamespace: Bool
+    package var isLowerInOtherNamespace: Bool
     /// `IFLA_MASTER`: the bridge or bond this link is a port of.
-    public var masterIndex: InterfaceIndex?
+    package var masterIndex: InterfaceIndex?
     /// Administratively up (`IFF_UP`).
-    public var isUp: Bool
+    package var isUp: Bool
     /// Has carrier (`IFF_LOWER_UP`).
-    public var hasCarrier: Bool
+    package var hasCarrier: Bool
     /// A loopback device (`IFF_LOOPBACK` or `ARPHRD_LOOPBACK`).
-    public var isLoopback: Bool
+    package var isLoopback: Bool
+    /// The link's MTU in bytes (`IFLA_MTU`); 0 when the kernel did not say.
+    package var mtu: UInt32 = 0
 
     /// Creates a link description.
-    public init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: HardwareType = .ethernet,
+    package init(index: InterfaceIndex, name: String, kind: String? = nil, hardwareType: HardwareType = .ethernet,
                 deviceType: String? = nil, hasWirelessDirectory: Bool = false, driver: String? = nil,
                 lowerIndex: InterfaceIndex? = nil, isLowerInOtherNamespace: Bool = false, masterIndex: InterfaceIndex? = nil,
                 isUp: Bool = true, hasCarrier: Bool = true, isLoopback: Bool = false) {
@@ -55,14 +57,14 @@ public struct LinkDescription: Sendable, Hashable {
 }
 
 /// A link's transport and the evidence for it, e.g. (.wifi, "DEVTYPE=wlan").
-public struct TransportVerdict: Sendable, Hashable {
+package struct TransportVerdict: Sendable, Hashable {
     /// The medium.
-    public var transport: Transport
+    package var transport: Transport
     /// Why: the first check that decided, in words.
-    public var reason: String
+    package var reason: String
 
     /// Creates a verdict.
-    public init(_ transport: Transport, _ reason: String) {
+    package init(_ transport: Transport, _ reason: String) {
         self.transport = transport
         self.reason = reason
     }
@@ -80,25 +82,25 @@ public struct TransportVerdict: Sendable, Hashable {
 /// 5. `wireless` or `phy80211` in sysfs → wifi;
 /// 6. WWAN drivers (qmi_wwan, cdc_mbim, option, ipa, mhi_net…) and names (wwan*, rmnet*, mhi*) → wwan;
 /// 7. `ARPHRD_ETHER` → ethernet (veth included); otherwise other.
-public enum TransportClassifier {
+package enum TransportClassifier {
     /// Link kinds that are tunnels.
-    public static let tunnelKinds: Set<String> = [
+    package static let tunnelKinds: Set<String> = [
         "wireguard", "tun", "tap", "ppp", "ipip", "sit", "gre", "gretap", "ip6gre", "ip6gretap",
         "ip6tnl", "vti", "vti6", "openvpn", "l2tp", "geneve", "vxlan",
     ]
     /// Link kinds stacked on one parent (`IFLA_LINK`).
-    public static let parentStackedKinds: Set<String> = ["vlan", "macvlan", "macvtap", "ipvlan"]
+    package static let parentStackedKinds: Set<String> = ["vlan", "macvlan", "macvtap", "ipvlan"]
     /// Link kinds aggregating ports (`IFLA_MASTER` on the ports).
-    public static let portAggregatingKinds: Set<String> = ["bridge", "bond", "team"]
+    package static let portAggregatingKinds: Set<String> = ["bridge", "bond", "team"]
     /// Tunnel hardware types.
-    public static let tunnelHardwareTypes: Set<HardwareType> = [.ppp, .ipip, .ip6ip6, .sit, .gre]
+    package static let tunnelHardwareTypes: Set<HardwareType> = [.ppp, .ipip, .ip6ip6, .sit, .gre]
     /// Kernel drivers of cellular modems.
-    public static let wwanDrivers: Set<String> = ["qmi_wwan", "cdc_mbim", "option", "ipa", "mhi_net", "rmnet", "sierra_net", "huawei_cdc_ncm"]
+    package static let wwanDrivers: Set<String> = ["qmi_wwan", "cdc_mbim", "option", "ipa", "mhi_net", "rmnet", "sierra_net", "huawei_cdc_ncm"]
     /// Interface name patterns of cellular modems.
-    public static let wwanNamePatterns = ["wwan*", "rmnet*", "mhi*", "wwp*"]
+    package static let wwanNamePatterns = ["wwan*", "rmnet*", "mhi*", "wwp*"]
 
     /// Classifies link `index` of `links` under `configuration`.
-    public static func classify(_ index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration = .default) -> TransportVerdict {
+    package static func classify(_ index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration = .default) -> TransportVerdict {
         classify(index, in: links, configuration: configuration, visited: [])
     }
 
@@ -173,7 +175,7 @@ public enum TransportClassifier {
     /// the transport of `beneath`, the link it translates onto (`other` when that is not known),
     /// since it is no VPN; any other link (a CLAT on the uplink itself) keeps its verdict. (Not
     /// for a link `Transport=` names: that verdict stands.)
-    public static func clatVerdict(_ verdict: TransportVerdict, clatAddress: IPAddress, beneath: UnderlyingLink?) -> TransportVerdict {
+    package static func clatVerdict(_ verdict: TransportVerdict, clatAddress: IPAddress, beneath: UnderlyingLink?) -> TransportVerdict {
         guard verdict.transport == .vpn else { return verdict }
         let onto = beneath.map { " onto \($0.name)" } ?? ", onto a link not known"
         return TransportVerdict(beneath?.transport ?? .other, "CLAT (\(clatAddress) in RFC 7335's 192.0.0.0/29)\(onto)")
@@ -186,7 +188,7 @@ public enum TransportClassifier {
     /// - Parameters:
     ///   - index: the tunnel's index.
     ///   - candidates: indices of links with a usable global address.
-    public static func underlying(ofTunnel index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> (link: LinkDescription, verdict: TransportVerdict)? {
+    package static func underlying(ofTunnel index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> (link: LinkDescription, verdict: TransportVerdict)? {
         if let lower = links[index]?.lowerIndex, lower != index, let link = links[lower] {
             let verdict = classify(lower, in: links, configuration: configuration)
             if verdict.transport != .vpn { return (link, verdict) }
@@ -197,7 +199,7 @@ public enum TransportClassifier {
 
     /// The non-tunnel, non-ignored, non-loopback links among `candidates` (links with a usable
     /// global address) that are up with carrier: what could carry a tunnel's packets.
-    public static func physicalLinks(besides index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
+    package static func physicalLinks(besides index: InterfaceIndex, in links: [InterfaceIndex: LinkDescription], candidates: Set<InterfaceIndex>, configuration: DaemonConfiguration = .default) -> [(link: LinkDescription, verdict: TransportVerdict)] {
         candidates.sorted().compactMap { candidate -> (LinkDescription, TransportVerdict)? in
             guard candidate != index, let link = links[candidate], link.isUp, link.hasCarrier, !link.isLoopback,
                   ignoreReason(for: link, in: links, configuration: configuration) == nil else { return nil }
@@ -220,7 +222,7 @@ public enum TransportClassifier {
     ///   - link: the link.
     ///   - links: every link, to find a bridge's ports.
     ///   - configuration: the settings.
-    public static func ignoreReason(for link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> String? {
+    package static func ignoreReason(for link: LinkDescription, in links: [InterfaceIndex: LinkDescription], configuration: DaemonConfiguration) -> String? {
         if let pattern = configuration.ignoreInterfaces.first(where: { Glob.matches($0, link.name) }) {
             return "IgnoreInterfaces=\(pattern)"
         }
@@ -246,19 +248,19 @@ public enum ContainerInterfaces {
     /// ends), cni* (Kubernetes), virbr* (libvirt).
     public static let defaultPatterns = ["docker0", "br-*", "veth*", "cni*", "virbr*"]
     /// Link kinds of a container's or virtual machine's end of a link (a tap's kind is "tun").
-    public static let endKinds: Set<String> = ["veth", "tun", "tap"]
+    package static let endKinds: Set<String> = ["veth", "tun", "tap"]
 
     /// Whether `port` is a container's or virtual machine's end: a veth or tap with no hardware
     /// evidence of its own (no driver, `DEVTYPE`, or wireless directory in sysfs).
-    public static func isContainerEnd(_ port: LinkDescription) -> Bool {
+    package static func isContainerEnd(_ port: LinkDescription) -> Bool {
         port.kind.map(endKinds.contains) == true && port.driver == nil && port.deviceType == nil && !port.hasWirelessDirectory
     }
 }
 
 /// Shell-style glob matching of interface names (`*`, `?`, `[...]`).
-public enum Glob {
+package enum Glob {
     /// Whether `name` matches `pattern`. The corresponding C function is `fnmatch`.
-    public static func matches(_ pattern: String, _ name: String) -> Bool {
+    package static func matches(_ pattern: String, _ name: String) -> Bool {
         fnmatch(pattern, name, 0) == 0
     }
 }

@@ -1,20 +1,20 @@
 /// One Varlink call as a client sends it (`{"method": "org.reachabilityd.Reachability.GetState",
 /// "parameters": {…}, "more": true}`), decoded from one message without its terminating NUL.
 /// Pure: the daemon's server reads the bytes, this says what they ask.
-public struct VarlinkCall: Sendable, Hashable {
+package struct VarlinkCall: Sendable, Hashable {
     /// The fully qualified method: interface, a dot, the member ("org.varlink.service.GetInfo").
-    public var method: String
+    package var method: String
     /// The call's parameters; none when the call has none.
-    public var parameters: [String: JSONValue]
+    package var parameters: [String: JSONValue]
     /// Whether the client asked for more than one reply (`"more": true`).
-    public var more: Bool
+    package var more: Bool
     /// Whether the client wants no reply at all (`"oneway": true`).
-    public var oneway: Bool
+    package var oneway: Bool
     /// Whether the client asked to take the connection over for another protocol (`"upgrade": true`).
-    public var upgrade: Bool
+    package var upgrade: Bool
 
     /// A call of `method`.
-    public init(method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false, upgrade: Bool = false) {
+    package init(method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false, upgrade: Bool = false) {
         self.method = method
         self.parameters = parameters
         self.more = more
@@ -23,13 +23,13 @@ public struct VarlinkCall: Sendable, Hashable {
     }
 
     /// The interface the method belongs to: what comes before its last dot ("" when none).
-    public var interface: String {
+    package var interface: String {
         guard let dot = method.lastIndex(of: ".") else { return "" }
         return String(method[..<dot])
     }
 
     /// The method's name in its interface: what comes after its last dot.
-    public var member: String {
+    package var member: String {
         guard let dot = method.lastIndex(of: ".") else { return method }
         return String(method[method.index(after: dot)...])
     }
@@ -39,7 +39,7 @@ public struct VarlinkCall: Sendable, Hashable {
     /// Members the protocol may add later are ignored, as the specification asks.
     ///
     /// - Throws: ``VarlinkError/invalidMessage(_:)`` saying what is wrong.
-    public init(decoding bytes: ArraySlice<UInt8>) throws(VarlinkError) {
+    package init(decoding bytes: ArraySlice<UInt8>) throws(VarlinkError) {
         guard bytes.count <= VarlinkContract.callSizeLimit else {
             throw .invalidMessage("the call is longer than \(VarlinkContract.callSizeLimit) bytes")
         }
@@ -67,7 +67,7 @@ public struct VarlinkCall: Sendable, Hashable {
 
     /// The call as a client sends it, its terminating NUL included (members that are false or
     /// empty left out).
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var members: [String: JSONValue] = ["method": .string(method)]
         if !parameters.isEmpty { members["parameters"] = .object(parameters) }
         if more { members["more"] = .boolean(true) }

@@ -34,9 +34,10 @@ public enum VarlinkContract {
         # Every published value, keyed as `reachabilityctl status --json` keys them: status,
         # reachable, ipv4Reachable, ipv6Reachable, interface, transport, metered, reason,
         # connectivity, ipv4Connectivity, ipv6Connectivity, captivePortal, ipv4Interface,
-        # ipv6Interface, ipv4Transport, ipv6Transport, interfaces, dns, nat64Prefix, ipv4Access (the
-        # D-Bus properties of the same names), and generation (the D-Bus property Generation). More
-        # keys may come; clients ignore keys they do not know.
+        # ipv6Interface, ipv4Transport, ipv6Transport, interfaces, dns, nat64Prefix, ipv4Access,
+        # meteredReason, networkID, captivePortalSession (the D-Bus properties of the same names), and
+        # generation (the D-Bus property Generation). More keys may come; clients ignore keys they do
+        # not know.
         method GetState() -> (state: object)
 
         # Called with more: the current state at once (as GetState), then one reply per published

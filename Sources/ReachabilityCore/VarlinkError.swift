@@ -1,6 +1,6 @@
 /// A Varlink error the daemon answers with: one of its interface's
 /// (`org.reachabilityd.Reachability.InvalidAddress`, …) or one of `org.varlink.service`'s.
-public enum VarlinkError: Error, Sendable, Hashable {
+package enum VarlinkError: Error, Sendable, Hashable {
     /// `org.reachabilityd.Reachability.InvalidAddress`: not a literal address; why.
     case invalidAddress(address: String, message: String)
     /// `org.reachabilityd.Reachability.Busy`: the caller used its share; what it used.
@@ -20,7 +20,7 @@ public enum VarlinkError: Error, Sendable, Hashable {
     case expectedMore
 
     /// The error's fully qualified name.
-    public var name: String {
+    package var name: String {
         switch self {
         case .invalidAddress: VarlinkContract.interface + ".InvalidAddress"
         case .busy: VarlinkContract.interface + ".Busy"
@@ -34,7 +34,7 @@ public enum VarlinkError: Error, Sendable, Hashable {
     }
 
     /// The error's parameters, as its IDL declares them.
-    public var parameters: [String: JSONValue] {
+    package var parameters: [String: JSONValue] {
         switch self {
         case .invalidAddress(let address, let message): ["address": .string(address), "message": .string(message)]
         case .busy(let message), .invalidMessage(let message): ["message": .string(message)]
@@ -46,7 +46,7 @@ public enum VarlinkError: Error, Sendable, Hashable {
     }
 
     /// The error as a message, its terminating NUL included.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         VarlinkReply.message(["error": .string(name), "parameters": .object(parameters)])
     }
 }

@@ -1,18 +1,18 @@
 /// One message a Varlink service sends: a reply's parameters (with `"continues": true` when more
 /// follow) or an error's name and parameters. Pure: the daemon encodes them, a client decodes them.
-public struct VarlinkReply: Sendable, Hashable {
+package struct VarlinkReply: Sendable, Hashable {
     /// The reply's or the error's parameters.
-    public var parameters: [String: JSONValue]
+    package var parameters: [String: JSONValue]
     /// Whether more replies to the same call follow.
-    public var continues: Bool
+    package var continues: Bool
     /// The error's fully qualified name; nil for a reply.
-    public var error: String?
+    package var error: String?
 
     /// Decodes one message (the bytes before its NUL).
     ///
     /// - Throws: ``VarlinkError/invalidMessage(_:)`` when it is not UTF-8 or not a JSON object
     ///   whose members have the protocol's types.
-    public init(decoding bytes: ArraySlice<UInt8>) throws(VarlinkError) {
+    package init(decoding bytes: ArraySlice<UInt8>) throws(VarlinkError) {
         guard String(validating: bytes, as: UTF8.self) != nil, case .object(let members)? = JSONValue.parse(Array(bytes)) else {
             throw .invalidMessage("the reply is not a JSON object")
         }
@@ -34,7 +34,7 @@ public struct VarlinkReply: Sendable, Hashable {
     }
 
     /// A reply carrying `parameters`, its terminating NUL included.
-    public static func encoded(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
+    package static func encoded(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
         var members: [String: JSONValue] = ["parameters": .object(parameters)]
         if continues { members["continues"] = .boolean(true) }
         return message(members)

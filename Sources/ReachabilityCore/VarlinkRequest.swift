@@ -1,6 +1,6 @@
 /// What a Varlink call asks of the daemon, once its method and parameters are checked against
 /// the interfaces the socket serves: the one table from method names to requests. Pure.
-public enum VarlinkRequest: Sendable, Hashable {
+package enum VarlinkRequest: Sendable, Hashable {
     /// `org.varlink.service.GetInfo`.
     case getInfo
     /// `org.varlink.service.GetInterfaceDescription`: the interface asked for (one the socket serves).
@@ -19,10 +19,10 @@ public enum VarlinkRequest: Sendable, Hashable {
     case explain
 
     /// The methods of `org.reachabilityd.Reachability`, in the IDL's order (a unit test compares).
-    public static let interfaceMethods = ["GetState", "Subscribe", "CheckAddress", "CheckDestination", "CheckConnectivity", "Explain"]
+    package static let interfaceMethods = ["GetState", "Subscribe", "CheckAddress", "CheckDestination", "CheckConnectivity", "Explain"]
 
     /// The interfaces the socket serves and their descriptions.
-    public static let descriptions = [
+    package static let descriptions = [
         VarlinkContract.serviceInterface: VarlinkContract.serviceDescription,
         VarlinkContract.interface: VarlinkContract.interfaceDescription,
     ]
@@ -32,7 +32,7 @@ public enum VarlinkRequest: Sendable, Hashable {
     /// - Throws: the `org.varlink.service` error the call gets: an interface or method the
     ///   socket does not serve, a parameter missing or not a string, `Subscribe` without `more`,
     ///   or `upgrade`, which no method of these interfaces offers.
-    public init(_ call: VarlinkCall) throws(VarlinkError) {
+    package init(_ call: VarlinkCall) throws(VarlinkError) {
         guard Self.descriptions[call.interface] != nil else { throw .interfaceNotFound(call.interface) }
         func string(_ name: String) throws(VarlinkError) -> String {
             guard case .string(let value)? = call.parameters[name] else { throw .invalidParameter(name) }
@@ -58,5 +58,5 @@ public enum VarlinkRequest: Sendable, Hashable {
     }
 
     /// Whether the request answers more than once: its replies continue while the connection lasts.
-    public var streams: Bool { self == .subscribe }
+    package var streams: Bool { self == .subscribe }
 }

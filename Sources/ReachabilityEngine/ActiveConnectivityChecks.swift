@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import ReachabilityCore
 import SystemSupport
@@ -223,7 +226,9 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         if let last = current.last {
             let ago = Double(now.uptimeNanoseconds - last.finished.uptimeNanoseconds) / 1e9
             if let api = last.api {
-                let answer = CaptivePortalAPIAnswer(api.outcome).map { "captive \($0.isCaptive)" + ($0.userPortalURL.map { ", user-portal-url \($0)" } ?? "") }
+                let answer = CaptivePortalAPIAnswer(api.outcome).map {
+                    "captive \($0.isCaptive)" + ($0.userPortalURL.map { ", user-portal-url \($0)" } ?? "") + ($0.session.isEmpty ? "" : ", \($0.session.summary)")
+                }
                 lines.append("  captive-portal API \(api.uri): \(api.outcome.summary)" + (answer.map { " -> \($0)" } ?? " (no usable answer: ignored)"))
             }
             lines.append("  check GET \(last.url) over \(last.linkName), \(Self.format(ago)) s ago: \(last.outcome.summary) in \(Int((last.seconds * 1000).rounded())) ms")
@@ -337,12 +342,11 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         guard let (outcome, seconds) = current.checkOutcome, current.apiURI == nil || current.apiOutcome != nil else { return }
         current.inFlight = []
         current.last = Record(url: settings.checkURL, linkName: path.linkName, finished: .now(), outcome: outcome, seconds: seconds, api: current.apiOutcome)
-        let verdict = ConnectivityCheckVerdict.combining(
-            check: ConnectivityCheckVerdict.of(outcome, expecting: settings.checkResponse),
-            api: current.apiOutcome.flatMap { CaptivePortalAPIAnswer($0.outcome) }
-        )
-        let before = (current.state.evidence, current.state.portalURL)
-        var delay = current.state.record(verdict, intervalSeconds: settings.intervalSeconds)
+        let api = current.apiOutcome.flatMap { CaptivePortalAPIAnswer($0.outcome) }
+        let verdict = ConnectivityCheckVerdict.combining(check: ConnectivityCheckVerdict.of(outcome, expecting: settings.checkResponse), api: api)
+        let session = api.flatMap { $0.session.isEmpty ? nil : CaptivePortalSessionReading(session: $0.session, readAt: clockSeconds(CLOCK_BOOTTIME)) }
+        let before = current.state.verdict
+        var delay = current.state.record(verdict, session: session, intervalSeconds: settings.intervalSeconds)
         if current.recheckWhenDone {
             // The link's API changed while this check ran: ask again, with the new one, at once.
             delay = 0
@@ -351,7 +355,7 @@ final class ActiveConnectivityChecks: @unchecked Sendable {
         families[family] = current
         Log.debug("Connectivity check over \(path.linkName) (\(family.displayName)): \(outcome.summary) in \(Int(seconds * 1000)) ms -> \(verdict.connectivity.rawValue); next in \(delay) s.")
         schedule(family, after: delay)
-        if before != (current.state.evidence, current.state.portalURL) || lookupBefore != nameLookupEvidence { onEvidence() }
+        if before != current.state.verdict || lookupBefore != nameLookupEvidence { onEvidence() }
         if !current.state.isConfirmingFailure {
             families[family]?.isAwaited = false
             releaseWaitersWhenSettled()

@@ -7,29 +7,29 @@ import SystemSupport
 /// Reads `reachabilityd.conf` and its drop-ins (`reachabilityd.conf.d/*.conf`, in name order,
 /// later files win) and parses them with ``ConfigurationParser``. The daemon reads them, and so
 /// does the client library's in-process source, which then decides as the daemon would.
-public struct ConfigurationFiles: Sendable {
+package struct ConfigurationFiles: Sendable {
     /// The daemon's main file.
-    public static let defaultMainFile = "/etc/reachabilityd/reachabilityd.conf"
+    package static let defaultMainFile = "/etc/reachabilityd/reachabilityd.conf"
 
     /// The main file, e.g. /etc/reachabilityd/reachabilityd.conf. Its drop-in directory is the
     /// same path with ".d" appended.
-    public var mainFile: String
+    package var mainFile: String
 
     /// Files rooted at `mainFile`.
-    public init(mainFile: String = Self.defaultMainFile) {
+    package init(mainFile: String = Self.defaultMainFile) {
         self.mainFile = mainFile
     }
 
     /// The files a client reads to decide as the daemon would (the in-process source,
     /// `reachabilityctl wait --carrier-timeout`): those `$REACHABILITYD_CONFIG` names, else the
     /// daemon's.
-    public static var clientFiles: ConfigurationFiles {
+    package static var clientFiles: ConfigurationFiles {
         guard let named = getenv("REACHABILITYD_CONFIG").map({ String(cString: $0) }), !named.isEmpty else { return ConfigurationFiles() }
         return ConfigurationFiles(mainFile: named)
     }
 
     /// Every existing file, in application order. A missing main file or directory is fine.
-    public func paths() -> [String] {
+    package func paths() -> [String] {
         var paths: [String] = []
         if access(mainFile, F_OK) == 0 { paths.append(mainFile) }
         let directory = mainFile + ".d"
@@ -49,7 +49,7 @@ public struct ConfigurationFiles: Sendable {
     ///
     /// - Returns: the configuration, or nil after logging every problem (file, line, what);
     ///   the caller then keeps its last good configuration.
-    public func load() -> DaemonConfiguration? {
+    package func load() -> DaemonConfiguration? {
         var files: [(path: String, text: String)] = []
         for path in paths() {
             do throws(SystemError) {

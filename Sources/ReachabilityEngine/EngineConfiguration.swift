@@ -12,6 +12,8 @@ public struct EngineConfiguration: Sendable {
     /// first status comes that much sooner (the daemon's `READY=1`); false: the first snapshot
     /// has them.
     public var readsDefaultRoutesAfterStart: Bool
+    /// The machine's key of ``NetworkIdentity`` (`MachineNetworkKey`); empty: `NetworkID` is "".
+    public var networkIDKey: [UInt8]
 
     /// The global IPv4 destination whose route decides IPv4 reachability. Only the kernel's
     /// route lookup is done for it; no packet is ever sent.
@@ -20,10 +22,13 @@ public struct EngineConfiguration: Sendable {
     public static let ipv6ProbeDestination = "2001:4860:4860::8888"
 
     /// Creates a configuration; the defaults are the production values.
-    public init(sysfsRoot: String = "/sys", receiveBufferBytes: Int32 = 8 * 1024 * 1024, readsDefaultRoutesAfterStart: Bool = false) {
+    public init(
+        sysfsRoot: String = "/sys", receiveBufferBytes: Int32 = 8 * 1024 * 1024, readsDefaultRoutesAfterStart: Bool = false, networkIDKey: [UInt8] = []
+    ) {
         self.sysfsRoot = sysfsRoot
         self.receiveBufferBytes = receiveBufferBytes
         self.readsDefaultRoutesAfterStart = readsDefaultRoutesAfterStart
+        self.networkIDKey = networkIDKey
     }
 }
 

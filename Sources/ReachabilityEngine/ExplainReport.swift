@@ -24,7 +24,7 @@ public struct ExplainReport: Sendable, Hashable {
         /// "ADDRESS/PREFIX", e.g. "2001:db8::2/64".
         public var text: String
         /// Its scope and DAD state.
-        public var facts: AddressFacts
+        package var facts: AddressFacts
     }
 
     /// One link and its addresses.
@@ -128,7 +128,7 @@ public struct ExplainReport: Sendable, Hashable {
             if facts.isLoopback { state.append("loopback") }
             var line = "  \(facts.name) (index \(facts.index)): \(state.joined(separator: ", ")); transport \(facts.transport.rawValue) (\(facts.transportReason))"
             if let underlying = facts.underlying { line += " over \(underlying.name) (\(underlying.transport.rawValue))" }
-            if facts.isMetered { line += "; metered" }
+            if facts.isMetered || facts.meteredReason != .transport { line += "; \(facts.isMetered ? "metered" : "not metered") (\(facts.meteredReason.rawValue))" }
             if let ignored = facts.ignoreReason { line += "; ignored: \(ignored)" }
             lines.append(line)
             let addresses = link.addresses.map { address in

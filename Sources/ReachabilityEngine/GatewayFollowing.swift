@@ -84,7 +84,8 @@ final class GatewayFollowing {
         for family in fresh {
             guard let gateway = gateways.current(family), lookups.isOpen else { continue }
             do {
-                gateways.read(try lookups.neighbourState(of: gateway), for: family, linkHasCarrier: linkHasCarrier(gateway.link))
+                let entry = try lookups.neighbourEntry(of: gateway)
+                gateways.read(entry?.state, linkLayerAddress: entry?.linkLayerAddress, for: family, linkHasCarrier: linkHasCarrier(gateway.link))
             } catch {
                 Log.warning("\(error); following gateway \(gateway.address)'s neighbour entry from its next change.")
             }

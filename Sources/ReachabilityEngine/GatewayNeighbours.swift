@@ -11,6 +11,8 @@ public struct GatewayNeighbour: Sendable, Hashable {
     /// Whether the kernel failed to resolve it (`NUD_FAILED`) while its link had carrier, and
     /// neither a resolution nor a carrier loss has come since.
     public var hasFailed: Bool
+    /// Its link-layer address (a MAC) as its entry last resolved it; nil until then (``NetworkIdentity``).
+    public var linkLayerAddress: [UInt8]?
 
     /// What it says about connectivity: `limited` after a failure, nothing otherwise.
     public var evidence: Connectivity? { hasFailed ? .limited : nil }
@@ -53,7 +55,7 @@ struct GatewayNeighbours {
             if let index = list.firstIndex(where: { $0.address == gateway.address && $0.link == gateway.link }) {
                 list.append(list.remove(at: index))
             } else {
-                list.append(GatewayNeighbour(address: gateway.address, link: gateway.link, hasFailed: false))
+                list.append(GatewayNeighbour(address: gateway.address, link: gateway.link, hasFailed: false, linkLayerAddress: nil))
                 fresh.append(family)
             }
             known[family] = Array(list.suffix(Self.capacity))
@@ -62,30 +64,34 @@ struct GatewayNeighbours {
     }
 
     /// The entry of `family`'s current gateway as read from the kernel (nil: there is none yet),
-    /// while its link has carrier or not (`linkHasCarrier`).
-    mutating func read(_ state: NeighbourState?, for family: AddressFamily, linkHasCarrier: Bool) {
+    /// with its link-layer address, while its link has carrier or not (`linkHasCarrier`).
+    mutating func read(_ state: NeighbourState?, linkLayerAddress: [UInt8]? = nil, for family: AddressFamily, linkHasCarrier: Bool) {
         guard let state, let gateway = chosen[family] else { return }
-        update(family, address: gateway.address, link: gateway.link, with: state, linkHasCarrier: linkHasCarrier)
+        update(family, address: gateway.address, link: gateway.link, with: state, linkLayerAddress: linkLayerAddress, linkHasCarrier: linkHasCarrier)
     }
 
     /// A new or changed neighbour entry (`RTM_NEWNEIGH`) of a followed gateway, on a link with
-    /// carrier or not (`linkHasCarrier`); returns whether the evidence of a family's current
-    /// gateway changed. (A deleted entry says nothing: a failed gateway stays failed until it
+    /// carrier or not (`linkHasCarrier`); returns whether the evidence or the link-layer address
+    /// of a family's current gateway changed. (A deleted entry says nothing: a failed gateway stays failed until it
     /// resolves again or its link loses carrier.)
     mutating func apply(_ message: NeighbourMessage, linkHasCarrier: Bool) -> Bool {
         guard let address = message.destinationAddress else { return false }
         let before = current(address.family)
-        update(address.family, address: address, link: message.index, with: message.state, linkHasCarrier: linkHasCarrier)
+        update(address.family, address: address, link: message.index, with: message.state, linkLayerAddress: message.linkLayerAddress, linkHasCarrier: linkHasCarrier)
         return current(address.family) != before
     }
 
-    /// `link` lost its carrier (or went): what its gateways' entries said is forgotten.
+    /// `link` lost its carrier (or went): what its gateways' entries said is forgotten, their
+    /// link-layer addresses too (the network that comes back may be another).
     ///
     /// - Returns: whether the evidence of a family's current gateway changed.
     mutating func linkLostCarrier(_ link: InterfaceIndex) -> Bool {
         let before = AddressFamily.allCases.map(current)
         for (family, var list) in known {
-            for index in list.indices where list[index].link == link { list[index].hasFailed = false }
+            for index in list.indices where list[index].link == link {
+                list[index].hasFailed = false
+                list[index].linkLayerAddress = nil
+            }
             known[family] = list
         }
         return AddressFamily.allCases.map(current) != before
@@ -100,11 +106,17 @@ struct GatewayNeighbours {
         return addresses
     }
 
-    private mutating func update(_ family: AddressFamily, address: IPAddress, link: InterfaceIndex, with state: NeighbourState, linkHasCarrier: Bool) {
+    private mutating func update(
+        _ family: AddressFamily, address: IPAddress, link: InterfaceIndex, with state: NeighbourState, linkLayerAddress: [UInt8]?, linkHasCarrier: Bool
+    ) {
         guard let index = known[family]?.firstIndex(where: { $0.address == address && $0.link == link }) else { return }
         switch state {
         case .failed: if linkHasCarrier { known[family]?[index].hasFailed = true }
-        case .resolved: known[family]?[index].hasFailed = false
+        case .resolved:
+            known[family]?[index].hasFailed = false
+            // (A resolved entry carries the address; the same gateway address behind another
+            // router, a new network, changes it.)
+            if let linkLayerAddress, !linkLayerAddress.isEmpty { known[family]?[index].linkLayerAddress = linkLayerAddress }
         case .resolving: break
         }
     }

@@ -186,8 +186,8 @@ final class KernelLookups {
 
     /// The state of `gateway`'s neighbour entry (`RTM_GETNEIGH`); nil when the kernel has none
     /// or the socket is closed.
-    func neighbourState(of gateway: GatewayNeighbour) throws(SystemError) -> NeighbourState? {
-        try query?.neighbourState(of: gateway.address, on: gateway.link)
+    func neighbourEntry(of gateway: GatewayNeighbour) throws(SystemError) -> NeighbourMessage? {
+        try query?.neighbourEntry(of: gateway.address, on: gateway.link)
     }
 
     /// Dumps of every link and address; nil when the socket is closed.

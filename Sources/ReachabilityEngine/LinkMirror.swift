@@ -97,6 +97,16 @@ final class LinkMirror: @unchecked Sendable {
         return pending
     }
 
+    /// Records what NetworkManager and networkd say of link `index`'s meteredness
+    /// (``LinkTable/setMeteredHints(_:for:)``); returns whether that changed. The link is
+    /// classified again at the next listing.
+    func setMeteredHints(_ hints: MeteredHints, for index: InterfaceIndex) -> Bool {
+        guard table.setMeteredHints(hints, for: index) else { return false }
+        reclassify.insert(index)
+        isListingStale = true
+        return true
+    }
+
     /// Applies an event's route message to the default routes (see
     /// ``LinkTable/applyDefaultRoute(_:replacing:)``).
     func applyRoute(_ message: NetlinkMessage) {

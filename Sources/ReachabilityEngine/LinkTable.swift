@@ -22,6 +22,9 @@ struct LinkTable: Equatable {
     private(set) var clatAddresses: [InterfaceIndex: IPAddress] = [:]
     /// The default routes (prefix length 0, unicast, one output link) of every table.
     private(set) var defaultRoutes: Set<DefaultRoute> = []
+    /// Per link, what NetworkManager and networkd's lease say of its meteredness (``MeteredRule``);
+    /// not the kernel's, so a resynchronising dump keeps them, and a link's go with it.
+    private(set) var meteredHints: [InterfaceIndex: MeteredHints] = [:]
     private let inspector: SysfsLinkInspector
 
     init(inspector: SysfsLinkInspector) {
@@ -97,7 +100,7 @@ struct LinkTable: Equatable {
             let attributes = previous?.name == name
                 ? SysfsLinkInspector.LinkAttributes(deviceType: previous?.deviceType, hasWirelessDirectory: previous?.hasWirelessDirectory ?? false, driver: previous?.driver)
                 : inspector.attributes(ofLink: name)
-            links[index] = LinkDescription(
+            var description = LinkDescription(
                 index: index,
                 name: name,
                 kind: link.kind ?? previous?.kind,
@@ -113,6 +116,8 @@ struct LinkTable: Equatable {
                 hasCarrier: link.hasCarrier,
                 isLoopback: link.isLoopback
             )
+            description.mtu = link.mtu ?? previous?.mtu ?? 0
+            links[index] = description
             // Taken down, the link loses its routes (the kernel flushes them without a word for IPv4).
             if !link.isUp { defaultRoutes = defaultRoutes.filter { $0.outputInterfaceIndex != index } }
         case .deleteLink(let link):
@@ -120,6 +125,7 @@ struct LinkTable: Equatable {
             links[index] = nil
             addresses = addresses.filter { $0.key.index != index }
             clatAddresses[index] = nil
+            meteredHints[index] = nil
             defaultRoutes = defaultRoutes.filter { $0.outputInterfaceIndex != index }
         case .newAddress(let message):
             guard let address = Self.address(message) else { return true }
@@ -189,6 +195,14 @@ struct LinkTable: Equatable {
         links.keys.compactMap { facts(forLink: $0, configuration: configuration) }
     }
 
+    /// Records what NetworkManager and networkd's lease say of link `index`'s meteredness;
+    /// returns whether that changed. Hints about a link the table does not hold are dropped.
+    mutating func setMeteredHints(_ hints: MeteredHints, for index: InterfaceIndex) -> Bool {
+        guard links[index] != nil, (meteredHints[index] ?? .none) != hints else { return false }
+        meteredHints[index] = hints == .none ? nil : hints
+        return true
+    }
+
     /// Per link, the families of its usable global addresses.
     var usableFamilies: [InterfaceIndex: Set<AddressFamily>] {
         var families: [InterfaceIndex: Set<AddressFamily>] = [:]
@@ -220,8 +234,12 @@ struct LinkTable: Equatable {
             transportReason: verdict.reason,
             ignoreReason: TransportClassifier.ignoreReason(for: link, in: links, configuration: configuration),
             underlying: underlying,
-            isMetered: configuration.isMetered(interface: link.name, transport: underlying?.transport ?? verdict.transport),
-            clatAddress: clatAddress
+            metered: MeteredRule.decide(
+                configured: configuration.meteredSetting(interface: link.name, transport: underlying?.transport ?? verdict.transport),
+                hints: meteredHints[index] ?? .none, transport: underlying?.transport ?? verdict.transport
+            ),
+            clatAddress: clatAddress,
+            mtu: link.mtu
         )
     }
 
@@ -233,13 +251,13 @@ struct LinkTable: Equatable {
 
 /// The links as the engine describes them, for a program that reads a link dump of its own
 /// (`reachabilityctl wait --carrier-timeout`) and judges them with ReachabilityCore's rules.
-public enum LinkDescriptions {
+package enum LinkDescriptions {
     /// Every link of a link dump, by index; sysfs is read once per link.
     ///
     /// - Parameters:
     ///   - messages: the dump's messages (any that are not links are skipped).
     ///   - inspector: where sysfs is read.
-    public static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
+    package static func of(dump messages: [NetlinkMessage], inspector: SysfsLinkInspector = SysfsLinkInspector()) -> [InterfaceIndex: LinkDescription] {
         var table = LinkTable(inspector: inspector)
         table.replace(withDump: messages)
         return table.links

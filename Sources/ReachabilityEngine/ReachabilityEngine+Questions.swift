@@ -57,6 +57,43 @@ extension ReachabilityEngine {
             + (uri.map { "the captive-portal API \($0)" } ?? "no captive-portal API") + ".")
     }
 
+    /// Records NetworkManager's `Metered` of the device that is `link` (``MeteredRule``); nil:
+    /// NetworkManager has no such device. Evaluates again when that changes the hints.
+    public func setNetworkManagerMetered(_ metered: NetworkManagerMetered?, link: InterfaceIndex) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var hints = mirror.table.meteredHints[link] ?? .none
+        hints.networkManager = metered
+        guard mirror.setMeteredHints(hints, for: link) else { return }
+        Log.info("NetworkManager on link \(link.rawValue): metered \(metered.map { "\($0)" } ?? "not known").")
+        reevaluate([])
+    }
+
+    /// Records the SSID of the Wi-Fi network `link` is associated with (nil: none, or not a
+    /// wireless link), as the network manager reports it: with the gateway's link-layer address,
+    /// it tells networks apart for `NetworkID`. Evaluates again when it changed.
+    public func setWiFiSSID(_ ssid: String?, link: InterfaceIndex) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard wifiSSIDs[link] != ssid else { return }
+        wifiSSIDs[link] = ssid
+        reevaluate([])
+    }
+
+    /// Records the links whose DHCPv4 lease (systemd-networkd's) carries ANDROID_METERED
+    /// (``MeteredRule``); every other link's lease does not. Evaluates again when that changes the hints.
+    public func setDHCPAndroidMetered(links: Set<InterfaceIndex>) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var changed = false
+        for index in Set(mirror.table.links.keys) {
+            var hints = mirror.table.meteredHints[index] ?? .none
+            hints.isDHCPAndroidMetered = links.contains(index)
+            if mirror.setMeteredHints(hints, for: index) {
+                changed = true
+                Log.info("DHCP lease of link \(index.rawValue): \(hints.isDHCPAndroidMetered ? "ANDROID_METERED" : "no ANDROID_METERED").")
+            }
+        }
+        if changed { reevaluate([]) }
+    }
+
     /// The index of the link named `name`, if the engine knows one.
     public func linkIndex(named name: String) -> InterfaceIndex? {
         dispatchPrecondition(condition: .onQueue(queue))

@@ -59,6 +59,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Damping and the announcements' rate limit: what subscribers see.
     let publishing: PublishingStage
     var settings = DaemonConfiguration.default
+    /// Per link, the `network-id` the last walk found (``StatusReducer/Evaluation/networkIDs``).
+    private var networkIDs: [InterfaceIndex: String] = [:]
+    /// Per wireless link, the SSID of the network it is associated with, as systemd-networkd
+    /// says (``setWiFiSSID(_:link:)``): part of ``NetworkIdentity``.
+    var wifiSSIDs: [InterfaceIndex: String] = [:]
     /// The captive-portal APIs networks advertise per link (RFC 8910), for the active check and
     /// `Explain()`.
     var captivePortalAPIs = AdvertisedCaptivePortalAPIs()
@@ -68,6 +73,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
     let rfc7050: RFC7050Discovery
     /// Fires when the next NAT64 prefix's lifetime runs out; nil when none is known.
     private var nat64ExpiryTimer: DispatchSourceTimer?
+    /// Fires when the published captive-portal session's `seconds-remaining` next counts down
+    /// (``StatusReducer/Evaluation/sessionCountdown``); nil when it does not.
+    private var sessionCountdownTimer: DispatchSourceTimer?
     /// The kernel's last answers per probe family, reused for a family no event of a batch
     /// concerned (an IPv4 route cannot change what IPv6 gets, nor the reverse).
     private var answers: [AddressFamily: StatusReducer.KernelAnswers] = [:]
@@ -224,6 +232,8 @@ public final class ReachabilityEngine: @unchecked Sendable {
         rfc7050.follow(ipv6Path: nil, intervalSeconds: settings.connectivity.intervalSeconds)
         nat64ExpiryTimer?.cancel()
         nat64ExpiryTimer = nil
+        sessionCountdownTimer?.cancel()
+        sessionCountdownTimer = nil
         events?.cancel()
         events = nil
         gateways.stop()
@@ -284,6 +294,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
             switch message.payload {
             case .deleteLink(let link):
                 captivePortalAPIs.forget(link.index)
+                wifiSSIDs[link.index] = nil
                 if nat64Prefixes.forget(link.index) { nat64PrefixesChanged = true }
                 if gateways.linkLostCarrier(link.index) { gatewayEvidence = true }
             case .newLink(let link) where !(link.isUp && link.hasCarrier):
@@ -414,20 +425,27 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// sends no withdrawal), or cancels it when none is known. The lifetimes count on
     /// `CLOCK_BOOTTIME` and the timer on the wall clock, so that time spent suspended counts.
     private func scheduleNAT64Expiry() {
-        guard let expiry = nat64Prefixes.nextExpiry else {
-            nat64ExpiryTimer?.cancel()
-            nat64ExpiryTimer = nil
+        arm(&nat64ExpiryTimer, at: nat64Prefixes.nextExpiry) { [weak self] in self?.expireNAT64Prefixes() }
+    }
+
+    /// (Re)arms `timer` (made at the first deadline) to call `handler` on the queue at
+    /// `deadline`, seconds of `CLOCK_BOOTTIME`, on the wall clock, so that time spent suspended
+    /// counts; cancels it when `deadline` is nil.
+    private func arm(_ timer: inout DispatchSourceTimer?, at deadline: Double?, handler: @escaping () -> Void) {
+        guard let deadline else {
+            timer?.cancel()
+            timer = nil
             return
         }
-        let timer = nat64ExpiryTimer ?? {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in self?.expireNAT64Prefixes() }
-            timer.resume()
-            nat64ExpiryTimer = timer
-            return timer
+        let armed = timer ?? {
+            let made = DispatchSource.makeTimerSource(queue: queue)
+            made.setEventHandler(handler: handler)
+            made.resume()
+            return made
         }()
-        let delay = max(0, expiry - clockSeconds(CLOCK_BOOTTIME))
-        timer.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
+        timer = armed
+        let delay = max(0, deadline - clockSeconds(CLOCK_BOOTTIME))
+        armed.schedule(wallDeadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up))), leeway: .milliseconds(100))
     }
 
     /// Events: the lifetime of a NAT64 prefix ran out.
@@ -519,8 +537,18 @@ public final class ReachabilityEngine: @unchecked Sendable {
         publish(snapshot)
     }
 
+    /// `interfaces` with each entry's `network-id` from the last walk's ``networkIDs``.
+    private func withNetworkIDs(_ interfaces: [NetworkInterface]) -> [NetworkInterface] {
+        var interfaces = interfaces
+        for position in interfaces.indices {
+            let id = networkIDs[interfaces[position].index] ?? ""
+            if interfaces[position].networkID != id { interfaces[position].networkID = id }
+        }
+        return interfaces
+    }
+
     /// The `Interfaces` entries of the mirror's links (``LinkMirror/interfaces(configuration:)``)
-    /// with their nameservers; the listing window starts again (a scheduled listing is dropped:
+    /// with their nameservers and network ids; the listing window starts again (a scheduled listing is dropped:
     /// this one covers it).
     private func listInterfaces() -> [NetworkInterface] {
         scheduledListing?.cancel()
@@ -534,7 +562,7 @@ public final class ReachabilityEngine: @unchecked Sendable {
                 interfaces[position].nameServers = nameServers.filter { $0.link(indexOfZone: table.index(ofZone:)) == entry.index }.map(\.address)
             }
         }
-        return interfaces
+        return withNetworkIDs(interfaces)
     }
 
     /// The walk after the mirror, in three steps: `gather(_:)` asks the kernel everything the
@@ -547,7 +575,11 @@ public final class ReachabilityEngine: @unchecked Sendable {
         let evaluation = StatusReducer.evaluation(of: gathered, configuration: settings)
         follow(evaluation)
         var snapshot = evaluation.snapshot
-        snapshot.interfaces = self.snapshot.interfaces
+        // (The entries published carry the ids of the walk before: each listing applies them.
+        // Only a change walks the entries, which a host with thousands of links has.)
+        let idsChanged = evaluation.networkIDs != networkIDs
+        networkIDs = evaluation.networkIDs
+        snapshot.interfaces = idsChanged ? withNetworkIDs(self.snapshot.interfaces) : self.snapshot.interfaces
         return snapshot
     }
 
@@ -566,10 +598,13 @@ public final class ReachabilityEngine: @unchecked Sendable {
             table: mirror.table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers.map { $0.map { nameServerFacts($0, answered: answered) } },
             advertisedNAT64Prefixes: nat64Prefixes, discoveredNAT64Prefix: rfc7050.discovered,
             synthesizedProbes: Dictionary(uniqueKeysWithValues: synthesized.compactMap { probe in answered[probe.question].map { (probe.prefix, $0) } }),
-            nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled
+            nameLookups: checks.nameLookupEvidence, isCheckEnabled: checks.isEnabled, now: clockSeconds(CLOCK_BOOTTIME)
         )
+        gathered.networkIDKey = configuration.networkIDKey
+        gathered.wifiSSIDs = wifiSSIDs
         for family in AddressFamily.allCases {
             gathered.gatewayEvidence[family] = gateways.current(family)?.evidence
+            gathered.gatewayLinkLayerAddresses[family] = gateways.current(family)?.linkLayerAddress
             gathered.checkEvidence[family] = checks.evidence(family)
         }
         return gathered
@@ -578,9 +613,14 @@ public final class ReachabilityEngine: @unchecked Sendable {
     /// Follow: the active check takes the paths the rule found, RFC 7050 discovery IPv6's while
     /// the rule wants it (a path on another link drops what it found: the rule step already
     /// counted on that), the links read decide which events walk next (``linksInUse``), and
-    /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``).
+    /// `CheckDestination` takes the rule's NAT64 prefix and CLAT uplink (``destinationContext``),
+    /// and the walk is taken again when the captive-portal session next counts down.
     private func follow(_ evaluation: StatusReducer.Evaluation) {
         checks.follow(evaluation.checkPaths)
+        arm(&sessionCountdownTimer, at: evaluation.sessionCountdown) { [weak self] in
+            guard let self, lookups.isOpen else { return }
+            reevaluate([], announcingRoutes: false)
+        }
         rfc7050.follow(ipv6Path: evaluation.nat64DiscoveryPath, intervalSeconds: settings.connectivity.intervalSeconds)
         linksInUse = evaluation.linksInUse
         destinationContext = evaluation.destinationContext

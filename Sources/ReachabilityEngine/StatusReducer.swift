@@ -65,12 +65,21 @@ enum StatusReducer {
         var synthesizedProbes: [IPPrefix: KernelAnswers] = [:]
         /// What each family's gateway's neighbour entry says (absent: nothing).
         var gatewayEvidence: [AddressFamily: Connectivity] = [:]
+        /// Each family's gateway's link-layer address, where its entry resolved it (absent: not known).
+        var gatewayLinkLayerAddresses: [AddressFamily: [UInt8]] = [:]
+        /// The machine's key of ``NetworkIdentity``; empty: every id is "".
+        var networkIDKey: [UInt8] = []
+        /// Per wireless link, the SSID of its network, where the network manager says it.
+        var wifiSSIDs: [InterfaceIndex: String] = [:]
         /// What the checks last said of each family, and over which path.
         var checkEvidence: [AddressFamily: CheckEvidence] = [:]
         /// The check's last round of name lookups; nil when there is none.
         var nameLookups: NameLookupEvidence?
         /// Whether the active check runs: RFC 7050 discovery is then wanted with IPv4 reachable too.
         var isCheckEnabled = false
+        /// The time of the walk (`CLOCK_BOOTTIME` seconds): a captive-portal session's
+        /// `seconds-remaining` is counted down to it.
+        var now: Double = 0
     }
 
     /// What a walk's rule step decides: the whole published snapshot, and what the walk follows.
@@ -80,6 +89,10 @@ enum StatusReducer {
         /// Per reachable family whose output link the mirror names: the route's link and gateway,
         /// which the active check follows.
         var checkPaths: [AddressFamily: CheckPath]
+        /// Per link of ``checkPaths`` whose gateway's link-layer address is known, the id of the
+        /// network it leads into (IPv4's gateway's when both families' routes take the link):
+        /// the `network-id` of its `Interfaces` entry.
+        var networkIDs: [InterfaceIndex: String] = [:]
         /// IPv6's path, which RFC 7050 discovery follows while it is wanted: no router advertised
         /// a prefix, and IPv4 is not reachable or the check runs. Nil: discovery not wanted.
         var nat64DiscoveryPath: CheckPath?
@@ -89,6 +102,10 @@ enum StatusReducer {
         /// What `CheckDestination` decides with beside the kernel's answers, as the snapshot was
         /// decided: the NAT64 prefix in use and the link a CLAT translates onto (IPv6's route's).
         var destinationContext: DestinationRule.Context
+        /// When (`CLOCK_BOOTTIME` seconds) the published captive-portal session's
+        /// `seconds-remaining` next counts down (``CaptivePortalSessionReading/nextChange(after:)``):
+        /// the walk is taken again then. Nil: it does not.
+        var sessionCountdown: Double?
     }
 
     /// The walk's rule step, a function of its inputs only, in order:
@@ -96,7 +113,8 @@ enum StatusReducer {
     ///    which the fuzzer replays);
     /// 2. the paths of the reachable families' routes, then ``EvidenceRule`` with the gateways'
     ///    evidence and the checks' verdicts, a verdict counting only while its family's route
-    ///    takes the path the check went over (a new gateway or link, or no route, has none yet);
+    ///    takes the path the check went over (a new gateway or link, or no route, has none yet),
+    ///    and the captive-portal session an API described with it, counted down to the walk's time;
     /// 3. ``DNSRule`` on the nameservers' facts (``resolvingNames(_:servers:lookups:)``);
     /// 4. `NAT64Prefix`: the one advertised on IPv6's route's link first
     ///    (``AdvertisedNAT64Prefixes/inUse(ipv6Link:)``), else the one RFC 7050 discovery found,
@@ -104,7 +122,10 @@ enum StatusReducer {
     /// 5. `IPv4Access` (``IPv4AccessRule``), with IPv4's probe synthesized with that prefix;
     /// 6. the CLAT (``CLATPath``): the properties describe the link it translates onto
     ///    (``ReachabilitySnapshot/describing(_:)``); `CheckDestination` takes the same prefix and
-    ///    uplink (``Evaluation/destinationContext``).
+    ///    uplink (``Evaluation/destinationContext``);
+    /// 7. `NetworkID` (``NetworkIdentity``): per path of step 2 the id from its gateway's
+    ///    link-layer address; the published one is that of the family whose link `Interface` names
+    ///    (IPv4's first), "" when none is known.
     ///
     /// - Parameters:
     ///   - gathered: the mirror, the kernel's answers, the NAT64 prefixes known and the evidence held.
@@ -117,9 +138,13 @@ enum StatusReducer {
         let paths = checkPaths(routes, answers: [.ipv4: gathered.ipv4, .ipv6: gathered.ipv6], table: table)
         func evidence(_ family: AddressFamily) -> FamilyEvidence {
             let check = gathered.checkEvidence[family].flatMap { $0.path == paths[family] ? $0 : nil }
-            return FamilyEvidence(gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "")
+            return FamilyEvidence(
+                gateway: gathered.gatewayEvidence[family], check: check?.connectivity, checkPortalURL: check?.portalURL ?? "", session: check?.session
+            )
         }
-        var snapshot = EvidenceRule.decide(routes, ipv4: evidence(.ipv4), ipv6: evidence(.ipv6))
+        let (ipv4Evidence, ipv6Evidence) = (evidence(.ipv4), evidence(.ipv6))
+        var snapshot = EvidenceRule.decide(routes, ipv4: ipv4Evidence, ipv6: ipv6Evidence, now: gathered.now)
+        let session = EvidenceRule.session(of: [(snapshot.ipv4Connectivity, ipv4Evidence.session), (snapshot.ipv6Connectivity, ipv6Evidence.session)])
         if let servers = gathered.nameServers { snapshot = resolvingNames(snapshot, servers: servers, lookups: gathered.nameLookups) }
         let advertised = gathered.advertisedNAT64Prefixes.inUse(ipv6Link: gathered.ipv6.lookup.outputInterfaceIndex)?.prefix
         let discoveryPath = advertised == nil && (!snapshot.isIPv4Reachable || gathered.isCheckEnabled) ? paths[.ipv6] : nil
@@ -135,12 +160,17 @@ enum StatusReducer {
             isIPv4Reachable: snapshot.isIPv4Reachable, isIPv4RouteThroughCLAT: clat != nil, isNAT64PrefixKnown: nat64Prefix != nil,
             isSynthesizedProbeReachable: synthesized?.isReachable ?? false
         ))
+        var described = snapshot.describing(clat)
+        let networkIDs = networkIDs(paths: paths, addresses: gathered.gatewayLinkLayerAddresses, ssids: gathered.wifiSSIDs, key: gathered.networkIDKey)
+        described.networkID = AddressFamily.allCases.lazy.compactMap { family in
+            paths[family].flatMap { $0.linkName == described.interface ? networkIDs[$0.link] : nil }
+        }.first ?? ""
         return Evaluation(
-            snapshot: snapshot.describing(clat), checkPaths: paths, nat64DiscoveryPath: discoveryPath,
+            snapshot: described, checkPaths: paths, networkIDs: networkIDs, nat64DiscoveryPath: discoveryPath,
             linksInUse: nat64Prefix == nil
                 ? linksRead(probes: [gathered.ipv4, gathered.ipv6], nameServers: gathered.nameServers ?? [], table: table, configuration: configuration)
                 : .every,
-            destinationContext: context
+            destinationContext: context, sessionCountdown: session?.nextChange(after: gathered.now)
         )
     }
 
@@ -153,6 +183,20 @@ enum StatusReducer {
         let links: [InterfaceIndex?] = [nil] + Set(advertised.advertisements.map(\.link)).map { $0 }
         let inUse = Set(links.compactMap { advertised.inUse(ipv6Link: $0)?.prefix })
         return inUse.isEmpty ? Set(discovered.map { [$0.prefix] } ?? []) : inUse
+    }
+
+    /// Per link of `paths` whose gateway's link-layer address `addresses` has, the network's id
+    /// (``NetworkIdentity``, with the link's SSID from `ssids`); IPv4's when both families' paths take the link.
+    private static func networkIDs(
+        paths: [AddressFamily: CheckPath], addresses: [AddressFamily: [UInt8]], ssids: [InterfaceIndex: String], key: [UInt8]
+    ) -> [InterfaceIndex: String] {
+        var ids: [InterfaceIndex: String] = [:]
+        for family in AddressFamily.allCases {
+            guard let path = paths[family], path.gateway != nil, ids[path.link] == nil else { continue }
+            let id = NetworkIdentity.id(gatewayLinkLayerAddress: addresses[family], ssid: ssids[path.link].map { Array($0.utf8) }, key: key)
+            if !id.isEmpty { ids[path.link] = id }
+        }
+        return ids
     }
 
     /// Per family `routes` calls reachable whose route's output link `table` names: the link and gateway.

@@ -7,27 +7,27 @@ import ReachabilityCore
 /// whether `class/net/IF/wireless` or `class/net/IF/phy80211` exist, and the driver.
 ///
 /// The root is injectable so tests can fake a WiFi or WWAN link.
-public struct SysfsLinkInspector: Sendable, Hashable {
+package struct SysfsLinkInspector: Sendable, Hashable {
     /// The sysfs mount point, normally "/sys".
-    public var root: String
+    package var root: String
 
     /// Creates an inspector reading below `root`.
-    public init(root: String = "/sys") {
+    package init(root: String = "/sys") {
         self.root = root
     }
 
     /// What sysfs says about link `name`.
-    public struct LinkAttributes: Sendable, Hashable {
+    package struct LinkAttributes: Sendable, Hashable {
         /// `DEVTYPE=` from uevent.
-        public var deviceType: String?
+        package var deviceType: String?
         /// `wireless` or `phy80211` exists.
-        public var hasWirelessDirectory: Bool
+        package var hasWirelessDirectory: Bool
         /// The driver's name (basename of the `device/driver` link).
-        public var driver: String?
+        package var driver: String?
     }
 
     /// Reads the attributes of link `name`; missing files simply contribute nothing.
-    public func attributes(ofLink name: String) -> LinkAttributes {
+    package func attributes(ofLink name: String) -> LinkAttributes {
         let directory = "\(root)/class/net/\(name)"
         return LinkAttributes(
             deviceType: deviceType(in: directory),

@@ -18,20 +18,20 @@ import ReachabilityCore
 /// filter lists them while they fit its room (``filterCapacity`` per family); beyond that it
 /// lists as many prefixes covering them all, and ``isAffected(byRouteTo:)`` (a binary search)
 /// picks the routes that concern a watched address among those the filter keeps.
-public struct WatchedDestinations: Sendable, Equatable {
+package struct WatchedDestinations: Sendable, Equatable {
     /// The cap per caller and family in the daemon.
-    public static let defaultCapacity = 16
+    package static let defaultCapacity = 16
     /// The cap per family for an unprivileged user's connections together.
-    public static let defaultUserCapacity = 8
+    package static let defaultUserCapacity = 8
     /// The most callers kept.
-    public static let callerCapacity = 1024
+    package static let callerCapacity = 1024
     /// The most addresses per family the kernel filter lists one by one, besides the probe
     /// (past that, as many prefixes covering them). The kernel charges a socket filter
     /// to the socket's option memory (`net.core.optmem_max`: 20 KiB by default before Linux
     /// 6.9, so on Debian 12), and while one program replaces another both are charged.
     /// 16 per family leaves room at 20 KiB (the measurement: docs/design.md, "Events and the
     /// kernel filter"; `BusFaultTests` runs the daemon with that setting).
-    public static let filterCapacity = 16
+    package static let filterCapacity = 16
 
     /// One caller's addresses, least recently asked first, and when it last asked.
     private struct Caller: Sendable, Equatable {
@@ -41,21 +41,21 @@ public struct WatchedDestinations: Sendable, Equatable {
     }
 
     /// The most addresses kept per caller and family.
-    public let capacity: Int
+    package let capacity: Int
     /// The most addresses kept per family for an unprivileged user's share.
-    public let userCapacity: Int
+    package let userCapacity: Int
     private var callers: [String: Caller] = [:]
     private var clock: UInt64 = 0
     /// How many callers watch each address.
     private var watchers: [IPAddress: Int] = [:]
     /// Every caller's IPv4 addresses, sorted (by their bytes), each once.
-    public private(set) var ipv4: [IPAddress] = []
+    package private(set) var ipv4: [IPAddress] = []
     /// Every caller's IPv6 addresses, sorted (by their bytes), each once.
-    public private(set) var ipv6: [IPAddress] = []
+    package private(set) var ipv6: [IPAddress] = []
 
     /// An empty set keeping at most `capacity` addresses per caller and family, `userCapacity`
     /// for an unprivileged user's share.
-    public init(capacity: Int = defaultCapacity, userCapacity: Int = defaultUserCapacity) {
+    package init(capacity: Int = defaultCapacity, userCapacity: Int = defaultUserCapacity) {
         precondition(capacity > 0 && userCapacity > 0, "a watch set needs room for one address")
         self.capacity = capacity
         self.userCapacity = userCapacity
@@ -63,7 +63,7 @@ public struct WatchedDestinations: Sendable, Equatable {
 
     /// Every caller's addresses of `family` and `extra` (an address of that family, e.g. the
     /// probe), sorted by their bytes, each once.
-    public func addresses(of family: AddressFamily, with extra: IPAddress) -> [IPAddress] {
+    package func addresses(of family: AddressFamily, with extra: IPAddress) -> [IPAddress] {
         var addresses = family == .ipv4 ? ipv4 : ipv6
         let index = Self.insertionIndex(of: extra, in: addresses)
         if index == addresses.count || addresses[index] != extra { addresses.insert(extra, at: index) }
@@ -71,13 +71,13 @@ public struct WatchedDestinations: Sendable, Equatable {
     }
 
     /// The callers with watches.
-    public var callerCount: Int { callers.count }
+    package var callerCount: Int { callers.count }
 
     /// Records `caller`'s question about `address`.
     ///
     /// - Returns: true when the set of watched addresses changed (`address` is new, or one went
     ///   out with it), false when it only became the caller's most recently asked.
-    public mutating func ask(about address: IPAddress, caller: CallerShare = CallerShare(connection: "")) -> Bool {
+    package mutating func ask(about address: IPAddress, caller: CallerShare = CallerShare(connection: "")) -> Bool {
         clock += 1
         var changed = false
         if callers[caller.name] == nil, callers.count == Self.callerCapacity,
@@ -104,7 +104,7 @@ public struct WatchedDestinations: Sendable, Equatable {
     ///
     /// - Returns: whether the set of watched addresses changed.
     @discardableResult
-    public mutating func forget(caller: String) -> Bool {
+    package mutating func forget(caller: String) -> Bool {
         guard let entry = callers.removeValue(forKey: caller) else { return false }
         var changed = false
         for address in entry.ipv4 + entry.ipv6 { changed = release(address) || changed }
@@ -115,7 +115,7 @@ public struct WatchedDestinations: Sendable, Equatable {
     /// contains one; a default route contains them all; a route of another family may, for all
     /// this set knows). The addresses a prefix contains are consecutive in sorted order: the
     /// first one not below the prefix's network address decides.
-    public func isAffected(byRouteTo route: RouteMessage) -> Bool {
+    package func isAffected(byRouteTo route: RouteMessage) -> Bool {
         guard let family = route.addressFamily else { return true }
         let addresses = family == .ipv4 ? ipv4 : ipv6
         guard let network = route.network else { return !addresses.isEmpty }

@@ -17,6 +17,8 @@ extension NetworkInterface {
             Key.metered.rawValue: .boolean(isMetered),
             Key.ignored.rawValue: .string(ignoreReason),
             Key.dns.rawValue: .strings(nameServers.map { $0.description }),
+            Key.mtu.rawValue: .unsigned32(mtu),
+            Key.networkID.rawValue: .string(networkID),
         ]
     }
 
@@ -27,15 +29,16 @@ extension NetworkInterface {
     public init?(busDictionary dictionary: [String: BusValue]) {
         func value(_ key: Key) -> BusValue? { dictionary[key.rawValue] }
         guard let name = value(.name)?.string, !name.isEmpty else { return nil }
-        let index: Int32
-        switch value(.index) {
-        case .unsigned32(let number)?: index = Int32(clamping: number)
-        case .unsignedInteger(let number)?: index = Int32(clamping: number)
-        default: index = 0
+        func number(_ key: Key) -> UInt64 {
+            switch value(key) {
+            case .unsigned32(let number)?: UInt64(number)
+            case .unsignedInteger(let number)?: number
+            default: 0
+            }
         }
         self.init(
             name: name,
-            index: InterfaceIndex(index),
+            index: InterfaceIndex(Int32(clamping: number(.index))),
             transport: value(.transport)?.string.flatMap(Transport.init(rawValue:)) ?? .other,
             operational: value(.operational)?.string.flatMap(OperationalState.init(rawValue:)) ?? .down,
             hasIPv4: value(.ipv4)?.boolean ?? false,
@@ -43,7 +46,9 @@ extension NetworkInterface {
             gateways: (value(.gateways)?.strings ?? []).compactMap(IPAddress.init),
             isMetered: value(.metered)?.boolean ?? false,
             ignoreReason: value(.ignored)?.string ?? "",
-            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init)
+            nameServers: (value(.dns)?.strings ?? []).compactMap(IPAddress.init),
+            mtu: UInt32(clamping: number(.mtu)),
+            networkID: value(.networkID)?.string ?? ""
         )
     }
 }

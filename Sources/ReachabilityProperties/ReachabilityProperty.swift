@@ -54,6 +54,13 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
     case nat64Prefix = "NAT64Prefix"
     /// `IPv4Access` (s): none, native, clat or nat64.
     case ipv4Access = "IPv4Access"
+    /// `MeteredReason` (s): which rule decided `Metered`, a ``MeteredReason``.
+    case meteredReason = "MeteredReason"
+    /// `NetworkID` (s): the opaque id of the network the route leads into, or "".
+    case networkID = "NetworkID"
+    /// `CaptivePortalSession` (a{sv}): the keys of RFC 8908's session the network's API gave,
+    /// a ``CaptivePortalSession``.
+    case captivePortalSession = "CaptivePortalSession"
 
     /// The property's entry in the table.
     public var definition: PropertyDefinition {
@@ -87,6 +94,15 @@ public enum ReachabilityProperty: String, Sendable, CaseIterable, Hashable {
         case .dns: .string(json: "dns", text: "DNS", { $0.dns.rawValue }, write: { $0.dns = DNSReadiness(rawValue: $1) ?? .unknown })
         case .nat64Prefix: .string(json: "nat64Prefix", text: "NAT64", { $0.nat64Prefix }, write: { $0.nat64Prefix = $1 })
         case .ipv4Access: .string(json: "ipv4Access", text: "IPv4 path", { $0.ipv4Access.rawValue }, write: { $0.ipv4Access = IPv4Access(rawValue: $1) ?? .none })
+        case .meteredReason:
+            .string(json: "meteredReason", { $0.meteredReason.rawValue }, write: { $0.meteredReason = MeteredReason(rawValue: $1) ?? .noRoute })
+        case .networkID: .string(json: "networkID", text: "Network ID", { $0.networkID }, write: { $0.networkID = $1 })
+        case .captivePortalSession:
+            PropertyDefinition(
+                signature: "a{sv}", jsonKey: "captivePortalSession", textLabel: "Session",
+                read: { snapshot, _ in .dictionary(snapshot.captivePortalSession.busDictionary) },
+                write: { snapshot, value in snapshot.captivePortalSession = CaptivePortalSession(busValue: value) }
+            )
         }
     }
 }

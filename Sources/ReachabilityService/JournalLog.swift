@@ -9,18 +9,18 @@ import SystemSupport
 /// `$JOURNAL_STREAM` to its device and inode), log entries go through `sd_journal_sendv` with
 /// their fields instead of as `<N>` lines, so that `journalctl MESSAGE_ID=…` finds them and
 /// `journalctl -x` explains them from the catalog (`reachabilityd.catalog`).
-public enum JournalLog {
+package enum JournalLog {
     /// `MESSAGE_ID` of "status changed" entries (the catalog explains it).
-    public static let statusChangedMessageID = "4afbbecd892743e583b58432607723ed"
+    package static let statusChangedMessageID = "4afbbecd892743e583b58432607723ed"
     /// `MESSAGE_ID` of "connectivity changed" entries: `Connectivity` changed, `Status` did not.
-    public static let connectivityChangedMessageID = "199e5802915c48d9b0b8fd390df39f19"
+    package static let connectivityChangedMessageID = "199e5802915c48d9b0b8fd390df39f19"
     /// `SYSLOG_IDENTIFIER` of the entries.
     static let identifier = "reachabilityd"
 
     /// Installs the journal writer in ``Log/journal`` when stderr is the journal; returns
     /// whether it did. Call once at start-up, before any other thread logs.
     @discardableResult
-    public static func installIfStderrIsTheJournal() -> Bool {
+    package static func installIfStderrIsTheJournal() -> Bool {
         guard stderrIsTheJournal() else { return false }
         Log.journal = { level, message, fields in send(level, message, fields) }
         return true
@@ -32,7 +32,7 @@ public enum JournalLog {
     /// entry) when none of its fields changed: an announcement of `Interfaces` or another
     /// property the line does not name writes nothing (a burst of container links would
     /// otherwise repeat the same line 4 times a second).
-    public static func publishedFields(_ snapshot: ReachabilitySnapshot, previous: ReachabilitySnapshot?) -> [(name: String, value: String)]? {
+    package static func publishedFields(_ snapshot: ReachabilitySnapshot, previous: ReachabilitySnapshot?) -> [(name: String, value: String)]? {
         let fields = statusFields(snapshot)
         if let previous, statusFields(previous).map(\.value) == fields.map(\.value) { return nil }
         let messageID: String? = if previous?.status != snapshot.status {

@@ -20,7 +20,7 @@ import SystemSupport
 /// it comes back. resolved is never started by these reads. Without a bus
 /// (``attach(to:)`` not called: a client's in-process engine) resolved's servers are read from
 /// that file. Confined to the owner's queue; `record` runs there with every new list.
-public final class NameServerSources {
+package final class NameServerSources {
     /// systemd-resolved's bus name.
     static let resolvedBusName = "org.freedesktop.resolve1"
     /// The file resolved rewrites when its upstream servers change.
@@ -35,7 +35,7 @@ public final class NameServerSources {
     private var resolvedFile: FollowedPath?
     /// Whether resolv.conf hands every query to resolved's stub (the host's lookups go to
     /// systemd-resolved).
-    public private(set) var usesResolved = false
+    package private(set) var usesResolved = false
     /// The last list recorded.
     private var recorded: [NameServer]?
     /// The number of the latest reading of resolved's servers: the answers of an earlier one,
@@ -46,7 +46,7 @@ public final class NameServerSources {
     ///   - resolvConfPath: the resolver configuration applications read (`/etc/resolv.conf`).
     ///   - queue: the daemon's queue.
     ///   - record: takes each new list of servers, on the queue.
-    public init(resolvConfPath: String, queue: DispatchQueue, record: @escaping ([NameServer]) -> Void) {
+    package init(resolvConfPath: String, queue: DispatchQueue, record: @escaping ([NameServer]) -> Void) {
         self.resolvConfPath = resolvConfPath
         self.queue = queue
         self.record = record
@@ -54,7 +54,7 @@ public final class NameServerSources {
 
     /// Reads resolv.conf and starts following it; a follower that cannot be made is warned about
     /// (the servers read now stay in force).
-    public func start() {
+    package func start() {
         dispatchPrecondition(condition: .onQueue(queue))
         do throws(SystemError) {
             let followed = try FollowedPath(path: resolvConfPath, queue: queue) { [weak self] in self?.readResolvConf() }
@@ -67,14 +67,14 @@ public final class NameServerSources {
     }
 
     /// The system bus is up: systemd-resolved's servers can be asked for from now on.
-    public func attach(to connection: BusConnection) {
+    package func attach(to connection: BusConnection) {
         dispatchPrecondition(condition: .onQueue(queue))
         self.connection = connection
         if usesResolved { followResolved() }
     }
 
     /// Links or addresses changed: resolved's per-link servers may have too (it signals nothing).
-    public func linksChanged() {
+    package func linksChanged() {
         if usesResolved { askResolved() }
     }
 
@@ -232,7 +232,7 @@ public final class NameServerSources {
     }
 
     /// Stops following.
-    public func stop() {
+    package func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         stopFollowingResolved()
         resolvConf?.cancel()

@@ -2,14 +2,15 @@ import ReachabilityBus
 import ReachabilityCore
 import SystemSupport
 
-/// The captive-portal API that DHCPv4 (option 114, RFC 8910) gave each link, as NetworkManager
-/// records it: an entry of the `Options` of the device's `org.freedesktop.NetworkManager.DHCP4Config`,
+/// What NetworkManager says of each link it manages: the device's own `Metered` (its rule:
+/// the connection's setting, else its guess from the device type and DHCP's ANDROID_METERED;
+/// ``MeteredRule``), and the captive-portal API that DHCPv4 (option 114, RFC 8910) gave it: an entry of the `Options` of the device's `org.freedesktop.NetworkManager.DHCP4Config`,
 /// named by the DHCP client that took the lease. NetworkManager's internal client (up to 1.52
 /// at least) drops the option; dhclient (`dhcp=dhclient`, `also request default-url;`) names it
 /// `default_url`, dhcpcd (`dhcp=dhcpcd`, `option captive_portal_uri`) `captive_portal_uri`.
 ///
 /// Every device is asked at start-up and whenever NetworkManager (re)starts; a device again
-/// when its `Dhcp4Config` or `IpInterface` changes, or its DHCP4Config's options change (a new
+/// when its `Dhcp4Config`, `IpInterface` or `Metered` changes, or its DHCP4Config's options change (a new
 /// lease); signals are believed only from the owner of NetworkManager's name. Without
 /// NetworkManager nothing happens: the calls never start it and their errors
 /// are only debug-logged. Confined to the daemon's queue.
@@ -23,6 +24,7 @@ public final class NetworkManagerCaptivePortals {
     private let connection: BusConnection
     private let linkIndex: (String) -> InterfaceIndex?
     private let record: (String?, InterfaceIndex) -> Void
+    private let recordMetered: (NetworkManagerMetered, InterfaceIndex) -> Void
     private var changes: [BusSlot] = []
     private var appearance: NameOwnerWatch?
     /// The device each DHCP4Config object belongs to, as last asked.
@@ -31,10 +33,15 @@ public final class NetworkManagerCaptivePortals {
     /// - Parameters:
     ///   - connection: the daemon's system bus connection (its queue is this object's).
     ///   - linkIndex: the index of the link with a name, if the daemon knows it.
+    ///   - recordMetered: takes a link's `Metered` on the queue.
     ///   - record: takes a link's URI (nil: none) on the queue.
-    public init(connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?, record: @escaping (String?, InterfaceIndex) -> Void) {
+    public init(
+        connection: BusConnection, linkIndex: @escaping (String) -> InterfaceIndex?,
+        recordMetered: @escaping (NetworkManagerMetered, InterfaceIndex) -> Void = { _, _ in }, record: @escaping (String?, InterfaceIndex) -> Void
+    ) {
         self.connection = connection
         self.linkIndex = linkIndex
+        self.recordMetered = recordMetered
         self.record = record
     }
 
@@ -44,7 +51,7 @@ public final class NetworkManagerCaptivePortals {
         changes.append(try connection.addMatch(.propertiesChanged(of: Self.deviceInterface, sender: Self.busName)) { [weak self] message in
             guard let self, appearance?.isFromOwner(message) == true, let device = message.path, (try? message.readString()) != nil,
                   let changed = try? message.readPropertyDictionary(),
-                  changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil
+                  changed["Dhcp4Config"] != nil || changed["IpInterface"] != nil || changed["Metered"] != nil
             else { return }
             ask(aboutDevice: device)
         })
@@ -63,15 +70,15 @@ public final class NetworkManagerCaptivePortals {
         }
     }
 
-    /// Asks which link a device is and which DHCP4Config it has, then that configuration's options.
+    /// Asks which link a device is, its `Metered` and which DHCP4Config it has, then that configuration's options.
     private func ask(aboutDevice device: String) {
         call(
             path: device, interface: BusDriver.propertiesInterface, member: "GetAll", arguments: [Self.deviceInterface],
             returning: [String: BusValue].self
         ) { [weak self] properties in
-            guard let self, case .string(let name)? = properties["IpInterface"], let index = linkIndex(name),
-                  case .string(let configuration)? = properties["Dhcp4Config"]
-            else { return }
+            guard let self, case .string(let name)? = properties["IpInterface"], let index = linkIndex(name) else { return }
+            if case .unsigned32(let metered)? = properties["Metered"] { recordMetered(NetworkManagerMetered(rawValue: metered) ?? .unknown, index) }
+            guard case .string(let configuration)? = properties["Dhcp4Config"] else { return }
             deviceOfConfiguration = deviceOfConfiguration.filter { $0.value != device }
             guard configuration != "/" else { return record(nil, index) }  // no DHCPv4 lease
             deviceOfConfiguration[configuration] = device

@@ -26,7 +26,9 @@ public final class NetworkdLinkDescriptions {
         /// The captive-portal API's URI; nil: none.
         public var captivePortalAPI: String?
         /// The NAT64 prefixes it recorded from router advertisements.
-        public var nat64Prefixes: [NetworkdPREF64]
+        package var nat64Prefixes: [NetworkdPREF64]
+        /// The Wi-Fi network's SSID (`SSID`, for a wireless link it knows associated); nil: none.
+        public var ssid: String? = nil
     }
 
     /// networkd's bus name.
@@ -110,7 +112,9 @@ public final class NetworkdLinkDescriptions {
                 if case .string(let text)? = link["CaptivePortal"] { uri = text }
                 let prefixes = NetworkdPREF64.records(inLinkDescription: link)
                 self?.scheduleRefresh(of: index, lifetimeEnds: prefixes.compactMap(\.lifetimeEndSeconds))
-                self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes), index)
+                var ssid: String?
+                if case .string(let text)? = link["SSID"], !text.isEmpty { ssid = text }
+                self?.record(Record(captivePortalAPI: uri, nat64Prefixes: prefixes, ssid: ssid), index)
             }
         } catch {
             asking.remove(index)

@@ -17,7 +17,7 @@ import SystemSupport
 /// a VPN's among them). resolved's errors (`NoSuchRR`, `DnssecFailed`, a timeout…) are
 /// answers that found nothing; one that says resolved does not run names the remedy. Confined
 /// to `queue`, where answers come; the call is made on the connection's own queue.
-public final class ResolvedAddressLookup: IPv6AddressLookup {
+package final class ResolvedAddressLookup: IPv6AddressLookup {
     private let queue: DispatchQueue
     /// The system bus; nil until ``attach(to:)``.
     private var connection: BusConnection?
@@ -29,19 +29,19 @@ public final class ResolvedAddressLookup: IPv6AddressLookup {
         + "start systemd-resolved, or name the network's resolver in resolv.conf and allow its address with an IPAddressAllow= drop-in (reachabilityd(8))."
 
     /// - Parameter queue: where answers come (the engine's).
-    public init(queue: DispatchQueue) {
+    package init(queue: DispatchQueue) {
         self.queue = queue
     }
 
     /// The system bus is up: lookups go to resolved from now on.
-    public func attach(to connection: BusConnection) {
+    package func attach(to connection: BusConnection) {
         dispatchPrecondition(condition: .onQueue(queue))
         self.connection = connection
         for lookup in waiting { lookUpIPv6Addresses(of: lookup.name, over: lookup.link, completion: lookup.completion) }
         waiting = []
     }
 
-    public func lookUpIPv6Addresses(of name: String, over link: InterfaceIndex, completion: @escaping @Sendable (IPv6AddressLookupAnswer) -> Void) {
+    package func lookUpIPv6Addresses(of name: String, over link: InterfaceIndex, completion: @escaping @Sendable (IPv6AddressLookupAnswer) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let connection else { return waiting.append((name, link, completion)) }
         let queue = queue

@@ -86,7 +86,7 @@ package final class NotificationSocket: Sendable {
     /// name their own socket), nil for none.
     init(notifySocket: String? = getenv("NOTIFY_SOCKET").map { String(cString: $0) }) {
         // (Where the ids differ, sd_notify attaches credentials.)
-        guard let notifySocket, let unix = Self.unixAddress(notifySocket), getuid() == geteuid(), getgid() == getegid() else {
+        guard let notifySocket, let unix = UnixSocketAddress.of(notifySocket), getuid() == geteuid(), getgid() == getegid() else {
             destination = notifySocket.map { _ in .other }
             descriptor = -EBADF
             return
@@ -133,24 +133,5 @@ package final class NotificationSocket: Sendable {
         } catch {
             return -error.errno
         }
-    }
-
-    /// The `sockaddr_un` `sd_notify` sends to for `value`: an absolute path, or an abstract name
-    /// written with a leading `@`; nil for anything else (`sd_notify` judges it).
-    package static func unixAddress(_ value: String) -> (address: sockaddr_un, length: socklen_t)? {
-        let bytes = Array(value.utf8)
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "/") || bytes[0] == UInt8(ascii: "@"), bytes.count <= capacity
-        else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            path.copyBytes(from: bytes)
-            if bytes[0] == UInt8(ascii: "@") { path[0] = 0 }
-        }
-        // An abstract name's length is exactly its bytes; a path's includes its NUL (as
-        // libsystemd's SOCKADDR_UN_LEN: a path of the whole capacity is then refused, EINVAL).
-        let pathLength = bytes[0] == UInt8(ascii: "@") ? bytes.count : bytes.count + 1
-        return (address, socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + pathLength))
     }
 }

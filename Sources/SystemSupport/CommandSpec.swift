@@ -3,88 +3,94 @@
 // (about a quarter of reachabilityctl, and twice the daemon's resident size).
 
 /// A usage error: the message is printed with the subcommand's usage, and the exit status is 64.
-public struct UsageError: Error {
+package struct UsageError: Error {
     /// One sentence, e.g. "Unknown option '--jsn'."
-    public let message: String
+    package let message: String
 
     /// A usage error saying `message`.
-    public init(message: String) {
+    package init(message: String) {
         self.message = message
     }
 }
 
 /// One option of a subcommand: a flag (`--json`) or an option with a value (`--timeout 5`).
-public struct OptionSpec: Sendable {
+package struct OptionSpec: Sendable {
     /// The name without dashes: "json", "timeout".
-    public let name: String
+    package let name: String
     /// The value's name in help ("seconds"); nil for a flag.
-    public let valueName: String?
+    package let valueName: String?
     /// One line of help.
-    public let help: String
+    package let help: String
     /// The default, shown in help.
-    public var defaultValue: String?
+    package var defaultValue: String?
     /// For an option whose value may be left out (`--dns` or `--dns answering`): the value it
     /// then has; nil for an option that needs its value.
-    public var impliedValue: String?
+    package var impliedValue: String?
     /// The values such an option takes: only one of them, as the next argument, is its value.
-    public var choices: [String] = []
+    package var choices: [String] = []
 
     /// A flag.
-    public static func flag(_ name: String, _ help: String) -> OptionSpec {
+    package static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
     }
 
     /// An option with a value.
-    public static func value(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil) -> OptionSpec {
+    package static func value(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultValue)
     }
 
     /// An option whose value may be left out: `--NAME` alone means `implied`; `--NAME VALUE` or
     /// `--NAME=VALUE` gives one of `choices`.
-    public static func optionalValue(_ name: String, _ valueName: String, _ help: String, implied: String, choices: [String]) -> OptionSpec {
+    package static func optionalValue(_ name: String, _ valueName: String, _ help: String, implied: String, choices: [String]) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, impliedValue: implied, choices: choices)
     }
 
     /// "--timeout <seconds>", "--dns [<level>]" or "--json".
-    public var synopsis: String {
+    package var synopsis: String {
         guard let valueName else { return "--\(name)" }
         return impliedValue == nil ? "--\(name) <\(valueName)>" : "--\(name) [<\(valueName)>]"
     }
 }
 
 /// A command's (or a subcommand's) grammar and help.
-public struct CommandSpec: Sendable {
+package struct CommandSpec: Sendable {
     /// The program: "reachabilityctl".
-    public let program: String
+    package let program: String
     /// The subcommand, "status"; "" for a program without subcommands.
-    public let name: String
+    package let name: String
     /// One line for the subcommand list and OVERVIEW.
-    public let abstract: String
+    package let abstract: String
     /// More text for `--help`, ending with the exit statuses.
-    public let discussion: String
+    package let discussion: String
     /// The options it takes.
-    public let options: [OptionSpec]
+    package let options: [OptionSpec]
     /// Its one positional argument (name and help), if it takes one.
-    public var positional: (name: String, help: String)?
+    package var positional: (name: String, help: String)?
+    /// Whether the positional argument may be left out (the command then checks what it says).
+    package var isPositionalOptional: Bool
 
     /// A grammar.
-    public init(program: String, name: String, abstract: String, discussion: String, options: [OptionSpec], positional: (name: String, help: String)? = nil) {
+    package init(
+        program: String, name: String, abstract: String, discussion: String, options: [OptionSpec], positional: (name: String, help: String)? = nil,
+        isPositionalOptional: Bool = false
+    ) {
         self.program = program
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.options = options
         self.positional = positional
+        self.isPositionalOptional = isPositionalOptional
     }
 
-    /// The usage line: "reachabilityctl check <host> [--json] …".
-    public var usage: String {
-        ([program] + (name.isEmpty ? [] : [name]) + (positional.map { ["<\($0.name)>"] } ?? []) + options.map { "[\($0.synopsis)]" })
-            .joined(separator: " ")
+    /// The usage line: "reachabilityctl check <host> [--json] …" ("[<host>]" when it may be left out).
+    package var usage: String {
+        let argument = positional.map { isPositionalOptional ? ["[<\($0.name)>]"] : ["<\($0.name)>"] } ?? []
+        return ([program] + (name.isEmpty ? [] : [name]) + argument + options.map { "[\($0.synopsis)]" }).joined(separator: " ")
     }
 
     /// The text of `--help`.
-    public var help: String {
+    package var help: String {
         var lines = ["OVERVIEW: \(abstract)", "", discussion, "", "USAGE: \(usage)", ""]
         if let positional {
             lines += ["ARGUMENTS:", Self.row("<\(positional.name)>", positional.help), ""]
@@ -98,7 +104,7 @@ public struct CommandSpec: Sendable {
     }
 
     /// "  --json                  Print …": the name column 24 wide, longer names on a line of their own.
-    public static func row(_ name: String, _ help: String) -> String {
+    package static func row(_ name: String, _ help: String) -> String {
         let column = 24
         let indented = "  " + name
         return indented.count < column
@@ -110,7 +116,7 @@ public struct CommandSpec: Sendable {
     ///
     /// - Returns: what was given, or nil when help was asked for.
     /// - Throws: ``UsageError`` for an unknown option, a missing value or a misplaced argument.
-    public func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
+    package func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
         var parsed = ParsedArguments()
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
@@ -144,34 +150,34 @@ public struct CommandSpec: Sendable {
                 parsed.values[name] = value
             }
         }
-        if let positional, parsed.positional == nil { throw UsageError(message: "Missing expected argument '<\(positional.name)>'.") }
+        if let positional, !isPositionalOptional, parsed.positional == nil { throw UsageError(message: "Missing expected argument '<\(positional.name)>'.") }
         return parsed
     }
 }
 
 /// What a command line gave: flags, option values (the last of repeated ones) and the positional argument.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The flags given.
-    public var flags: Set<String> = []
+    package var flags: Set<String> = []
     /// Option values by name.
-    public var values: [String: String] = [:]
+    package var values: [String: String] = [:]
     /// The positional argument.
-    public var positional: String?
+    package var positional: String?
 
     /// Whether flag `name` was given.
-    public func flag(_ name: String) -> Bool {
+    package func flag(_ name: String) -> Bool {
         flags.contains(name)
     }
 
     /// The most seconds an option takes: 4294967295 (`UInt32.max`, about 136 years), the
     /// largest "for ever" scripts write. Any such number of seconds fits a `Duration`, and as
     /// milliseconds or tenths an `Int64`; 1e19 seconds fits neither (a trap, not an error).
-    public static let maximumSeconds = Double(UInt32.max)
+    package static let maximumSeconds = Double(UInt32.max)
 
     /// Option `name` as seconds: a number from 0 to ``maximumSeconds`` (`default` when absent).
     ///
     /// - Throws: ``UsageError`` for anything else: not a number, NaN, infinite, negative or too large.
-    public func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
+    package func seconds(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
         guard let text = values[name] else { return defaultValue }
         guard let seconds = Double(text), seconds >= 0, seconds <= Self.maximumSeconds else {
             throw UsageError(message: "The value '\(text)' is invalid for '--\(name) <seconds>': give a number of seconds from 0 to \(UInt32.max).")
@@ -182,7 +188,7 @@ public struct ParsedArguments: Sendable {
     /// Option `name` as a whole number in `range` (nil when absent).
     ///
     /// - Throws: ``UsageError`` for anything else: not a whole number, or out of `range`.
-    public func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
+    package func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
         guard let text = values[name] else { return nil }
         guard let number = Int64(text), range.contains(number) else {
             throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give a whole number from \(range.lowerBound) to \(range.upperBound).")
@@ -191,7 +197,7 @@ public struct ParsedArguments: Sendable {
     }
 
     /// Option `name` as one of `allowed`, by its wire string (nil when absent).
-    public func choice<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) throws(UsageError) -> Choice? where Choice.RawValue == String {
+    package func choice<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) throws(UsageError) -> Choice? where Choice.RawValue == String {
         guard let text = values[name] else { return nil }
         guard let choice = allowed.first(where: { $0.rawValue == text }) else {
             throw UsageError(message: "The value '\(text)' is invalid for '--\(name)': give one of \(allowed.map(\.rawValue).joined(separator: ", ")).")

@@ -8,7 +8,7 @@ import Dispatch
 /// go last.
 ///
 /// Confined to `queue`: ``start(_:)`` and ``cancel()`` are called there, the handler runs there.
-public final class DescriptorReadSource: @unchecked Sendable {
+package final class DescriptorReadSource: @unchecked Sendable {
     private let queue: DispatchQueue
     private let source: DispatchSourceRead
     /// Whether the source was resumed (by ``start(_:)``, or by ``cancel()`` before it).
@@ -16,7 +16,7 @@ public final class DescriptorReadSource: @unchecked Sendable {
 
     /// A source watching `descriptor` on `queue`, which calls `cleanUp` (closing the
     /// descriptor, freeing buffers) once cancelled; nothing is read before ``start(_:)``.
-    public init(descriptor: Int32, queue: DispatchQueue, cleanUp: @escaping @Sendable () -> Void) {
+    package init(descriptor: Int32, queue: DispatchQueue, cleanUp: @escaping @Sendable () -> Void) {
         self.queue = queue
         source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setCancelHandler(handler: cleanUp)
@@ -24,7 +24,7 @@ public final class DescriptorReadSource: @unchecked Sendable {
 
     /// Starts calling `handler` on the queue whenever the descriptor is readable; a second call
     /// does nothing.
-    public func start(_ handler: @escaping () -> Void) {
+    package func start(_ handler: @escaping () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !started else { return }
         started = true
@@ -34,7 +34,7 @@ public final class DescriptorReadSource: @unchecked Sendable {
 
     /// Stops: no handler runs after this returns (it is called on the queue the handler runs on);
     /// the clean-up follows.
-    public func cancel() {
+    package func cancel() {
         dispatchPrecondition(condition: .onQueue(queue))
         if !started {
             started = true

@@ -6,7 +6,7 @@ import Glibc
 /// The corresponding C function is `write`.
 ///
 /// - Throws: ``SystemError`` with the errno of the failing `write` (`EIO` for a write of 0).
-public func writeAll(_ bytes: [UInt8], to descriptor: Int32, action: @autoclosure () -> String) throws(SystemError) {
+package func writeAll(_ bytes: [UInt8], to descriptor: Int32, action: @autoclosure () -> String) throws(SystemError) {
     var offset = 0
     while offset < bytes.count {
         let written = try valueOrErrno(action()) {
@@ -19,7 +19,7 @@ public func writeAll(_ bytes: [UInt8], to descriptor: Int32, action: @autoclosur
 
 /// The text of a small file (at most `limit` bytes are read), or nil when it cannot be opened or read.
 /// The corresponding C functions are `open` and `read`.
-public func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
+package func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
@@ -37,13 +37,13 @@ public func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
 
 /// Seconds on `clock` (`CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_THREAD_CPUTIME_ID`...).
 /// The corresponding C function is `clock_gettime`.
-public func clockSeconds(_ clock: clockid_t) -> Double {
+package func clockSeconds(_ clock: clockid_t) -> Double {
     Double(clockNanoseconds(clock)) / 1e9
 }
 
 /// Nanoseconds on `clock`, as an integer (exact where ``clockSeconds(_:)``'s Double rounds).
 /// The corresponding C function is `clock_gettime`.
-public func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
+package func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
     var now = timespec()
     clock_gettime(clock, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

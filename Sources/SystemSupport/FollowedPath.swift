@@ -13,11 +13,12 @@ import Dispatch
 /// With inotify (`inotify_init1`, `inotify_add_watch`) on a Dispatch read source: each directory
 /// on the path's chain of symbolic links is watched for the one name in it that matters (the
 /// nearest existing ancestor, while a directory is missing), and the file at the end of the
-/// chain itself, so that a write through another path to it (a bind mount's) is seen too. After
-/// every change the watches follow the chain anew. Confined to `queue`; the call back runs there.
-public final class FollowedPath: @unchecked Sendable {
+/// chain itself, so that a write through another path to it (a bind mount's) is seen too. A
+/// path that names a directory is followed with its entries: a file in it written, renamed in or
+/// out, or deleted calls back too. After every change the watches follow the chain anew. Confined to `queue`; the call back runs there.
+package final class FollowedPath: @unchecked Sendable {
     /// The path as given.
-    public let path: String
+    package let path: String
     private let queue: DispatchQueue
     private let onChange: () -> Void
     private let descriptor: Int32
@@ -28,8 +29,9 @@ public final class FollowedPath: @unchecked Sendable {
 
     /// The events of a watched directory that may change what a name in it leads to.
     private static let directoryEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ONLYDIR)
-    /// The events of the file at the end of the chain that change its contents.
-    private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MODIFY)
+    /// The events of the file at the end of the chain that change its contents; for a
+    /// directory, its entries' (a file's inotify never reports the moves and deletions).
+    private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
     /// The most symbolic links followed, as the kernel's own limit for a path (`MAXSYMLINKS`).
     private static let maximumLinks = 40
 
@@ -37,7 +39,7 @@ public final class FollowedPath: @unchecked Sendable {
     /// ``start()``.
     ///
     /// - Throws: ``SystemError`` when no inotify instance can be made (the per-user limit).
-    public init(path: String, queue: DispatchQueue, onChange: @escaping () -> Void) throws(SystemError) {
+    package init(path: String, queue: DispatchQueue, onChange: @escaping () -> Void) throws(SystemError) {
         self.path = path
         self.queue = queue
         self.onChange = onChange
@@ -47,14 +49,14 @@ public final class FollowedPath: @unchecked Sendable {
     }
 
     /// Watches the chain as it is now and starts calling back.
-    public func start() {
+    package func start() {
         dispatchPrecondition(condition: .onQueue(queue))
         watchChain()
         source.start { [weak self] in self?.drain() }
     }
 
     /// Stops: no call back runs after this returns (called on the queue the call backs run on).
-    public func cancel() {
+    package func cancel() {
         source.cancel()
     }
 
@@ -130,9 +132,10 @@ public final class FollowedPath: @unchecked Sendable {
                 }
                 let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
-                // A name that matters in a directory, the file itself (no name), a watch the kernel
-                // dropped (its inode gone), or events lost.
-                if let wanted = names[watch], wanted.contains(name) || mask & UInt32(IN_IGNORED) != 0 { changed = true }
+                // A name that matters in a directory, the file itself (no name) or an entry of the
+                // directory at the end of the chain, a watch the kernel dropped (its inode gone),
+                // or events lost.
+                if let wanted = names[watch], wanted.contains(name) || wanted.contains("") || mask & UInt32(IN_IGNORED) != 0 { changed = true }
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
                 offset += 16 + length
             }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Syslog priorities, as journald reads them from a `<N>` line prefix on stderr.
-public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
+package enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
     case error = 3
     case warning = 4
     case notice = 5
@@ -11,7 +11,7 @@ public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
     case debug = 7
 
     /// Parses "error", "warning", "notice", "info" or "debug".
-    public init?(name: String) {
+    package init?(name: String) {
         switch name.lowercased() {
         case "err", "error": self = .error
         case "warn", "warning": self = .warning
@@ -23,13 +23,13 @@ public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
     }
 
     /// Orders by verbosity: `.error` < `.debug`.
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// Whether stderr is the journal: systemd sets `$JOURNAL_STREAM` to the device and inode of the
 /// stream it connected, so a `<N>` line prefix there sets the entry's priority.
 /// The corresponding C functions are `getenv` and `fstat`.
-public func stderrIsTheJournal() -> Bool {
+package func stderrIsTheJournal() -> Bool {
     guard let stream = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
     var status = stat()
     guard (try? valueOrErrno("fstat stderr", { fstat(STDERR_FILENO, &status) })) != nil else { return false }
@@ -39,7 +39,7 @@ public func stderrIsTheJournal() -> Bool {
 /// A minimal logger writing `<priority>message` lines to stderr, which journald turns into
 /// properly prioritised journal entries when the daemon runs under systemd; or, once the
 /// daemon installs one, through a structured ``journal`` writer that keeps fields.
-public enum Log {
+package enum Log {
     /// The most verbose level still written. Set once at start-up, before any other thread logs.
     nonisolated(unsafe) public static var maximumLevel: LogLevel = .info
 
@@ -49,14 +49,14 @@ public enum Log {
     nonisolated(unsafe) public static var journal: (@Sendable (LogLevel, String, [(name: String, value: String)]) -> Void)?
 
     /// Writes `message` at `level` with journal `fields` if `level` is enabled.
-    public static func write(_ level: LogLevel, _ message: @autoclosure () -> String, fields: [(name: String, value: String)]) {
+    package static func write(_ level: LogLevel, _ message: @autoclosure () -> String, fields: [(name: String, value: String)]) {
         guard level <= maximumLevel else { return }
         if let journal { return journal(level, message(), fields) }
         write(level, message())
     }
 
     /// Writes `message` at `level` if `level` is enabled.
-    public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    package static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= maximumLevel else { return }
         if let journal { return journal(level, message(), []) }
         writeLine(level, message())
@@ -69,7 +69,7 @@ public enum Log {
     /// Writes `<priority>message` (`message` on a terminal) and a newline to stderr, whatever the
     /// level and the journal writer (the journal writer's fallback when the journal refuses an
     /// entry).
-    public static func writeLine(_ level: LogLevel, _ message: String) {
+    package static func writeLine(_ level: LogLevel, _ message: String) {
         let line = prefixesPriority ? "<\(level.rawValue)>\(message)\n" : "\(message)\n"
         var bytes = Array(line.utf8)
         // One write(2) per line so concurrent lines never interleave; stderr is unbuffered.
@@ -77,13 +77,13 @@ public enum Log {
     }
 
     /// Logs at `.error`.
-    public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
+    package static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
     /// Logs at `.warning`.
-    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
+    package static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
     /// Logs at `.notice`.
-    public static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
+    package static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
     /// Logs at `.info`.
-    public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
+    package static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
     /// Logs at `.debug`.
-    public static func debug(_ message: @autoclosure () -> String) { write(.debug, message()) }
+    package static func debug(_ message: @autoclosure () -> String) { write(.debug, message()) }
 }

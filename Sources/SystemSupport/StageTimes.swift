@@ -11,9 +11,9 @@ import Glibc
 /// evaluation no netlink event started).
 ///
 /// Confined to the daemon's one serial queue, where every stage happens.
-public final class StageTimes: @unchecked Sendable {
+package final class StageTimes: @unchecked Sendable {
     /// A point a change passes, in the order it passes them.
-    public enum Stage: Int, CaseIterable, Sendable {
+    package enum Stage: Int, CaseIterable, Sendable {
         /// A netlink wake-up: the first read of its batch.
         case received
         /// The walk starts (the batch was read and applied to the mirror).
@@ -29,7 +29,7 @@ public final class StageTimes: @unchecked Sendable {
 
     /// The recorder of this process: nil unless `REACHABILITYD_STAGE_TIMES` names a file that
     /// could be opened (read once, at first use).
-    public static let recorder: StageTimes? = getenv("REACHABILITYD_STAGE_TIMES").flatMap { StageTimes(path: String(cString: $0)) }
+    package static let recorder: StageTimes? = getenv("REACHABILITYD_STAGE_TIMES").flatMap { StageTimes(path: String(cString: $0)) }
 
     private let descriptor: Int32
     private var marks = [UInt64](repeating: 0, count: Stage.allCases.count)
@@ -42,7 +42,7 @@ public final class StageTimes: @unchecked Sendable {
 
     /// Records that the change under way reached `stage` now. ``Stage/received`` starts a new
     /// change; ``Stage/sent`` writes the change's line.
-    public func mark(_ stage: Stage) {
+    package func mark(_ stage: Stage) {
         if stage == .received { marks = marks.map { _ in 0 } }
         marks[stage.rawValue] = clockNanoseconds(CLOCK_MONOTONIC)
         guard stage == .sent else { return }

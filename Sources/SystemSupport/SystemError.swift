@@ -41,7 +41,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 /// - Returns: the call's non-negative result.
 /// - Throws: ``SystemError`` with the errno the call set.
 @discardableResult
-public func valueOrErrno<Result: BinaryInteger>(_ action: @autoclosure () -> String, _ body: () -> Result) throws(SystemError) -> Result {
+package func valueOrErrno<Result: BinaryInteger>(_ action: @autoclosure () -> String, _ body: () -> Result) throws(SystemError) -> Result {
     while true {
         let result = body()
         if result >= 0 { return result }
@@ -59,7 +59,7 @@ public func valueOrErrno<Result: BinaryInteger>(_ action: @autoclosure () -> Str
 /// - Returns: the call's non-negative result.
 /// - Throws: ``SystemError`` with the negated result as errno.
 @discardableResult
-public func sdCall(_ action: @autoclosure () -> String, _ body: () -> Int32) throws(SystemError) -> Int32 {
+package func sdCall(_ action: @autoclosure () -> String, _ body: () -> Int32) throws(SystemError) -> Int32 {
     let result = body()
     if result >= 0 { return result }
     throw SystemError(action: action(), errno: -result)

@@ -96,13 +96,16 @@ enum Output {
             ("Transport", snapshot.transport?.rawValue ?? "-"),
             ("IPv4", familyText(snapshot.isIPv4Reachable, snapshot.ipv4Interface, snapshot.ipv4Transport)),
             ("IPv6", familyText(snapshot.isIPv6Reachable, snapshot.ipv6Interface, snapshot.ipv6Transport)),
-            ("Metered", text(.boolean(snapshot.isMetered))),
+            ("Metered", text(.boolean(snapshot.isMetered)) + (snapshot.meteredReason == .noRoute ? "" : " (\(snapshot.meteredReason.rawValue))")),
             ("Online", "\(snapshot.connectivity.rawValue) (\(snapshot.connectivity.localizedDescription))"
                 + (snapshot.captivePortal.isEmpty ? "" : ", portal: \(snapshot.captivePortal)")),
             ("Reason", snapshot.reason),
         ]
         let propertyRows = ReachabilityProperty.allCases.compactMap { property in
-            property.definition.textLabel.map { ($0, text(snapshot.value(of: property, generation: 0))) }
+            property.definition.textLabel.map { label in
+                // The session's keys in RFC 8908's order, as words rather than JSON.
+                (label, property == .captivePortalSession ? text(.string(snapshot.captivePortalSession.summary)) : text(snapshot.value(of: property, generation: 0)))
+            }
         }
         let summary = (rows + propertyRows).map { "\(String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.0): \($0.1)" }.joined(separator: "\n")
         return snapshot.interfaces.isEmpty ? summary : summary + "\n\n" + text(snapshot.interfaces)
@@ -111,11 +114,11 @@ enum Output {
     /// The interfaces as `networkctl list` lays out links: a header, then one row per link in
     /// index order, each column as wide as its widest cell ("-" for no gateway or no reason).
     static func text(_ interfaces: [NetworkInterface]) -> String {
-        let header = ["IDX", "LINK", "TYPE", "OPERATIONAL", "IPV4", "IPV6", "METERED", "GATEWAYS", "IGNORED"]
+        let header = ["IDX", "LINK", "TYPE", "OPERATIONAL", "IPV4", "IPV6", "METERED", "MTU", "GATEWAYS", "IGNORED"]
         let rows = interfaces.map { link in
             [
                 String(link.index.rawValue), link.name, link.transport.rawValue, link.operational.rawValue,
-                text(.boolean(link.hasIPv4)), text(.boolean(link.hasIPv6)), text(.boolean(link.isMetered)),
+                text(.boolean(link.hasIPv4)), text(.boolean(link.hasIPv6)), text(.boolean(link.isMetered)), link.mtu == 0 ? "-" : String(link.mtu),
                 text(.strings(link.gateways.map(\.description))), text(.string(link.ignoreReason)),
             ]
         }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ReachabilityClient
 import ReachabilityCore
+import ReachabilityInProcess
 import SystemSupport
 
 /// The exit codes of `reachabilityctl`, documented in `--help` and README.

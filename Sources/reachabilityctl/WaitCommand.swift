@@ -5,7 +5,7 @@ import ReachabilityClient
 import ReachabilityCore
 import SystemSupport
 
-/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--dns [LEVEL]] [--host NAME|ADDRESS]`.
+/// `reachabilityctl wait [--timeout SECONDS] [--transport …] [--ipv4|--ipv6] [--connectivity …] [--dns [LEVEL]] [--unmetered] [--host NAME|ADDRESS]`.
 struct WaitCommand: Subcommand {
     static let spec = CommandSpec(
         program: ReachabilityControl.program,
@@ -15,7 +15,8 @@ struct WaitCommand: Subcommand {
             Returns as soon as the condition holds: the machine (or --host) is reachable, over \
             --transport when given, over IPv4 or IPv6 when --ipv4 or --ipv6 is given, with at least \
             --connectivity when given (full > portal > limited > unknown), with names resolving \
-            when --dns is given (DNS reachable or answering; with --dns answering, answering). The transport, \
+            when --dns is given (DNS reachable or answering; with --dns answering, answering), over \
+            a network that is not metered when --unmetered is given (Metered false). The transport, \
             interfaces and connectivity are those of each family given (both: each family's own), \
             else of the route the status names. Fails at once \
             with 69 when reachabilityd is not running when the wait starts; a daemon restarting \
@@ -32,6 +33,7 @@ struct WaitCommand: Subcommand {
             .value("host", "host", "Wait for this host name or address instead of the machine."),
             .optionalValue("dns", "level", "Require names to resolve too: reachable (a configured nameserver is routed; the default) or answering (the check's last lookup was answered; needs CheckURL=).",
                            implied: DNSReadiness.reachable.rawValue, choices: dnsLevels.map(\.rawValue)),
+            .flag("unmetered", "Require the network not to be metered (Metered false: a Metered= line, NetworkManager, DHCP's ANDROID_METERED, WWAN)."),
             .value("interface", "interfaces", "Require the route to go through one of these interfaces (comma-separated names or globs)."),
             .value("carrier-timeout", "seconds", "Give up early once no link that could lead out (not loopback, ignored, a port, a veth to this namespace, a dummy or a tunnel) has had carrier for this long (0: never).", default: "0"),
             .flag("verbose", "On success, say on stderr how long the wait took and through which interface."),
@@ -64,6 +66,8 @@ struct WaitCommand: Subcommand {
     let carrierTimeout: Double
     /// `--verbose`: say how long a successful wait took.
     let verbose: Bool
+    /// `--unmetered`: the network must not be metered.
+    let unmetered: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         timeout = try arguments.seconds("timeout", default: 30)
@@ -79,12 +83,13 @@ struct WaitCommand: Subcommand {
         interfaces = try Self.interfaces(arguments)
         carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
         verbose = arguments.flag("verbose")
+        unmetered = arguments.flag("unmetered")
     }
 
     /// What the options call online.
     var definition: OnlineDefinition {
         OnlineDefinition(family: ipv4 ? (ipv6 ? .both : .ipv4) : (ipv6 ? .ipv6 : .any),
-                         transport: transport, interfaces: interfaces, connectivity: connectivity, dns: dns)
+                         transport: transport, interfaces: interfaces, connectivity: connectivity, dns: dns, isUnmeteredRequired: unmetered)
     }
 
     /// Whether `snapshot` satisfies the options.
@@ -154,8 +159,12 @@ struct WaitCommand: Subcommand {
             return failure("Timed out after \(timeout) s: \(last.reason).", code: outcome)
         default:
             if let carrierWatch, carrierWatch.gaveUp.withLock({ $0 }) { return failure(carrierWatch.line(after: elapsed, last), code: outcome) }
-            // The route was there: what was missing is name resolution.
+            // The route was there: what was missing is an unmetered network, or name resolution.
             var routeOnly = definition
+            routeOnly.isUnmeteredRequired = false
+            if unmetered, routeOnly.isOnline(last), last.isMetered {
+                return failure("Timed out after \(timeout) s waiting for an unmetered network: \(last.interface) is metered (\(last.meteredReason.rawValue)).", code: outcome)
+            }
             routeOnly.dns = nil
             if let dns, routeOnly.isOnline(last) {
                 return failure("Timed out after \(timeout) s waiting for names to resolve: DNS is \(last.dns.rawValue), not \(dns.rawValue) (\(last.reason)).", code: outcome)

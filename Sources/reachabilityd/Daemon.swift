@@ -53,6 +53,8 @@ final class Daemon: @unchecked Sendable {
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
     private var networkManager: NetworkManagerCaptivePortals?
+    /// networkd's DHCPv4 leases, for ANDROID_METERED.
+    private let networkdLeases: NetworkdLeases
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
     private let nameServerSources: NameServerSources
     /// RFC 7050's lookup through systemd-resolved's bus API, once the bus is up.
@@ -74,15 +76,16 @@ final class Daemon: @unchecked Sendable {
     /// The `STATUS=` text last sent to the service manager (sent again only when it changes).
     private var managerStatus = ""
 
-    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String) {
+    init(configurationFiles: ConfigurationFiles, sysfsRoot: String, receiveBufferBytes: Int32, resolvConfPath: String, networkdLeaseDirectory: String) {
         self.configurationFiles = configurationFiles
         counters = MetricsCounters(encoded: countersFile.load(limit: 4096) ?? "")
         let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(
             sysfsRoot: sysfsRoot, receiveBufferBytes: receiveBufferBytes,
             // READY=1 without waiting for a large table's route dump (docs/design.md, Interfaces).
-            readsDefaultRoutesAfterStart: true
+            readsDefaultRoutesAfterStart: true, networkIDKey: MachineNetworkKey.read()
         ))
         self.engine = engine
+        networkdLeases = NetworkdLeases(directory: networkdLeaseDirectory, queue: queue) { links in engine.setDHCPAndroidMetered(links: links) }
         nameServerSources = NameServerSources(resolvConfPath: resolvConfPath, queue: queue) { servers in engine.setNameServers(servers) }
         // The exchanges run in the check helper, started when a CheckURL= is configured and a
         // check starts: libcurl is never loaded here.
@@ -185,6 +188,7 @@ final class Daemon: @unchecked Sendable {
                 engine.forgetWatches(of: share.name)
             }
             startDHCPCaptivePortalReaders(connection: connection)
+            networkdLeases.start()
             nameServerSources.attach(to: connection)
             resolvedLookup.attach(to: connection)
             try connection.startProcessing { error in
@@ -243,9 +247,12 @@ final class Daemon: @unchecked Sendable {
         let networkd = NetworkdLinkDescriptions(connection: connection, linkIndices: { [engine] in engine.linkIndices }) { [engine] record, link in
             engine.setCaptivePortalAPI(record.captivePortalAPI, link: link, from: .networkdDHCPv4)
             engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
+            engine.setWiFiSSID(record.ssid, link: link)
         }
-        let networkManager = NetworkManagerCaptivePortals(connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) }) {
-            [engine] uri, link in
+        let networkManager = NetworkManagerCaptivePortals(
+            connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) },
+            recordMetered: { [engine] metered, link in engine.setNetworkManagerMetered(metered, link: link) }
+        ) { [engine] uri, link in
             engine.setCaptivePortalAPI(uri, link: link, from: .networkManagerDHCPv4)
         }
         do {

@@ -40,7 +40,8 @@ enum ReachabilityDaemonCommand {
             exit(EXIT_SUCCESS)
         }
         Daemon(configurationFiles: ConfigurationFiles(mainFile: options.configurationFile),
-               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath).run()
+               sysfsRoot: options.sysfsRoot, receiveBufferBytes: options.receiveBufferBytes, resolvConfPath: options.resolvConfPath,
+               networkdLeaseDirectory: options.networkdLeaseDirectory).run()
     }
 }
 
@@ -58,6 +59,8 @@ struct DaemonOptions: Equatable {
     var resolvConfPath = "/etc/resolv.conf"
     /// `--remove-metrics-textfile`: remove the metrics file and exit instead of running.
     var removesMetricsTextfile = false
+    /// `--networkd-leases`: where systemd-networkd saves its DHCPv4 leases (ANDROID_METERED).
+    var networkdLeaseDirectory = NetworkdLeases.defaultDirectory
 
     /// The daemon's version, printed by `--version`.
     static let version = "0.1.0"
@@ -83,6 +86,8 @@ struct DaemonOptions: Equatable {
             .value("resolv-conf", "path", "The resolver configuration applications read, whose nameservers DNS judges (followed live).",
                    default: "/etc/resolv.conf"),
             .flag("remove-metrics-textfile", "Remove reachabilityd.prom from [Metrics] TextfileDirectory= and exit (the unit's ExecStopPost=)."),
+            .value("networkd-leases", "path", "Where systemd-networkd saves its DHCPv4 leases, read for ANDROID_METERED (followed live).",
+                   default: NetworkdLeases.defaultDirectory),
             .flag("version", "Show the version."),
         ]
     )
@@ -118,6 +123,7 @@ struct DaemonOptions: Equatable {
             options.removesMetricsTextfile = parsed.flag("remove-metrics-textfile")
             if let path = parsed.values["sysfs-root"] { options.sysfsRoot = path }
             if let path = parsed.values["resolv-conf"] { options.resolvConfPath = path }
+            if let path = parsed.values["networkd-leases"] { options.networkdLeaseDirectory = path }
             if let bytes = try parsed.integer("receive-buffer", in: 4096...Int64(Int32.max)) { options.receiveBufferBytes = Int32(bytes) }
             return .run(options)
         } catch {

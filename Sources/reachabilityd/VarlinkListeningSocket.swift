@@ -41,7 +41,7 @@ enum VarlinkListeningSocket {
     /// A new listening socket at `path`, replacing a socket a previous run left there.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
     private static func bind(_ path: String) throws(SystemError) -> Int32 {
-        guard var address = NotificationSocket.unixAddress(path) else { throw SystemError(action: "bind \(path)", errno: ENAMETOOLONG) }
+        guard var address = UnixSocketAddress.of(path) else { throw SystemError(action: "bind \(path)", errno: ENAMETOOLONG) }
         var status = stat()
         if lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK { unlink(path) }
         let descriptor = try valueOrErrno("open the Varlink socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }

@@ -91,6 +91,33 @@ final class ConnectivityClientTests: DaemonTestCase {
         manager.stopMonitoring()
     }
 
+    func testTheCaptivePortalSessionReachesTheClientAndTheCLI() throws {
+        // Given a check and the network's API (trusted through the test CA) describing an hour's session
+        let router = try startDaemonBehindSessionRouter(sessionSeconds: 3600)
+        let manager = try makeManager()
+        manager.startMonitoring()
+
+        // When the router advertises the API
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.sessionAPI)
+
+        // Then the client has the session as published
+        let published = try waitForProperties("a captive-portal session") { $0.captivePortalSession.secondsRemaining != nil }.captivePortalSession
+        try Poll.until("the client's session") { manager.captivePortalSession == published }
+        XCTAssertEqual(published.bytesRemaining, 1_000_000)
+        XCTAssertEqual(published.venueInfoURL, "https://10.77.0.1:8443/venue")
+        XCTAssertEqual(published.canExtendSession, true)
+        // and the CLI shows it, in words and in JSON
+        let text = try reachabilityctl(["status"]).check().standardOutput
+        XCTAssertTrue(text.contains("Session: seconds-remaining "), text)
+        XCTAssertTrue(text.contains(", bytes-remaining 1000000, venue-info-url https://10.77.0.1:8443/venue, can-extend-session yes"), text)
+        let json = try jsonObject(try reachabilityctl(["status", "--json"]).check().standardOutput)
+        let session = try XCTUnwrap(json["captivePortalSession"] as? [String: Any], "\(json)")
+        XCTAssertEqual(session["bytes-remaining"] as? Int, 1_000_000)
+        XCTAssertEqual(session["can-extend-session"] as? Bool, true)
+        XCTAssertEqual(Set(session.keys), ["seconds-remaining", "bytes-remaining", "venue-info-url", "can-extend-session"])
+        manager.stopMonitoring()
+    }
+
     func testCheckConnectivityChecksNowOncePerUserWithinTenSeconds() throws {
         // Given full, the next scheduled check an hour away
         let router = try startDaemonBehindRouter(configuration: "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\n")

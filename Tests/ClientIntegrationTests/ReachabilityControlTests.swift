@@ -52,6 +52,48 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(try jsonObject(missed.standardOutput)["satisfied"] as? Bool, false, missed.standardOutput)
     }
 
+    func testUnmeteredWaitsForTheMeteredLinkToBeUnmeteredAndCheckAnswersAtOnceForExecCondition() throws {
+        // Given ra0 carrying the default route, metered by the configuration
+        try startReachableDaemon(configuration: "[Reachability]\nMetered=ra0:yes\n")
+        let directory = try XCTUnwrap(directory)
+
+        // Then check --unmetered says no at once (1: ExecCondition= skips), with why
+        let metered = try reachabilityctl(["check", "--unmetered"])
+        XCTAssertEqual(metered.termination, .exited(Exit.timeout), metered.standardError)
+        XCTAssertEqual(metered.standardOutput, "Metered: ra0 (configuration).\n")
+        // and a wait for an unmetered network times out saying so
+        let timedOut = try reachabilityctl(["wait", "--unmetered", "--timeout", "1"])
+        XCTAssertEqual(timedOut.termination, .exited(Exit.timeout))
+        XCTAssertTrue(timedOut.standardError.contains("waiting for an unmetered network: ra0 is metered (configuration)"), timedOut.standardError)
+        // and a host with --unmetered is a usage error
+        XCTAssertEqual(try reachabilityctl(["check", "--unmetered", "10.77.0.9"]).termination, .exited(64))
+
+        // When a wait for an unmetered network runs, and the configuration stops metering ra0
+        let wait = try ChildProcess(
+            try ClientTestPaths.controlBinary(), ["wait", "--unmetered", "--timeout", "20"], environment: try controlEnvironment(),
+            standardOutput: directory.file("wait.out"), standardError: directory.file("wait.err")
+        )
+        XCTAssertNil(wait.wait(timeout: .milliseconds(500)), "wait --unmetered must block while the network is metered")
+        try writeConfiguration("[Reachability]\n")
+        try XCTUnwrap(daemon).send(SIGHUP)
+
+        // Then the wait ends with 0, and check --unmetered says yes
+        XCTAssertEqual(wait.wait(timeout: .seconds(5)), .exited(0), (try? String(contentsOfFile: directory.file("wait.err"), encoding: .utf8)) ?? "")
+        XCTAssertEqual(try reachabilityctl(["check", "--unmetered"]).termination, .exited(0))
+    }
+
+    func testCheckUnmeteredIsNoWithoutARoute() throws {
+        // Given no default route
+        try startDaemon()
+        try configureIPv4Link()
+        try waitForStatus(.notReachable)
+
+        // When, Then: not reachable is no unmetered network
+        let result = try reachabilityctl(["check", "--unmetered"])
+        XCTAssertEqual(result.termination, .exited(Exit.timeout))
+        XCTAssertTrue(result.standardOutput.hasPrefix("Not reachable: "), result.standardOutput)
+    }
+
     func testWaitTimesOutWithoutADefaultRoute() throws {
         // Given
         try startDaemon()
@@ -124,6 +166,8 @@ final class ReachabilityControlTests: DaemonTestCase {
         XCTAssertEqual(object["ipv4Reachable"] as? Bool, true)
         XCTAssertEqual(object["ipv6Reachable"] as? Bool, false)
         XCTAssertEqual(object["metered"] as? Bool, false)
+        XCTAssertEqual(object["meteredReason"] as? String, "transport")
+        XCTAssertEqual(object["networkID"] as? String, published.string(.networkID))
         XCTAssertEqual(object["reason"] as? String, published.string(.reason))
         XCTAssertEqual(object["description"] as? String, "Reachable via Ethernet")
 
@@ -159,7 +203,7 @@ final class ReachabilityControlTests: DaemonTestCase {
         let lines = text.split(separator: "\n").map(String.init)
         let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("IDX LINK") }, text)
         let row = try XCTUnwrap(lines[header...].first { $0.contains(" ra0 ") }, text)
-        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "10.77.0.1", "-"], text)
+        XCTAssertEqual(row.split(separator: " ").map(String.init).dropFirst(), ["ra0", "ethernet", "up", "yes", "no", "no", "1500", "10.77.0.1", "-"], text)
     }
 
     func testCheckJSONParsesAndExitCodeFollowsReachability() throws {

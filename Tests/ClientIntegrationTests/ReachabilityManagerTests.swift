@@ -124,6 +124,8 @@ final class ReachabilityManagerTests: DaemonTestCase {
         XCTAssertFalse(manager.isReachableViaWWAN)
         XCTAssertEqual(manager.interfaceName, "ra0")
         XCTAssertFalse(manager.isMetered)
+        XCTAssertEqual(manager.meteredReason, .transport)
+        XCTAssertNil(manager.networkID, "10.77.0.1 never resolves: no MAC, no id")
 
         // When
         let delivered = Collected<ReachabilityStatus>()

@@ -106,6 +106,34 @@ final class ConnectivityCheckTests: DaemonTestCase {
         XCTAssertTrue(explain.contains("captive-portal API \(RouterNamespace.openAPI): HTTP 200 -> captive false"), explain)
     }
 
+    func testACaptivePortalSessionIsPublishedAndACheckRunsTheMomentItRunsOut() throws {
+        // Given a check every hour answering 204 while the network's session lasts, and the
+        // network's API trusted through the test CA
+        let router = try startDaemonBehindSessionRouter(sessionSeconds: 10)
+        XCTAssertEqual(try busctl.properties().captivePortalSession, CaptivePortalSession(), "no API: no session")
+
+        // When the router advertises the API of a session of 10 s
+        try router.namespace.advertiseCaptivePortalAPI(RouterNamespace.sessionAPI)
+
+        // Then the session is published with the keys the API gave
+        let during = try waitForProperties("a captive-portal session") { $0.captivePortalSession.secondsRemaining != nil }.captivePortalSession
+        XCTAssertLessThanOrEqual(try XCTUnwrap(during.secondsRemaining), 10)
+        XCTAssertEqual(during.bytesRemaining, 1_000_000)
+        XCTAssertEqual(during.venueInfoURL, "https://10.77.0.1:8443/venue")
+        XCTAssertEqual(during.canExtendSession, true)
+        XCTAssertEqual(try busctl.properties().string(.connectivity), Connectivity.full.rawValue)
+        let checksBefore = router.requests.filter { $0.hasPrefix("GET /check ") }.count
+
+        // When it runs out: a check at once (the next scheduled one is an hour away), and
+        // Connectivity and the portal follow, the session now without a time
+        let after = try waitForProperties("connectivity portal once the session ran out", timeout: .seconds(30)) {
+            $0.string(.connectivity) == Connectivity.portal.rawValue && $0.string(.captivePortal) == "https://10.77.0.1:8443/portal"
+        }
+        XCTAssertEqual(after.captivePortalSession, CaptivePortalSession(venueInfoURL: "https://10.77.0.1:8443/venue"))
+        XCTAssertGreaterThan(router.requests.filter { $0.hasPrefix("GET /check ") }.count, checksBefore)
+        XCTAssertTrue(try busctl.explain().contains("captive-portal API \(RouterNamespace.sessionAPI): HTTP 200 -> captive true"))
+    }
+
     func testAHostNameIsResolvedAndCheckedOverEachFamily() throws {
         // Given check.test in the namespace's hosts file for both families, a resolver that
         // answers nothing (the router: names not in hosts fail at once), and both families routed

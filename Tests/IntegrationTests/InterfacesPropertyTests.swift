@@ -25,20 +25,24 @@ final class InterfacesPropertyTests: DaemonTestCase {
         let ra0 = try XCTUnwrap(entries.first { $0.name == "ra0" })
         XCTAssertEqual(ra0, NetworkInterface(
             name: "ra0", index: ra0.index, transport: .ethernet, operational: .up, hasIPv4: true, hasIPv6: false,
-            gateways: [IPAddress("10.77.0.1")!], isMetered: false, ignoreReason: ""
+            gateways: [IPAddress("10.77.0.1")!], isMetered: false, ignoreReason: "", mtu: 1500, networkID: ra0.networkID
         ))
         let ra1 = try XCTUnwrap(entries.first { $0.name == "ra1" })
-        XCTAssertEqual(ra1, NetworkInterface(name: "ra1", index: ra1.index, transport: .ethernet, operational: .up))
+        XCTAssertEqual(ra1, NetworkInterface(name: "ra1", index: ra1.index, transport: .ethernet, operational: .up, mtu: 1500))
 
         // And each dictionary has exactly the keys of the contract, as busctl shows them
         let dictionaries = try XCTUnwrap(published[.interfaces]?.dictionaries)
         for dictionary in dictionaries {
-            XCTAssertEqual(Set(dictionary.keys), ["name", "index", "transport", "operational", "ipv4", "ipv6", "gateways", "metered", "ignored", "dns"])
+            XCTAssertEqual(
+                Set(dictionary.keys), ["name", "index", "transport", "operational", "ipv4", "ipv6", "gateways", "metered", "ignored", "dns", "mtu", "network-id"]
+            )
         }
         let text = try busctl.run(["get-property", BusContract.busName, BusContract.objectPath, BusContract.interface, "Interfaces"])
             .check().standardOutput
-        XCTAssertTrue(text.hasPrefix("aa{sv} 2 10 "), text)
-        for expected in [#""gateways" as 1 "10.77.0.1""#, #""index" u \#(ra0.index)"#, #""name" s "ra0""#, #""operational" s "up""#, #""ignored" s """#] {
+        XCTAssertTrue(text.hasPrefix("aa{sv} 2 12 "), text)
+        for expected in [
+            #""gateways" as 1 "10.77.0.1""#, #""index" u \#(ra0.index)"#, #""name" s "ra0""#, #""operational" s "up""#, #""ignored" s """#, #""mtu" u 1500"#,
+        ] {
             XCTAssertTrue(text.contains(expected), "\(expected) in \(text)")
         }
     }

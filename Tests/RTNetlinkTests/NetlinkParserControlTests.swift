@@ -138,7 +138,8 @@ final class NetlinkParserControlTests: XCTestCase {
             let payload = try parseSingleMessage(Wire.message(type: row.type, body: body), line: row.line).payload
 
             // Then
-            let expected = NeighbourMessage(family: ABI.Family.ipv4, index: 7, state: row.expected, destination: gateway)
+            var expected = NeighbourMessage(family: ABI.Family.ipv4, index: 7, state: row.expected, destination: gateway)
+            expected.linkLayerAddress = [2, 0, 0, 0, 0, 1]
             XCTAssertEqual(payload, row.type == ABI.MessageType.newNeighbour ? .newNeighbour(expected) : .deleteNeighbour(expected), row.name, line: row.line)
         }
     }

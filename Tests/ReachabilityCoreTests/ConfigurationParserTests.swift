@@ -104,10 +104,10 @@ final class ConfigurationParserTests: XCTestCase {
         )
 
         // When, Then
-        XCTAssertTrue(configuration.isMetered(interface: "wlan-hotspot0", transport: .wifi))
-        XCTAssertFalse(configuration.isMetered(interface: "wwan-home", transport: .wwan))
-        XCTAssertTrue(configuration.isMetered(interface: "wwan0", transport: .wwan))
-        XCTAssertFalse(configuration.isMetered(interface: "wlan0", transport: .wifi))
-        XCTAssertFalse(DaemonConfiguration.default.isMetered(interface: "eth0", transport: .ethernet))
+        XCTAssertEqual(configuration.meteredSetting(interface: "wlan-hotspot0", transport: .wifi), true)
+        XCTAssertEqual(configuration.meteredSetting(interface: "wwan-home", transport: .wwan), false)
+        XCTAssertNil(configuration.meteredSetting(interface: "wwan0", transport: .wwan), "no line: MeteredRule asks the others")
+        XCTAssertEqual(configuration.meteredSetting(interface: "wlan0", transport: .wifi), false)
+        XCTAssertNil(DaemonConfiguration.default.meteredSetting(interface: "eth0", transport: .ethernet))
     }
 }

@@ -55,7 +55,10 @@ final class ConnectivityCheckVerdictTests: XCTestCase {
     func testThatOnlyA200WithACaptiveBooleanIsAnAnswer() {
         let rows: [(status: Int, body: String, answer: CaptivePortalAPIAnswer?, line: UInt)] = [
             (200, #"{"captive": true, "user-portal-url": "https://p/login"}"#, CaptivePortalAPIAnswer(isCaptive: true, userPortalURL: "https://p/login"), #line),
-            (200, #"{"captive":false,"venue-info-url":"https://v/","seconds-remaining":300}"#, CaptivePortalAPIAnswer(isCaptive: false), #line),
+            (
+                200, #"{"captive":false,"venue-info-url":"https://v/","seconds-remaining":300}"#,
+                CaptivePortalAPIAnswer(isCaptive: false, session: CaptivePortalSession(secondsRemaining: 300, venueInfoURL: "https://v/")), #line
+            ),
             (200, #" {"user-portal-url": "", "captive": true} "#, CaptivePortalAPIAnswer(isCaptive: true), #line),
             // RFC 8908: the user portal is an https URI; anything else is dropped, the answer kept.
             (200, #"{"captive": true, "user-portal-url": "javascript:alert(1)"}"#, CaptivePortalAPIAnswer(isCaptive: true), #line),

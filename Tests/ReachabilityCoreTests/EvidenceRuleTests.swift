@@ -122,4 +122,39 @@ final class EvidenceRuleTests: XCTestCase {
         // and a machine without evidence gives none
         XCTAssertEqual(EvidenceRule.destination(host(ipv4: "eth0"), machine: Self.both).connectivity, .unknown)
     }
+
+    func testTheSessionIsTheFirstFamilysWhoseTrafficGetsOutCountedDownToTheEvaluation() {
+        // Given sessions read at 0 s over IPv4 (600 s left) and IPv6 (300 s left)
+        let ipv4Session = CaptivePortalSessionReading(session: CaptivePortalSession(secondsRemaining: 600, venueInfoURL: "https://v4/"), readAt: 0)
+        let ipv6Session = CaptivePortalSessionReading(session: CaptivePortalSession(secondsRemaining: 300), readAt: 0)
+        let rows: [(name: String, routes: ReachabilitySnapshot, ipv4: FamilyEvidence, ipv6: FamilyEvidence, session: CaptivePortalSession, line: UInt)] = [
+            ("none read", Self.both, FamilyEvidence(check: .full), FamilyEvidence(check: .full), CaptivePortalSession(), #line),
+            (
+                "IPv4's first", Self.both, FamilyEvidence(check: .full, session: ipv4Session), FamilyEvidence(check: .full, session: ipv6Session),
+                CaptivePortalSession(secondsRemaining: 360, venueInfoURL: "https://v4/"), #line
+            ),
+            (
+                "a portal's too", Self.both, FamilyEvidence(check: .portal, session: ipv4Session), Self.none,
+                CaptivePortalSession(secondsRemaining: 360, venueInfoURL: "https://v4/"), #line
+            ),
+            (
+                "a failed gateway hides IPv4's: IPv6's", Self.both, FamilyEvidence(gateway: .limited, check: .full, session: ipv4Session),
+                FamilyEvidence(check: .full, session: ipv6Session), CaptivePortalSession(secondsRemaining: 60), #line
+            ),
+            ("no route: none", Self.noRoute, FamilyEvidence(check: .full, session: ipv4Session), Self.none, CaptivePortalSession(), #line),
+        ]
+        for row in rows {
+            // When the evidence rule decides 250 s on
+            let next = EvidenceRule.decide(row.routes, ipv4: row.ipv4, ipv6: row.ipv6, now: 250)
+            // Then the session published is that family's, counted down to the last mark passed
+            XCTAssertEqual(next.captivePortalSession, row.session, row.name, line: row.line)
+        }
+        // And a destination over the machine's path has the machine's session while traffic gets out
+        var machine = Self.both
+        machine.ipv4Evidence = .full
+        machine.captivePortalSession = CaptivePortalSession(canExtendSession: true)
+        XCTAssertEqual(EvidenceRule.destination(Self.ipv4Only, machine: machine).captivePortalSession, CaptivePortalSession(canExtendSession: true))
+        machine.ipv4Evidence = .limited
+        XCTAssertEqual(EvidenceRule.destination(Self.ipv4Only, machine: machine).captivePortalSession, CaptivePortalSession())
+    }
 }

@@ -113,7 +113,7 @@ final class ReachabilityRuleLinkFactsTests: XCTestCase {
 
     func testThatConfiguredMeteringIsPublished() {
         // Given
-        let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, isMetered: true)
+        let hotspot = LinkFacts(index: 5, name: "wlan0", isUp: true, hasCarrier: true, transport: .wifi, metered: MeteredVerdict(isMetered: true, reason: .configuration))
 
         // When
         let snapshot = ReachabilityRule.decide(ipv4: facts(hotspot), ipv6: DestinationFacts(family: .ipv6, lookup: .failed(errno: Errno(ENETUNREACH)), source: .failed(errno: Errno(ENETUNREACH))))

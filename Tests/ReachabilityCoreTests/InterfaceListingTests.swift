@@ -49,6 +49,8 @@ final class InterfaceListingTests: XCTestCase {
             NetworkInterface(name: "wwan0", index: 4, transport: .wwan, operational: .up, hasIPv4: true, isMetered: true)),
         Row("a tunnel is vpn, its own medium; default dev wg0 has no gateway", Fixture.wg0, families: [.ipv6], routes: [route(nil, on: 5)],
             NetworkInterface(name: "wg0", index: 5, transport: .vpn, operational: .up, hasIPv6: true)),
+        Row("the link's MTU", LinkFacts(index: 6, name: "ppp0", isUp: true, hasCarrier: true, transport: .other, mtu: 1492),
+            NetworkInterface(name: "ppp0", index: 6, transport: .other, operational: .up, mtu: 1492)),
         Row("gateways by metric, then table; the same next hop once",
             Fixture.eth0,
             routes: [route(gateway4, metric: 600), route(gateway4b, table: 100, metric: 100), route(gateway4, table: 100, metric: 600)],
@@ -103,7 +105,7 @@ final class InterfaceListingTests: XCTestCase {
             let read = NetworkInterface(busDictionary: dictionary)
 
             // Then: the keys of the contract, and the same entry back
-            XCTAssertEqual(Set(dictionary.keys), ["name", "index", "transport", "operational", "ipv4", "ipv6", "gateways", "metered", "ignored", "dns"], line: row.line)
+            XCTAssertEqual(Set(dictionary.keys), ["name", "index", "transport", "operational", "ipv4", "ipv6", "gateways", "metered", "ignored", "dns", "mtu", "network-id"], line: row.line)
             XCTAssertEqual(dictionary["index"], .unsigned32(UInt32(row.expected.index.rawValue)), line: row.line)
             XCTAssertEqual(read, row.expected, row.name, line: row.line)
         }
@@ -113,7 +115,7 @@ final class InterfaceListingTests: XCTestCase {
         // Given a newer daemon's entry: a key, a transport and a state this reader does not know
         let newer: [String: BusValue] = [
             "name": .string("sat0"), "index": .unsigned32(7), "transport": .string("satellite"), "operational": .string("dormant"),
-            "gateways": .strings(["192.0.2.1", "not an address"]), "mtu": .unsigned32(1500),
+            "gateways": .strings(["192.0.2.1", "not an address"]), "speed": .unsigned32(1000),
         ]
 
         // When

@@ -5,9 +5,9 @@ import XCTest
 final class OnlineDefinitionTests: XCTestCase {
     /// A snapshot: reachable over `interface` per family, with the checks' evidence.
     static func snapshot(_ status: ReachabilityStatus, ipv4: Bool = true, ipv6: Bool = false, interface: String = "eth0",
-                         evidence: Connectivity? = nil) -> ReachabilitySnapshot {
+                         evidence: Connectivity? = nil, metered: Bool = false) -> ReachabilitySnapshot {
         ReachabilitySnapshot(status: status, isIPv4Reachable: ipv4, isIPv6Reachable: ipv6, interface: interface,
-                             transport: nil, isMetered: false, reason: "", ipv4Evidence: evidence, ipv6Evidence: evidence)
+                             transport: nil, isMetered: metered, reason: "", ipv4Evidence: evidence, ipv6Evidence: evidence)
     }
 
     func testTable() {
@@ -36,6 +36,12 @@ final class OnlineDefinitionTests: XCTestCase {
             ("full asked, full", OnlineDefinition(connectivity: .full), Self.snapshot(.reachableViaEthernet, evidence: .full), true, #line),
             ("full asked, full evidence but not reachable", OnlineDefinition(connectivity: .full),
              Self.snapshot(.notReachable, ipv4: false, evidence: .full), false, #line),
+            // Unmetered
+            ("unmetered asked, unmetered", OnlineDefinition(isUnmeteredRequired: true), ethernet, true, #line),
+            ("unmetered asked, metered", OnlineDefinition(isUnmeteredRequired: true), Self.snapshot(.reachableViaWiFi, metered: true), false, #line),
+            ("unmetered asked, not reachable (Metered false)", OnlineDefinition(isUnmeteredRequired: true),
+             Self.snapshot(.notReachable, ipv4: false, interface: ""), false, #line),
+            ("not asked, metered", OnlineDefinition(), Self.snapshot(.reachableViaWWAN, metered: true), true, #line),
         ]
         for row in rows {
             // When / Then

@@ -268,6 +268,8 @@ final class ReachabilityRuleDecideTests: XCTestCase {
             self.ipv4 = ipv4
             self.ipv6 = ipv6
             self.snapshot = snapshot
+            // (No row configures or hints: the link type decides Metered wherever there is a route.)
+            self.snapshot.meteredReason = snapshot.interface.isEmpty ? .noRoute : .transport
             self.line = line
         }
     }

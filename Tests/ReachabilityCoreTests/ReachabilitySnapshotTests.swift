@@ -145,6 +145,9 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
+            .captivePortalSession: .dictionary([:]),
         ]
 
         for property in ReachabilityProperty.allCases {
@@ -182,6 +185,9 @@ final class ReachabilitySnapshotTests: XCTestCase {
             .dns: .string("unknown"),
             .nat64Prefix: .string(""),
             .ipv4Access: .string("none"),
+            .meteredReason: .string(""),
+            .networkID: .string(""),
+            .captivePortalSession: .dictionary([:]),
         ]
 
         for property in ReachabilityProperty.allCases {

@@ -103,6 +103,7 @@ final class VarlinkCodecTests: XCTestCase {
         XCTAssertEqual(state["generation"], .number(7))
         XCTAssertEqual(state["status"], .string("unknown"))
         XCTAssertEqual(state["ipv4Access"], .string("none"))
+        XCTAssertEqual(state["captivePortalSession"], .object([:]))
     }
 
     func testAClientReadsBackTheStateTheDaemonSends() throws {
@@ -115,6 +116,8 @@ final class VarlinkCodecTests: XCTestCase {
         published.isMetered = true
         published.reason = "default route via 192.0.2.1 on wlan0"
         published.nat64Prefix = "64:ff9b::/96"
+        // (a count within 32 bits comes back from JSON as `u`, a larger one as `t`)
+        published.captivePortalSession = CaptivePortalSession(secondsRemaining: 600, bytesRemaining: 5_000_000_000, venueInfoURL: "https://v/", canExtendSession: false)
         published.interfaces = [
             NetworkInterface(name: "wlan0", index: 3, transport: .wifi, operational: .up, hasIPv4: true, gateways: [IPAddress("192.0.2.1")!]),
             NetworkInterface(name: "eth0", index: 2, transport: .ethernet, operational: .noCarrier, ignoreReason: "no carrier"),

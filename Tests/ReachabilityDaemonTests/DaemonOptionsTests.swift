@@ -21,6 +21,7 @@ final class DaemonOptionsTests: XCTestCase {
             (["--sysfs-root", "/tmp/sys"], options { $0.sysfsRoot = "/tmp/sys" }, #line),
             (["--receive-buffer", "4096"], options { $0.receiveBufferBytes = 4096 }, #line),
             (["--remove-metrics-textfile", "--config", "/tmp/r.conf"], options { $0.removesMetricsTextfile = true; $0.configurationFile = "/tmp/r.conf" }, #line),
+            (["--networkd-leases", "/tmp/leases"], options { $0.networkdLeaseDirectory = "/tmp/leases" }, #line),
             (["--config", "a", "--config", "b"], options { $0.configurationFile = "b" }, #line),
             (["--help"], .help, #line),
             (["-h", "--bogus"], .help, #line),

@@ -52,4 +52,22 @@ final class ActiveCheckStateTests: XCTestCase {
         XCTAssertNil(state.evidence)
         XCTAssertNil(state.path)
     }
+
+    func testThatTheSessionComesWithItsVerdictAndTheNextCheckIsWhenItRunsOut() {
+        // Given a followed path, full
+        var state = ActiveCheckState()
+        XCTAssertTrue(state.follow(ra0))
+        _ = state.record((.full, ""), intervalSeconds: 300)
+
+        // When a check comes with a session of 120 s
+        let session = CaptivePortalSessionReading(session: CaptivePortalSession(secondsRemaining: 120), readAt: 7)
+        let delay = state.record((.full, ""), session: session, intervalSeconds: 300)
+
+        // Then the next check is when it runs out, and the verdict carries it
+        XCTAssertEqual(delay, 120)
+        XCTAssertEqual(state.verdict?.session, session)
+        // and a check without one forgets it
+        XCTAssertEqual(state.record((.portal, ""), intervalSeconds: 300), 1)
+        XCTAssertNil(state.verdict?.session)
+    }
 }

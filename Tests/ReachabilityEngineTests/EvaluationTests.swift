@@ -101,17 +101,21 @@ final class EvaluationTests: XCTestCase {
     /// own link, and the rest.
     private static func published(
         _ status: ReachabilityStatus, via: (name: String, transport: Transport)?, ipv4: (name: String, transport: Transport)?,
-        ipv6: (name: String, transport: Transport)?, reason: String, metered: Bool = false, evidence: (ipv4: Connectivity?, ipv6: Connectivity?) = (nil, nil),
-        portal: String = "", dns: DNSReadiness = .unknown, nat64Prefix: IPPrefix? = nil, access: IPv4Access
+        ipv6: (name: String, transport: Transport)?, reason: String, metered: MeteredVerdict? = nil, evidence: (ipv4: Connectivity?, ipv6: Connectivity?) = (nil, nil),
+        portal: String = "", dns: DNSReadiness = .unknown, nat64Prefix: IPPrefix? = nil, access: IPv4Access, networkID: String = ""
     ) -> ReachabilitySnapshot {
+        // (Without a metered verdict: the link type's, as MeteredRule gives it with nothing else said.)
+        let metered = metered ?? MeteredVerdict(isMetered: false, reason: via == nil ? .noRoute : .transport)
         var snapshot = ReachabilitySnapshot(
-            status: status, isIPv4Reachable: ipv4 != nil, isIPv6Reachable: ipv6 != nil, interface: via?.name ?? "", transport: via?.transport, isMetered: metered,
+            status: status, isIPv4Reachable: ipv4 != nil, isIPv6Reachable: ipv6 != nil, interface: via?.name ?? "", transport: via?.transport, isMetered: metered.isMetered,
             reason: reason, ipv4Evidence: evidence.ipv4, ipv6Evidence: evidence.ipv6, captivePortal: portal,
             ipv4Link: (ipv4?.name ?? "", ipv4?.transport), ipv6Link: (ipv6?.name ?? "", ipv6?.transport)
         )
         snapshot.dns = dns
         snapshot.nat64Prefix = nat64Prefix?.description ?? ""
         snapshot.ipv4Access = access
+        snapshot.meteredReason = metered.reason
+        snapshot.networkID = networkID
         return snapshot
     }
 
@@ -130,6 +134,8 @@ final class EvaluationTests: XCTestCase {
         var paths: [AddressFamily: CheckPath]
         /// The path RFC 7050 discovery follows; nil: not wanted.
         var discovery: CheckPath?
+        /// The `network-id` of each link's entry.
+        var networkIDs: [InterfaceIndex: String] = [:]
         var line: UInt
     }
 
@@ -137,12 +143,29 @@ final class EvaluationTests: XCTestCase {
         _ table: LinkTable, ipv4: StatusReducer.KernelAnswers, ipv6: StatusReducer.KernelAnswers, nameServers: [NameServerFacts]? = nil,
         advertised: AdvertisedNAT64Prefixes = AdvertisedNAT64Prefixes(), discovered: RFC7050Discovery.Discovered? = nil,
         synthesized: [IPPrefix: StatusReducer.KernelAnswers] = [:], gateways: [AddressFamily: Connectivity] = [:],
-        checks: [AddressFamily: CheckEvidence] = [:], isCheckEnabled: Bool = false
+        checks: [AddressFamily: CheckEvidence] = [:], isCheckEnabled: Bool = false, gatewayMACs: [AddressFamily: [UInt8]] = [:],
+        ssids: [InterfaceIndex: String] = [:]
     ) -> StatusReducer.Gathered {
         StatusReducer.Gathered(
             table: table, ipv4: ipv4, ipv6: ipv6, nameServers: nameServers, advertisedNAT64Prefixes: advertised, discoveredNAT64Prefix: discovered,
-            synthesizedProbes: synthesized, gatewayEvidence: gateways, checkEvidence: checks, isCheckEnabled: isCheckEnabled
+            synthesizedProbes: synthesized, gatewayEvidence: gateways, gatewayLinkLayerAddresses: gatewayMACs, networkIDKey: machineKey,
+            wifiSSIDs: ssids, checkEvidence: checks, isCheckEnabled: isCheckEnabled
         )
+    }
+
+    /// A machine's key (``NetworkIdentity``), and two routers' MACs.
+    private static let machineKey = [UInt8](repeating: 7, count: 16)
+    private static let routerMAC: [UInt8] = [0x02, 0, 0, 0, 0, 1]
+    private static let otherRouterMAC: [UInt8] = [0x02, 0, 0, 0, 0, 2]
+    private static func networkID(_ mac: [UInt8], ssid: String? = nil) -> String {
+        NetworkIdentity.id(gatewayLinkLayerAddress: mac, ssid: ssid.map { Array($0.utf8) }, key: machineKey)
+    }
+
+    /// The dual-stack table with NetworkManager's `Metered` and the lease's ANDROID_METERED on eth0.
+    private static func dualStack(hints: MeteredHints) -> LinkTable {
+        var table = dualStack
+        _ = table.setMeteredHints(hints, for: 2)
+        return table
     }
 
     /// IPv6-only, IPv6 routed over the uplink: RFC 7050 discovery found `networkSpecific` on
@@ -196,6 +219,48 @@ final class EvaluationTests: XCTestCase {
             given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: unreachable, gateways: [.ipv4: .limited], checks: [.ipv4: verdict(.full, on: ipv4Path)]),
             then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, evidence: (.limited, nil), access: .native),
             paths: [.ipv4: ipv4Path], line: #line
+        ),
+        // Metered (MeteredRule): NetworkManager, then the lease, then the link type; MeteredReason says which
+        Row(
+            name: "the lease's ANDROID_METERED meters the status's link",
+            given: given(dualStack(hints: MeteredHints(isDHCPAndroidMetered: true)), ipv4: ipv4ViaRouter, ipv6: unreachable),
+            then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, metered: MeteredVerdict(isMetered: true, reason: .dhcp), access: .native),
+            paths: [.ipv4: ipv4Path], line: #line
+        ),
+        Row(
+            name: "NetworkManager's guess over the lease's ANDROID_METERED",
+            given: given(dualStack(hints: MeteredHints(networkManager: .guessNo, isDHCPAndroidMetered: true)), ipv4: ipv4ViaRouter, ipv6: unreachable),
+            then: published(
+                .reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, metered: MeteredVerdict(isMetered: false, reason: .networkManager), access: .native
+            ),
+            paths: [.ipv4: ipv4Path], line: #line
+        ),
+        // NetworkID (NetworkIdentity): from the gateway's MAC where its entry resolved it
+        Row(
+            name: "NetworkID: the status's family's gateway's; each link's entry its own",
+            given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: ipv6ViaRouter, gatewayMACs: [.ipv4: routerMAC, .ipv6: otherRouterMAC]),
+            then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: eth0, reason: eth0Reason, access: .native, networkID: networkID(routerMAC)),
+            paths: [.ipv4: ipv4Path, .ipv6: ipv6Path], networkIDs: [2: networkID(routerMAC)], line: #line
+        ),
+        Row(
+            name: "NetworkID: with the link's SSID where the network manager says it",
+            given: given(dualStack, ipv4: ipv4ViaRouter, ipv6: unreachable, gatewayMACs: [.ipv4: routerMAC], ssids: [2: "cafe"]),
+            then: published(.reachableViaEthernet, via: eth0, ipv4: eth0, ipv6: nil, reason: eth0Reason, access: .native, networkID: networkID(routerMAC, ssid: "cafe")),
+            paths: [.ipv4: ipv4Path], networkIDs: [2: networkID(routerMAC, ssid: "cafe")], line: #line
+        ),
+        Row(
+            name: "NetworkID: IPv6's gateway's when IPv4 has no route; another router, another id",
+            given: given(dualStack, ipv4: unreachable, ipv6: ipv6ViaRouter, gatewayMACs: [.ipv6: otherRouterMAC]),
+            then: published(
+                .reachableViaEthernet, via: eth0, ipv4: nil, ipv6: eth0, reason: "IPv6 default route via fe80::1 on eth0 (ethernet), table main",
+                access: .none, networkID: networkID(otherRouterMAC)
+            ),
+            paths: [.ipv6: ipv6Path], discovery: ipv6Path, networkIDs: [2: networkID(otherRouterMAC)], line: #line
+        ),
+        Row(
+            name: "NetworkID: \"\" while the gateway's MAC is not known, and without a route",
+            given: given(dualStack, ipv4: unreachable, ipv6: unreachable, gatewayMACs: [.ipv4: routerMAC]),
+            then: published(.notReachable, via: nil, ipv4: nil, ipv6: nil, reason: "no default route", access: .none), paths: [:], line: #line
         ),
         // DNS (DNSRule): unknown until the nameservers are known (the rows above)
         Row(
@@ -330,6 +395,7 @@ final class EvaluationTests: XCTestCase {
             XCTAssertEqual(evaluation.snapshot, row.then, "\(row.name): the snapshot", line: row.line)
             XCTAssertEqual(evaluation.checkPaths, row.paths, "\(row.name): the checks' paths", line: row.line)
             XCTAssertEqual(evaluation.nat64DiscoveryPath, row.discovery, "\(row.name): RFC 7050 discovery's path", line: row.line)
+            XCTAssertEqual(evaluation.networkIDs, row.networkIDs, "\(row.name): the links' network ids", line: row.line)
             XCTAssertEqual(again, evaluation, "\(row.name): the same inputs, the same evaluation", line: row.line)
             // the prefix in use is one the walk asked the synthesized probe of, and CheckDestination's
             let prefix = NAT64Prefix(evaluation.snapshot.nat64Prefix)
@@ -339,6 +405,31 @@ final class EvaluationTests: XCTestCase {
                 XCTAssertTrue(possible.contains(IPPrefix(prefix.network, length: prefix.length)), "\(row.name): the synthesized probe asked", line: row.line)
                 XCTAssertEqual(evaluation.linksInUse, .every, "\(row.name): every event walks while a prefix is in use", line: row.line)
             }
+        }
+    }
+
+    func testThatTheSessionAVerdictCameWithIsCountedDownToTheWalkAndFollowedToItsNextMark() {
+        // Given a session read at 100 s with 1000 s left, over IPv4's path or an old one
+        let reading = CaptivePortalSessionReading(session: CaptivePortalSession(secondsRemaining: 1000, canExtendSession: true), readAt: 100)
+        func gathered(on path: CheckPath, now: Double) -> StatusReducer.Gathered {
+            var gathered = Self.given(Self.dualStack, ipv4: Self.ipv4ViaRouter, ipv6: Self.unreachable)
+            gathered.checkEvidence[.ipv4] = CheckEvidence(path: path, connectivity: .full, portalURL: "", session: reading)
+            gathered.now = now
+            return gathered
+        }
+        let oldPath = CheckPath(link: 2, linkName: "eth0", gateway: IPAddress("10.0.0.254"))
+        let rows: [(name: String, given: StatusReducer.Gathered, session: CaptivePortalSession, countdown: Double?, line: UInt)] = [
+            ("as read", gathered(on: Self.ipv4Path, now: 100), CaptivePortalSession(secondsRemaining: 1000, canExtendSession: true), 140, #line),
+            ("at the mark", gathered(on: Self.ipv4Path, now: 140), CaptivePortalSession(secondsRemaining: 960, canExtendSession: true), 200, #line),
+            ("ran out", gathered(on: Self.ipv4Path, now: 1200), CaptivePortalSession(secondsRemaining: 0, canExtendSession: true), nil, #line),
+            ("a verdict on another path: none", gathered(on: oldPath, now: 100), CaptivePortalSession(), nil, #line),
+        ]
+        for row in rows {
+            // When the rule step decides
+            let evaluation = StatusReducer.evaluation(of: row.given, configuration: .default)
+            // Then the session published, and when the walk is taken again for it
+            XCTAssertEqual(evaluation.snapshot.captivePortalSession, row.session, row.name, line: row.line)
+            XCTAssertEqual(evaluation.sessionCountdown, row.countdown, row.name, line: row.line)
         }
     }
 

@@ -60,25 +60,25 @@ final class WatchedDestinationsTests: XCTestCase {
         XCTAssertEqual(watched.ipv4Bytes, [[10, 0, 0, 1], [10, 0, 0, 2]])
     }
 
-    func testThatTenThousandDistinctAddressesOnlyChurnTheSet() {
+    func testThatAThousandDistinctAddressesOnlyChurnTheSet() {
         // Given the daemon's cap
         var watched = WatchedDestinations()
         XCTAssertEqual(watched.capacity, 16)
 
-        // When a hostile caller asks about 10,000 distinct addresses of each family
+        // When a hostile caller asks about 1,000 distinct addresses of each family
         var new = 0
-        for number in 0..<10_000 {
+        for number in 0..<1_000 {
             let bytes = [UInt8(number >> 8), UInt8(number & 0xff)]
             if watched.ask(about: [10, 0] + bytes) { new += 1 }
             if watched.ask(about: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 10) + bytes) { new += 1 }
         }
 
         // Then every one was new, and the set holds the last 16 of each family
-        XCTAssertEqual(new, 20_000)
+        XCTAssertEqual(new, 2_000)
         XCTAssertEqual(watched.ipv4Bytes.count, 16)
         XCTAssertEqual(watched.ipv6Bytes.count, 16)
-        XCTAssertEqual(watched.ipv4Bytes.first, [10, 0, UInt8(9984 >> 8), UInt8(9984 & 0xff)])
-        XCTAssertEqual(watched.ipv4Bytes.last, [10, 0, UInt8(9999 >> 8), UInt8(9999 & 0xff)])
+        XCTAssertEqual(watched.ipv4Bytes.first, [10, 0, UInt8(984 >> 8), UInt8(984 & 0xff)])
+        XCTAssertEqual(watched.ipv4Bytes.last, [10, 0, UInt8(999 >> 8), UInt8(999 & 0xff)])
     }
 
     func testThatACallerOnlyPushesOutItsOwnWatches() {
@@ -147,7 +147,7 @@ final class WatchedDestinationsTests: XCTestCase {
             _ = watched.ask(about: [0x20, 0x01, 0x0d, 0xb8] + (0..<12).map { _ in UInt8.random(in: 0...3, using: &generator) }, caller: CallerShare(connection: "\(index % 3)"))
         }
         // When random prefixes are asked about, Then the answer is what a scan says
-        for _ in 0..<2000 {
+        for _ in 0..<500 {
             let family: AddressFamily = Bool.random(using: &generator) ? .ipv4 : .ipv6
             let width = family == .ipv4 ? 4 : 16
             let prefix = family == .ipv4

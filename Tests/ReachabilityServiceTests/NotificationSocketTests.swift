@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import XCTest
 @testable import ReachabilityService
+import SystemSupport
+import XCTest
 
 /// The notification socket kept open: the addresses `sd_notify` sends to, and datagrams that
 /// arrive whole and in order through the one socket.
@@ -20,7 +21,7 @@ final class NotificationSocketTests: XCTestCase {
             ("/" + String(repeating: "x", count: 108), nil, #line),
         ]
         for row in rows {
-            let address = NotificationSocket.unixAddress(row.value)
+            let address = UnixSocketAddress.of(row.value)
             guard let name = row.name else {
                 XCTAssertNil(address, row.value, line: row.line)
                 continue
@@ -80,7 +81,7 @@ final class NotificationSocketTests: XCTestCase {
         let path = NSTemporaryDirectory() + "\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         XCTAssertGreaterThanOrEqual(receiver, 0)
-        var address = try XCTUnwrap(NotificationSocket.unixAddress(path), "no address for \(path)")
+        var address = try XCTUnwrap(UnixSocketAddress.of(path), "no address for \(path)")
         let bound = withUnsafePointer(to: &address.address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, address.length) }
         }

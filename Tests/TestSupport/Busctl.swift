@@ -71,6 +71,11 @@ package struct PublishedProperties: CustomStringConvertible {
         (self[.interfaces]?.dictionaries ?? []).compactMap(NetworkInterface.init(busDictionary:))
     }
 
+    /// `CaptivePortalSession`, as the client reads it; empty when not published.
+    package var captivePortalSession: CaptivePortalSession {
+        self[.captivePortalSession].map(CaptivePortalSession.init(busValue:)) ?? CaptivePortalSession()
+    }
+
     /// `Generation`.
     package var generation: UInt64? {
         if case .unsignedInteger(let number) = self[.generation] { return number }

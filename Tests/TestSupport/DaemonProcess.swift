@@ -28,6 +28,10 @@ package final class DaemonProcess {
     ///     library it loads with `dlopen`): `/dev/null` is bind-mounted over each in the private
     ///     mount namespace `ip netns exec` makes, so nothing outside the daemon sees it.
     /// - Throws: `HarnessError` when it cannot be started.
+    /// The daemon's `--networkd-leases`, in the test's directory: a test writes a lease there
+    /// in networkd's format.
+    package static let networkdLeaseDirectory = "networkd-leases"
+
     package init(
         binary: String,
         namespace: TestNamespace,
@@ -51,6 +55,12 @@ package final class DaemonProcess {
         }
         arguments += [binary, "--log-level", "debug"]
         if let sysfsRoot { arguments += ["--sysfs-root", sysfsRoot] }
+        // Never the host's networkd leases: their link indices are the host's.
+        if !extraArguments.contains("--networkd-leases") {
+            let leases = directory.file(Self.networkdLeaseDirectory)
+            try FileManager.default.createDirectory(atPath: leases, withIntermediateDirectories: true)
+            arguments += ["--networkd-leases", leases]
+        }
         arguments += extraArguments
         process = try ChildProcess(
             "ip", arguments,

@@ -24,6 +24,25 @@ package enum FaultInjection {
         return path
     }
 
+    /// Starts a dbus-python stand-in for a system service: lets it own `busName` on `bus`,
+    /// installs `script` as `name` in `directory`, runs it with the bus's address and
+    /// `arguments`, and returns once it printed "ready" (it owns the name).
+    ///
+    /// - Throws: `HarnessError` with what it printed when it ends before that.
+    package static func startStandIn(
+        _ script: String, as name: String, owning busName: String, on bus: PrivateBus, in directory: TemporaryDirectory, arguments: [String]
+    ) throws -> ChildProcess {
+        try bus.allowStandIn(for: busName)
+        let path = try install(script, as: name, in: directory)
+        let output = directory.file(name + ".out")
+        let process = try ChildProcess(python, [path, bus.address] + arguments, standardOutput: output, standardError: output)
+        try Poll.until("\(name) to own \(busName)", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) { printed in
+            if let ended = process.poll() { throw HarnessError("\(name) ended (\(ended)): \(printed)") }
+            return printed.contains("ready")
+        }
+        return process
+    }
+
     /// Decodes the one JSON object a helper printed on stdout.
     ///
     /// - Parameter result: the helper's outcome; it must have succeeded.

@@ -112,12 +112,14 @@ package final class PrivateBus {
     /// bus's directory of test-only policies, then `ReloadConfig`, which returns once the bus
     /// has read it.
     ///
-    /// - Parameter name: the service's well-known name, e.g. `org.freedesktop.resolve1`.
+    /// - Parameters:
+    ///   - name: the service's well-known name, e.g. `org.freedesktop.resolve1`.
+    ///   - user: the user the service runs as (the real systemd-networkd drops to `systemd-network`).
     /// - Throws: `HarnessError` when the file cannot be written or the bus does not reload.
-    package func allowStandIn(for name: String) throws {
+    package func allowStandIn(for name: String, user: String = "root") throws {
         let policy = """
             <busconfig>
-              <policy user="root"><allow own="\(Self.escaped(name))"/></policy>
+              <policy user="\(Self.escaped(user))"><allow own="\(Self.escaped(name))"/></policy>
               <policy context="default"><allow send_destination="\(Self.escaped(name))"/></policy>
             </busconfig>
             """

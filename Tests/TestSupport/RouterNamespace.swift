@@ -29,6 +29,10 @@ package final class RouterNamespace {
     package static let captiveAPI = "https://10.77.0.1:8443/captive"
     /// The captive-portal API saying it is not.
     package static let openAPI = "https://10.77.0.1:8443/open"
+    /// The captive-portal API of a session that lasts ``setSessionSeconds(_:)`` from its first
+    /// request (RFC 8908's `seconds-remaining`, `bytes-remaining`, `venue-info-url`,
+    /// `can-extend-session`), then says captive; `/check` follows it in mode `session`.
+    package static let sessionAPI = "https://10.77.0.1:8443/session"
 
     /// Moves `ra1` out of `host` into a new namespace, gives it 10.77.0.1/24 (and, with IPv6
     /// enabled, fd00::1/64), brings both ends up and starts the servers.
@@ -132,11 +136,17 @@ package final class RouterNamespace {
     /// What the servers logged.
     package var serverLog: String { (try? String(contentsOfFile: state.file("server.log"), encoding: .utf8)) ?? "" }
 
-    /// How `/check` answers from now on: 204, redirect, html, body, hang, reset or reset-once
-    /// (one reset, then `next`).
+    /// How `/check` answers from now on: 204, redirect, html, body, hang, reset, reset-once
+    /// (one reset, then `next`) or session (204 while ``sessionAPI``'s session lasts, then a
+    /// redirection).
     package func setMode(_ mode: String, next: String = "204") throws {
         try "\(next)\n".write(toFile: state.file("next-mode"), atomically: true, encoding: .utf8)
         try "\(mode)\n".write(toFile: state.file("mode"), atomically: true, encoding: .utf8)
+    }
+
+    /// How long ``sessionAPI``'s session lasts from its first request.
+    package func setSessionSeconds(_ seconds: Int) throws {
+        try "\(seconds)\n".write(toFile: state.file("session-seconds"), atomically: true, encoding: .utf8)
     }
 
     /// The requests served so far, one "GET PATH ACCEPT CLIENT-ADDRESS" line each (an IPv4
@@ -159,6 +169,27 @@ extension DaemonTestCase {
         try waitForProperties("connectivity \(connectivity.rawValue)" + (portal.map { " with portal \($0)" } ?? "")) {
             $0.string(.connectivity) == connectivity.rawValue && (portal == nil || $0.string(.captivePortal) == portal)
         }
+    }
+
+    /// Starts a router whose `/check` answers 204 while ``RouterNamespace/sessionAPI``'s session
+    /// of `sessionSeconds` lasts, and the daemon checking it every hour with the router's API
+    /// trusted through the test CA, IPv6 on ra0 for the router advertisement (the API is not
+    /// advertised yet); waits for `full`.
+    ///
+    /// - Returns: the router; keep it for the test's length.
+    /// - Throws: `HarnessError` when a step fails.
+    package func startDaemonBehindSessionRouter(sessionSeconds: Int) throws -> RouterNamespace {
+        let router = try startDaemonBehindRouter(configuration: "", mode: "session")
+        try router.setSessionSeconds(sessionSeconds)
+        try netns.setIPv6(enabled: true, on: "ra0")
+        try netns.ip("addr", "add", "fe80::2/64", "dev", "ra0", "nodad")
+        try writeConfiguration(
+            "[Connectivity]\nCheckURL=\(RouterNamespace.checkURL)\nCheckIntervalSec=3600\nCheckTimeoutSec=2\nCaptivePortalAPICAFile=\(router.caFile)\n"
+        )
+        guard let daemon else { throw HarnessError("no daemon: set-up did not finish") }
+        daemon.send(SIGHUP)
+        try waitForConnectivity(.full)
+        return router
     }
 
     /// Starts a router (see ``RouterNamespace``), gives ra0 10.77.0.2/24, starts the daemon

@@ -30,18 +30,12 @@ package final class StandInResolved {
         bus: PrivateBus, directory: TemporaryDirectory, servers: [(link: Int32, address: String)], defaultRoutes: [Int32: Bool] = [:],
         hostnames: [String: [String]] = [:]
     ) throws {
-        try bus.allowStandIn(for: Self.busName)
-        let script = try FaultInjection.install(Self.script, as: "stand_in_resolved.py", in: directory)
         configurationPath = directory.file("stand-in-resolved.json")
         callsPath = directory.file("stand-in-resolved.calls")
-        let output = directory.file("stand-in-resolved.out")
         try Self.write(servers: servers, defaultRoutes: defaultRoutes, hostnames: hostnames, to: configurationPath)
-        let process = try ChildProcess(FaultInjection.python, [script, bus.address, configurationPath, callsPath], standardOutput: output, standardError: output)
-        self.process = process
-        try Poll.until("the stand-in resolved to own its name", observe: { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }) { printed in
-            if let ended = process.poll() { throw HarnessError("stand_in_resolved.py ended (\(ended)): \(printed)") }
-            return printed.contains("ready")
-        }
+        process = try FaultInjection.startStandIn(
+            Self.script, as: "stand_in_resolved.py", owning: Self.busName, on: bus, in: directory, arguments: [configurationPath, callsPath]
+        )
     }
 
     deinit {

@@ -13,11 +13,16 @@ HTTP on [::]:8080 (IPv4 and IPv6):
              reset-once  TCP reset, then the mode becomes STATE/next-mode's (default 204)
              endless     200 with an HTML body that never ends (sent until the client stops
                          reading; the bytes sent are appended to STATE/endless-bytes)
+             session     204 while /session's session lasts, then 302 to http://10.77.0.1:8080/portal
   /portal  200 with an HTML page
 HTTPS on [::]:8443 (a test CA, made here; STATE/ca.pem is its certificate):
   /captive  {"captive": true, "user-portal-url": "https://HOST/portal"} (HOST: the request's Host)
   /open     {"captive": false}
   /javascript  {"captive": true, "user-portal-url": "javascript:alert(1)"}
+  /session  a session of STATE/session-seconds seconds (default 3600) from its first request:
+            {"captive": false, "seconds-remaining": LEFT, "bytes-remaining": 1000000,
+            "venue-info-url": "https://HOST/venue", "can-extend-session": true} while it lasts, then
+            {"captive": true, "user-portal-url": "https://HOST/portal", "venue-info-url": ...}
 Every request is appended to STATE/requests ("METHOD PATH ACCEPT CLIENT-ADDRESS").
 Usage: connectivity-server.py STATE_DIRECTORY
 """
@@ -33,6 +38,20 @@ import threading
 import time
 
 state = sys.argv[1]
+session_start = None
+
+
+def session_left():
+    """The seconds /session's session has left (it starts at the first call), rounded up."""
+    global session_start
+    if session_start is None:
+        session_start = time.monotonic()
+    try:
+        with open(os.path.join(state, "session-seconds")) as f:
+            length = float(f.read().strip())
+    except FileNotFoundError:
+        length = 3600
+    return max(0, int(-(-(length - (time.monotonic() - session_start)) // 1)))
 
 
 def make_certificates():
@@ -99,6 +118,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 with open(os.path.join(state, "endless-bytes"), "a") as f:
                     f.write(f"{sent}\n")
                 self.close_connection = True
+            elif mode == "session":
+                if session_start is not None and session_left() == 0:
+                    self.answer(302, headers=[("Location", "http://10.77.0.1:8080/portal")])
+                else:
+                    self.answer(204)
             elif mode == "slow":
                 time.sleep(1.5)
                 self.answer(204)
@@ -123,6 +147,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(200, json.dumps({"captive": True, "user-portal-url": portal}).encode(), "application/captive+json")
         elif self.path == "/javascript":
             self.answer(200, json.dumps({"captive": True, "user-portal-url": "javascript:alert(1)"}).encode(), "application/captive+json")
+        elif self.path == "/session":
+            host = self.headers.get('Host', '10.77.0.1:8443')
+            left = session_left()
+            answer = {"captive": left == 0, "venue-info-url": f"https://{host}/venue"}
+            if left > 0:
+                answer.update({"seconds-remaining": left, "bytes-remaining": 1000000, "can-extend-session": True})
+            else:
+                answer["user-portal-url"] = f"https://{host}/portal"
+            self.answer(200, json.dumps(answer).encode(), "application/captive+json")
         elif self.path == "/open":
             self.answer(200, json.dumps({"captive": False}).encode(), "application/captive+json")
         else:

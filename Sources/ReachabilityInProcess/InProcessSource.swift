@@ -3,26 +3,30 @@ import Glibc
 #endif
 import CurlTransport
 import Dispatch
+@_exported import ReachabilityClient
 import ReachabilityCore
 import ReachabilityEngine
 import ReachabilityService
 import SystemSupport
 
-/// What a manager needs from a source of snapshots. Both methods are called on the manager's
-/// queue; the source reports there with the session of the run.
-protocol SnapshotSource: AnyObject, Sendable {
-    /// Starts a run; reports carry `session`.
-    func start(session: UInt64)
-    /// Stops the run.
-    func stop()
+extension ReachabilityManager.Source {
+    /// From the daemon's engine run inside this process (rtnetlink and the same decision rule),
+    /// for machines without reachabilityd. ``ReachabilityManager/isDaemonAvailable`` stays false.
+    public static let inProcess = Self(name: "in-process") { target, _, report in
+        let queue = DispatchQueue(label: "org.reachabilityd.client.in-process")
+        return (queue, InProcessSource(queue: queue, target: target, report: report))
+    }
+
+    /// From the daemon while its bus name has an owner, else in-process; for the machine, from
+    /// the daemon's Varlink socket where the system bus is not but the socket is (see
+    /// ``ReachabilityManager/Source``). An address or a host name stays in-process there: the
+    /// socket answers only the machine.
+    public static let automatic = Self(name: "automatic") { target, endpoint, report in
+        if case .machine = target, let socket = varlinkInsteadOfBus(on: endpoint) { return socket.make(target, endpoint, report) }
+        let hub = BusHub.hub(for: endpoint)
+        return (hub.queue, AutomaticSource(hub: hub, target: target, report: report))
+    }
 }
-
-/// How a source reports: the snapshot, whether the daemon gave it, and the run's session. A nil
-/// snapshot tells only that the daemon answers, before the first check of an address or a
-/// host name has ended.
-typealias SnapshotReport = @Sendable (ReachabilitySnapshot?, _ daemonAvailable: Bool, _ session: UInt64) -> Void
-
-extension DaemonSource: SnapshotSource {}
 
 /// Runs the daemon's own engine (rtnetlink and the decision rule) inside this process, for
 /// machines without reachabilityd. Confined to `queue`.
@@ -64,7 +68,7 @@ final class InProcessSource: SnapshotSource, @unchecked Sendable {
         self.session = session
         guard engine == nil else { return }
         checker.cancel()
-        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024))
+        let engine = ReachabilityEngine(queue: queue, configuration: EngineConfiguration(receiveBufferBytes: 1024 * 1024, networkIDKey: MachineNetworkKey.read()))
         // The daemon's active check, with the same configuration (off without a CheckURL=).
         engine.checkClient = CurlCheckClient(queue: queue)
         if let configuration = ConfigurationFiles.clientFiles.load() { engine.apply(configuration) }
