@@ -17,13 +17,15 @@ Workloads (see README "Benchmarks"):
            (e) the subscriber receives the C sd-bus floor's StatusChanged (sdbus-floor.c: one
            RTM_GETROUTE per family, one signal, flush), (f) a plain GDBus subscriber, the same
            kind of process as (d) without the module, receives StatusChanged and
-           PropertiesChanged (gdbus-subscriber.py: (d) − (f) is the module's own cost); CPU
-           per change of each process; p50 per direction (route deleted, added)
+           PropertiesChanged (gdbus-subscriber.py: (d) − (f) is the module's own cost), (g) a
+           Varlink Subscribe reader (varlink-subscriber.py) receives the reply whose status
+           changed; CPU per change of each process; p50 per direction (route deleted, added)
   stages   the same toggles with the daemon's stage recorder on (REACHABILITYD_STAGE_TIMES):
            p50/p99 of each stage of one change, from the netlink write to the subscriber
   veth     a Kubernetes-like node: N veth pairs in a bridge created, then deleted (a churn row)
   subscribers  CPU per change of the daemon, the C sd-bus floor and dbus-daemon with 1 subscriber
-           and with 1 + N (Benchmarks/bus-subscribers.c)
+           and with 1 + N (Benchmarks/bus-subscribers.c), then with N Varlink Subscribe readers
+           instead (Benchmarks/varlink-subscribers.c)
   churn    N /32 routes added then deleted with `ip -n NS -batch`: CPU seconds and peak RSS of
            each watcher, change signals emitted, and whether each watcher still reacts afterwards
   ipv6     the same burst with IPv6 /64 routes (IPv6 is enabled on rb0 first), and start-up with
@@ -97,7 +99,7 @@ def run(harness):
 
     harness.daemon.stop()
     harness.results["daemon_exit_status"] = harness.daemon.process.returncode
-    for child in (harness.subscriber, harness.sdbus_floor, harness.module, harness.glib, harness.floor):
+    for child in (harness.subscriber, harness.varlink_subscriber, harness.sdbus_floor, harness.module, harness.glib, harness.floor):
         child.stop()
     if "stages" in wanted:
         stages.run(harness, options.toggles)
@@ -125,6 +127,7 @@ def main():
     parser.add_argument("--floor", required=True, help="the netlink-floor binary")
     parser.add_argument("--sdbus-floor", required=True, help="the sdbus-floor binary (Benchmarks/sdbus-floor.c)")
     parser.add_argument("--bus-subscribers", required=True, help="the bus-subscribers binary (Benchmarks/bus-subscribers.c)")
+    parser.add_argument("--varlink-subscribers", required=True, help="the varlink-subscribers binary (Benchmarks/varlink-subscribers.c)")
     parser.add_argument("--gio-modules", required=True, help="the directory holding the built libgioreachabilityd.so")
     parser.add_argument("--out", required=True, help="directory for results.json, table.md, chart.png")
     parser.add_argument("--smoke", action="store_true", help="small N and short windows (CI)")

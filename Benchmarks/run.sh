@@ -6,9 +6,10 @@
 #                              churn, ipv6, idle, connectivity, explain, stages, veth, subscribers;
 #                              see bench.py)
 # Installs what it needs (apt), builds the release daemon (static stdlib, scratch path
-# .build-bench), the C floors (netlink-floor.c, sdbus-floor.c) and bus-subscribers.c, creates a
-# namespace rbench-<pid> with a veth pair rb0/rb1, runs Benchmarks/bench.py inside it, and
-# deletes the namespace on exit. Never touches the host's interfaces or routes. Needs root.
+# .build-bench), the C floors (netlink-floor.c, sdbus-floor.c), bus-subscribers.c and
+# varlink-subscribers.c, creates a namespace rbench-<pid> with a veth pair rb0/rb1, runs
+# Benchmarks/bench.py inside it, and deletes the namespace on exit. Never touches the host's
+# interfaces or routes. Needs root.
 # Results: out/bench/{table.md,results.json,chart.png}.
 # REACHABILITYD_BENCH_BINARY=PATH benchmarks another daemon binary instead of building one.
 set -euo pipefail
@@ -37,6 +38,7 @@ cc -O2 -Wall -o .build-bench/bench/netlink-floor Benchmarks/netlink-floor.c
 for program in sdbus-floor bus-subscribers; do
   cc -O2 -Wall -o ".build-bench/bench/$program" "Benchmarks/$program.c" $(pkg-config --cflags --libs libsystemd)
 done
+cc -O2 -Wall -o .build-bench/bench/varlink-subscribers Benchmarks/varlink-subscribers.c
 make -s -C gio BUILDDIR="$repo/.build-bench/gio"   # the GIO module, for "GLib application through the module"
 
 # The namespace: a veth pair, IPv6 off and no link-local address generation so that only the
@@ -56,10 +58,12 @@ for link in rb0 rb1; do
   ip netns exec "$netns" sysctl -qw "net.ipv6.conf.$link.disable_ipv6=1"
 done
 ip -n "$netns" link set lo up
-# The subscribers row opens 1,000 bus connections: dbus-daemon and bus-subscribers need more than
-# the usual soft limit of 1,024 descriptors.
+# The subscribers row opens 1,000 bus connections, then 1,000 Varlink ones: dbus-daemon,
+# bus-subscribers, the daemon and varlink-subscribers need more than the usual soft limit of
+# 1,024 descriptors.
 ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
 
 ip netns exec "$netns" /usr/bin/python3 Benchmarks/bench.py "$@" --netns "$netns" --repo "$repo" \
   --daemon "$daemon" --floor "$repo/.build-bench/bench/netlink-floor" --sdbus-floor "$repo/.build-bench/bench/sdbus-floor" \
-  --bus-subscribers "$repo/.build-bench/bench/bus-subscribers" --gio-modules "$repo/.build-bench/gio" --out "$out"
+  --bus-subscribers "$repo/.build-bench/bench/bus-subscribers" \
+  --varlink-subscribers "$repo/.build-bench/bench/varlink-subscribers" --gio-modules "$repo/.build-bench/gio" --out "$out"

@@ -7,6 +7,7 @@
 #     daemon's exit status.
 #   BUS=system: uses the real system bus; the policy dbus/org.reachabilityd.Reachability1.conf
 #     must be installed and the daemon run as user reachabilityd (the .deb does both).
+#   VARLINK=no: no $RUNTIME_DIRECTORY, so no Varlink socket (the bus only; for comparing memory).
 set -euo pipefail
 daemon=${1:?usage: run-daemon.sh PATH-TO-reachabilityd [ARGS...]}
 shift
@@ -40,7 +41,11 @@ address="unix:path=$runtime/system_bus_socket"
 # A job started with & in a script ignores SIGINT, so Ctrl-C reaches the daemon as the SIGTERM
 # this trap sends; the daemon's exit status becomes the script's.
 # RUNTIME_DIRECTORY as systemd's RuntimeDirectory= gives it: the Varlink socket goes there.
-RUNTIME_DIRECTORY=$runtime DBUS_SYSTEM_BUS_ADDRESS=$address "$daemon" "$@" &
+if [ "${VARLINK:-yes}" = no ]; then
+  DBUS_SYSTEM_BUS_ADDRESS=$address "$daemon" "$@" &
+else
+  RUNTIME_DIRECTORY=$runtime DBUS_SYSTEM_BUS_ADDRESS=$address "$daemon" "$@" &
+fi
 daemon_pid=$!
 stop() {
   trap '' INT TERM

@@ -1,5 +1,6 @@
 """The benchmark's harness: the processes it runs (private bus, daemon, floor reader, GLib
-monitors, D-Bus subscriber), the netlink route writer, and the state the workloads share.
+monitors, D-Bus subscriber, Varlink subscriber), the netlink route writer, and the state the
+workloads share.
 
 Every process started here lives in the network namespace bench.py runs in (see bench.py).
 All timestamps are CLOCK_MONOTONIC in nanoseconds, which every process shares.
@@ -189,6 +190,7 @@ class Harness:
         self.module = None
         self.subscriber = None
         self.gdbus_subscriber = None
+        self.varlink_subscriber = None
         self.notify = None
         self.router = None
         self.check_server = None
@@ -214,14 +216,19 @@ class Harness:
         self.bus.wait_for_line(lambda line: line.startswith("unix:"))
         self.address = f"unix:path={self.work}/system_bus_socket"
         self.env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address, GIO_USE_NETWORK_MONITOR="netlink")
+        # The daemon's runtime directory, as its unit gives it: it serves the Varlink socket there.
+        self.runtime = f"{self.work}/runtime"
+        os.makedirs(self.runtime, exist_ok=True)
+        self.varlink_socket = f"{self.runtime}/org.reachabilityd.Reachability"
 
     def spawn_daemon(self, arguments=(), environment=None):
-        """Starts the daemon (with `environment` added to its environment); returns (child,
-        seconds from spawn to READY=1)."""
+        """Starts the daemon (with `environment` added to its environment) serving the Varlink
+        socket in its runtime directory, as the unit runs it; returns (child, seconds from spawn
+        to READY=1)."""
         if self.notify is None:
             self.notify = NotifySocket(f"{self.work}/notify")
         mark = self.notify.mark()
-        env = dict(self.env, NOTIFY_SOCKET=self.notify.path, **(environment or {}))
+        env = dict(self.env, NOTIFY_SOCKET=self.notify.path, RUNTIME_DIRECTORY=self.runtime, **(environment or {}))
         started = time.monotonic_ns()
         child = Child("reachabilityd", [self.options.daemon, *arguments], env=env, log_path=f"{self.work}/reachabilityd.log")
         ready = self.notify.wait_ready(mark)
@@ -279,14 +286,22 @@ class Harness:
         child.wait_for_line(lambda line: line == "ready")
         return child
 
+    def spawn_varlink_subscriber(self, log_name):
+        """Starts Benchmarks/varlink-subscriber.py on the daemon's socket and waits until it has the state."""
+        child = Child("varlink-subscriber", ["/usr/bin/python3", f"{self.options.repo}/Benchmarks/varlink-subscriber.py", self.varlink_socket],
+                      log_path=f"{self.work}/{log_name}")
+        child.wait_for_line(lambda line: line == "ready")
+        return child
+
     def start_watchers(self):
-        """The floor reader, GLib's monitor, the daemon and its D-Bus subscriber, then a GLib
-        application through the GIO module; returns once all of them are idle."""
+        """The floor reader, GLib's monitor, the daemon and its D-Bus and Varlink subscribers, then
+        a GLib application through the GIO module; returns once all of them are idle."""
         self.floor = Child("floor", [self.options.floor], log_path=f"{self.work}/floor.log")
         self.floor.wait_for_line(lambda line: line == "ready")
         self.glib, _, _ = self.spawn_glib()
         self.daemon, _ = self.spawn_daemon()
         self.subscriber = self.spawn_subscriber("subscriber.log")
+        self.varlink_subscriber = self.spawn_varlink_subscriber("varlink-subscriber.log")
         # The C sd-bus floor: the least a truthful daemon does per change (Benchmarks/sdbus-floor.c).
         self.sdbus_floor = Child("sdbus-floor", [self.options.sdbus_floor], env=self.env, log_path=f"{self.work}/sdbus-floor.log")
         self.sdbus_floor.wait_for_line(lambda line: line == "ready")
@@ -314,7 +329,7 @@ class Harness:
         return writes
 
     def stop(self):
-        for child in (self.subscriber, self.gdbus_subscriber, self.daemon, self.sdbus_floor, self.glib, self.floor, self.bus, self.check_server):
+        for child in (self.subscriber, self.gdbus_subscriber, self.varlink_subscriber, self.daemon, self.sdbus_floor, self.glib, self.floor, self.bus, self.check_server):
             if child is not None:
                 child.stop()
         if self.router is not None:

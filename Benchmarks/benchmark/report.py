@@ -44,16 +44,23 @@ def table(results):
         lines.append("")
     b = results.get("subscribers")
     if b:
-        lines += [f"| subscribers on the bus, {b['toggles']} toggles | CPU ms per change: reachabilityd | C sd-bus floor | dbus-daemon "
-                  "| StatusChanged p50 / p99 ms: reachabilityd | C sd-bus floor |", "|---|---|---|---|---|---|"]
+        lines += [f"| subscribers, {b['toggles']} toggles | CPU ms per change: reachabilityd | C sd-bus floor | dbus-daemon "
+                  "| p50 / p99 ms: StatusChanged from reachabilityd | from the C sd-bus floor | Varlink reply |", "|---|---|---|---|---|---|---|"]
         for row in b["rows"]:
-            c, d, f = row["cpu_ms_per_change"], row["reachabilityd latency ms"], row["C sd-bus floor latency ms"]
-            latency = [f"{x['p50']:.3f} / {x['p99']:.3f}" if x["n"] else "–" for x in (d, f)]
-            lines.append(f"| {row['subscribers']:,} | {c.get('reachabilityd', 0):.3f} | {c.get('C sd-bus floor', 0):.3f} | "
-                         f"{c.get('dbus-daemon', 0):.3f} | {latency[0]} | {latency[1]} |")
+            c = row["cpu_ms_per_change"]
+            # Older results have no Varlink reader: "–".
+            latency = [f"{x['p50']:.3f} / {x['p99']:.3f}" if x.get("n") else "–"
+                       for x in (row["reachabilityd latency ms"], row["C sd-bus floor latency ms"], row.get("reachabilityd Varlink latency ms", {}))]
+            # The benchmark's own D-Bus subscriber and Varlink reader are always there.
+            if row.get("kind") == "Varlink":
+                who = f"1 D-Bus, {row['subscribers']:,} Varlink"
+            else:
+                who = f"{row['subscribers']:,} D-Bus" + (", 1 Varlink" if "kind" in row else "")
+            lines.append(f"| {who} | {c.get('reachabilityd', 0):.3f} | {c.get('C sd-bus floor', 0):.3f} | "
+                         f"{c.get('dbus-daemon', 0):.3f} | {latency[0]} | {latency[1]} | {latency[2]} |")
             if "bus_after_the_crowd_left" in row:
                 gone = row["bus_after_the_crowd_left"]
-                lines.append(f"| (dbus-daemon busy {gone['s']:.1f} s, {gone['cpu_s']:.2f} CPU-s, after the {row['subscribers'] - 1:,} left) | | | | | |")
+                lines.append(f"| (dbus-daemon busy {gone['s']:.1f} s, {gone['cpu_s']:.2f} CPU-s, after the {row['subscribers'] - 1:,} left) | | | | | | |")
         lines.append("")
     lines += ["| routes added + deleted | watcher | CPU-s add | CPU-s delete | on-CPU ms, add + delete (process CPU clock) | peak RSS MiB | still reacting |",
               "|---|---|---|---|---|---|---|"]
@@ -116,7 +123,7 @@ def chart(results, samples, path):
 
     def color(name):
         # One colour per watcher in both plots.
-        for key, value in (("GDBus", "C5"), ("PropertiesChanged", "C9"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
+        for key, value in (("GDBus", "C5"), ("PropertiesChanged", "C9"), ("Varlink", "C6"), ("module", "C3"), ("sd-bus", "C4"), ("reachabilityd", "C0"), ("floor (C)", "C1"), ("GLib", "C2")):
             if key in name:
                 return value
         return None

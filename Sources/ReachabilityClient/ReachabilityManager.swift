@@ -49,6 +49,13 @@ public final class ReachabilityManager: Sendable {
     /// `.inProcess` (the daemon's engine run inside this process, for machines without
     /// reachabilityd) and `.automatic` (the daemon while its bus name has an owner, else
     /// in-process), so that a program that follows only the daemon links no engine.
+    ///
+    /// Where the system bus's socket is missing (`$DBUS_SYSTEM_BUS_ADDRESS`'s path, else
+    /// `/run/dbus/system_bus_socket`) but the daemon's Varlink socket is there
+    /// (``varlinkSocketPath``), ``daemon`` and, for the machine's reachability, `.automatic`
+    /// ask that socket instead, as ``varlink(path:)`` does: an application in a container with
+    /// `/run/reachabilityd` bind-mounted works unchanged. Which it is is decided when the
+    /// manager is made.
     public struct Source: Sendable, Equatable {
         /// A manager's queue and its source, made for `target` on the bus at `endpoint`.
         package typealias Make = @Sendable (_ target: MonitoredTarget, _ endpoint: BusEndpoint, _ report: @escaping SnapshotReport) -> (DispatchQueue, any SnapshotSource)
@@ -66,6 +73,8 @@ public final class ReachabilityManager: Sendable {
 
         /// From reachabilityd over the system bus; `.unknown` while the daemon is not running.
         public static let daemon = Source(name: "daemon") { target, endpoint, report in
+            // No bus would answer any target there: the socket's answer says why at least.
+            if let socket = varlinkInsteadOfBus(on: endpoint) { return socket.make(target, endpoint, report) }
             let hub = BusHub.hub(for: endpoint)
             return (hub.queue, DaemonSource(hub: hub, target: target, report: report))
         }
@@ -84,6 +93,14 @@ public final class ReachabilityManager: Sendable {
         /// The socket ``varlink(path:)`` usually names: `$REACHABILITYD_SOCKET`, else
         /// `/run/reachabilityd/org.reachabilityd.Reachability`.
         public static var varlinkSocketPath: String { VarlinkSource.defaultPath }
+
+        /// The daemon's Varlink socket as a source, where a source of the system bus at
+        /// `endpoint` would find no bus but that socket is there (``Source``); nil otherwise,
+        /// and always for a bus at an explicit address.
+        package static func varlinkInsteadOfBus(on endpoint: BusEndpoint) -> Source? {
+            guard endpoint == .system else { return nil }
+            return VarlinkSource.insteadOfSystemBus.map { varlink(path: $0) }
+        }
 
         /// Two sources are equal when they are the same kind (and socket).
         public static func == (lhs: Source, rhs: Source) -> Bool {

@@ -19,6 +19,24 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
         getenv("REACHABILITYD_SOCKET").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? VarlinkContract.socketPath
     }
 
+    /// The daemon's socket (``defaultPath``) when the system bus's socket is not there but that
+    /// socket is: what the daemon's source asks instead of the bus (a container with
+    /// `/run/reachabilityd` bind-mounted, early boot). Nil when there is a bus to ask.
+    /// The corresponding C function is `access`.
+    static var insteadOfSystemBus: String? {
+        insteadOfSystemBus(busAddress: getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }, socket: defaultPath) { access($0, F_OK) == 0 }
+    }
+
+    /// `socket` when the bus at `busAddress` (`$DBUS_SYSTEM_BUS_ADDRESS`; nil: unset) has a
+    /// socket path (``BusContract/systemBusSocketPath(address:)``) where nothing `exists` and
+    /// `socket` exists; else nil: a bus to ask, an address with no path to look at (abstract,
+    /// TCP: the bus may well be there), or no socket either (the bus's absence is then the
+    /// answer, as before).
+    static func insteadOfSystemBus(busAddress: String?, socket: String, exists: (String) -> Bool) -> String? {
+        guard let bus = BusContract.systemBusSocketPath(address: busAddress), !exists(bus), exists(socket) else { return nil }
+        return socket
+    }
+
     private let queue: DispatchQueue
     private let path: String
     private let target: MonitoredTarget

@@ -156,32 +156,62 @@ extension JSONValue {
     /// The value as compact JSON text: object members sorted by name, `/` not escaped, control
     /// characters as `\u00XX`; whole numbers without a fraction ("3", not "3.0").
     public var text: String {
+        String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// ``text``'s UTF-8 bytes, written into one buffer (what a socket is sent; no string is
+    /// built on the way).
+    package var utf8: [UInt8] {
+        var bytes: [UInt8] = []
+        write(to: &bytes)
+        return bytes
+    }
+
+    /// Appends ``text``'s UTF-8 bytes to `bytes`.
+    private func write(to bytes: inout [UInt8]) {
         switch self {
-        case .null: "null"
-        case .boolean(let flag): flag ? "true" : "false"
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .string(let string): Self.quoted(string)
-        case .array(let elements): "[" + elements.map(\.text).joined(separator: ",") + "]"
+        case .null: bytes += "null".utf8
+        case .boolean(let flag): bytes += (flag ? "true" : "false").utf8
+        case .number(let number): bytes += (number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)).utf8
+        case .string(let string): Self.writeQuoted(string, to: &bytes)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                element.write(to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            "{" + members.sorted { $0.key < $1.key }.map { Self.quoted($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
+            bytes.append(UInt8(ascii: "{"))
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                Self.writeQuoted(member.key, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                member.value.write(to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+    /// `string` quoted: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or
+    /// `\u00XX`, every other byte as it is (a multi-byte character's bytes are all ≥ 0x80).
+    private static func writeQuoted(_ string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += #"\""#.utf8
+            case UInt8(ascii: "\\"): bytes += #"\\"#.utf8
+            case UInt8(ascii: "\n"): bytes += #"\n"#.utf8
+            case UInt8(ascii: "\r"): bytes += #"\r"#.utf8
+            case UInt8(ascii: "\t"): bytes += #"\t"#.utf8
+            case 0..<0x20: bytes += #"\u00"#.utf8 + [hexDigit(byte >> 4), hexDigit(byte & 0xf)]
+            default: bytes.append(byte)
             }
         }
-        return result + "\""
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -42,6 +42,8 @@ package struct VarlinkReply: Sendable, Hashable {
 
     /// `members` as one message: compact JSON and a NUL.
     static func message(_ members: [String: JSONValue]) -> [UInt8] {
-        Array(JSONValue.object(members).text.utf8) + [0]
+        var bytes = JSONValue.object(members).utf8
+        bytes.append(0)
+        return bytes
     }
 }

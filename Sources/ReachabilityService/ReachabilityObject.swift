@@ -124,7 +124,11 @@ public final class ReachabilityObject: @unchecked Sendable {
     /// Publishes `next`: `StatusChanged` if `Status` changed, then one `PropertiesChanged`
     /// carrying exactly the properties that changed (and `Generation`), read from `next` once
     /// each. Nothing when nothing changed.
-    public func publish(_ next: ReachabilitySnapshot) {
+    ///
+    /// - Parameter beforeProperties: runs when something changed, once the short signals are
+    ///   sent and before the larger `PropertiesChanged` is built: the daemon's other subscribers
+    ///   (Varlink's) hear of the change as soon as the bus's first ones do.
+    public func publish(_ next: ReachabilitySnapshot, beforeProperties: () -> Void = {}) {
         let changed = next.changedProperties(since: snapshot)
         guard !changed.isEmpty else { return }
         StageTimes.recorder?.mark(.publishing)
@@ -140,6 +144,11 @@ public final class ReachabilityObject: @unchecked Sendable {
                 StageTimes.recorder?.mark(.sent)
             }
             if connectivityChanged { try object?.emit(Self.connectivityChanged, [.string(next.connectivity.rawValue)]) }
+        } catch {
+            Log.error("\(error)")
+        }
+        beforeProperties()
+        do throws(SystemError) {
             try object?.emitPropertiesChanged((changed + [.generation]).map { (name: $0.rawValue, value: next.value(of: $0, generation: generation)) })
         } catch {
             Log.error("\(error)")

@@ -164,25 +164,15 @@ struct SourceOption {
         if varlinkSocket != nil, arguments.values["source"] != nil { throw UsageError(message: "'--varlink' and '--source' exclude each other.") }
     }
 
-    /// The library's source.
+    /// The library's source. With no system bus but the daemon's Varlink socket there, the
+    /// library itself asks the socket for the daemon (``ReachabilityManager/Source``).
     var managerSource: ReachabilityManager.Source {
         if let varlinkSocket { return .varlink(path: varlinkSocket) }
-        if choice == .daemon, let socket = Self.varlinkInsteadOfBus { return .varlink(path: socket) }
         return switch choice {
         case .daemon: .daemon
         case .inProcess: .inProcess
         case .automatic: .automatic
         }
-    }
-
-    /// The daemon's Varlink socket when there is no system bus to ask but that socket is there
-    /// (a container with `/run/reachabilityd` bind-mounted, early boot): what the daemon source
-    /// asks then. The corresponding C function is `access`.
-    static var varlinkInsteadOfBus: String? {
-        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
-        guard let bus = BusContract.systemBusSocketPath(address: address), access(bus, F_OK) != 0 else { return nil }
-        let socket = ReachabilityManager.Source.varlinkSocketPath
-        return access(socket, F_OK) == 0 ? socket : nil
     }
 
     /// Whether an answer means "no one could answer": the daemon is absent (daemon or Varlink

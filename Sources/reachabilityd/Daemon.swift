@@ -298,10 +298,11 @@ final class Daemon: @unchecked Sendable {
             generation += 1
         }
         // The signals first, the log line after them (docs/benchmarks.md, where the latency goes).
-        // The object counts Generation by the same rule, from the same start.
-        object?.publish(snapshot)
-        // Subscribers get the change PropertiesChanged announced, with its Generation.
-        if changed { varlink?.publish(varlinkState) }
+        // The object counts Generation by the same rule, from the same start. Varlink's
+        // subscribers get the change PropertiesChanged announces, with its Generation, right
+        // after StatusChanged: as soon as the bus's subscribers hear of it.
+        let toVarlink = { if changed { self.varlink?.publish(self.varlinkState) } }
+        if let object { object.publish(snapshot, beforeProperties: toVarlink) } else { toVarlink() }
         if let fields = JournalLog.publishedFields(snapshot, previous: previous) {
             let portal = snapshot.captivePortal.isEmpty ? "" : " \(snapshot.captivePortal)"
             Log.write(

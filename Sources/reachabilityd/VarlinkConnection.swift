@@ -25,10 +25,12 @@ final class VarlinkConnection: @unchecked Sendable {
     private let reading: DescriptorReadSource
     private var writing: DispatchSourceWrite?
     private var framer = VarlinkFramer()
-    /// The bytes of replies not yet written (the rest of one, then whole ones after it).
-    private var outgoing: [UInt8] = []
-    /// A subscriber's latest state, not yet sent: the socket had no room when it came.
-    private var heldState: JSONValue?
+    /// The bytes of replies not yet written (the rest of one, then whole ones after it): a
+    /// slice, so that a reply every subscriber shares is written from where it is, and what
+    /// was written is dropped without moving the rest.
+    private var outgoing: ArraySlice<UInt8> = []
+    /// A subscriber's latest state's reply, not yet sent: the socket had no room when it came.
+    private var heldState: [UInt8]?
     /// Whether a call is being served (its answer not sent yet); the next waits for it.
     private(set) var isServingCall = false
     /// Whether the call being served wants replies (it was not `oneway`).
@@ -76,15 +78,16 @@ final class VarlinkConnection: @unchecked Sendable {
         isSubscribed = true
     }
 
-    /// Sends a subscriber a state (a reply that continues). When the socket has no room, only
-    /// the latest state is kept, replacing one kept before, and sent once there is room.
-    func sendState(_ state: JSONValue) {
+    /// Sends a subscriber a state's reply (one that continues, encoded once for every
+    /// subscriber). When the socket has no room, only the latest state is kept, replacing one
+    /// kept before, and sent once there is room.
+    func sendState(_ reply: [UInt8]) {
         guard isOpen, !isEnding else { return }
         guard outgoing.isEmpty else {
-            heldState = state
+            heldState = reply
             return
         }
-        send(VarlinkReply.encoded(["state": state], continues: true))
+        send(reply)
     }
 
     /// Closes the connection: no more calls, nothing more sent. The server forgets it.
@@ -166,7 +169,8 @@ final class VarlinkConnection: @unchecked Sendable {
     /// has room.
     private func send(_ message: [UInt8]) {
         guard isOpen else { return }
-        outgoing += message
+        // Nothing waiting (the usual case): the message's own bytes, not a copy.
+        if outgoing.isEmpty { outgoing = message[...] } else { outgoing += message }
         flush()
     }
 
@@ -182,10 +186,11 @@ final class VarlinkConnection: @unchecked Sendable {
                 // The reader is gone for good (EPIPE, ECONNRESET): drop it.
                 return close()
             }
-            outgoing.removeFirst(written)
-            if outgoing.isEmpty, let state = heldState {
+            outgoing = outgoing[(outgoing.startIndex + written)...]
+            if outgoing.isEmpty {
+                // Let go of the written reply's bytes (a slice keeps them all).
+                outgoing = heldState.map { $0[...] } ?? []
                 heldState = nil
-                outgoing = VarlinkReply.encoded(["state": state], continues: true)
             }
         }
         writing?.cancel()

@@ -61,9 +61,13 @@ final class VarlinkServer: @unchecked Sendable {
         listening.start { [weak self] in self?.acceptWaiting() }
     }
 
-    /// Sends every subscriber the state of a published change.
+    /// Sends every subscriber the state of a published change: encoded once, the same bytes for
+    /// all of them (a change costs one encoding and a `send` per subscriber).
     func publish(_ state: JSONValue) {
-        for connection in connections.values where connection.isSubscribed { connection.sendState(state) }
+        let subscribers = connections.values.filter(\.isSubscribed)
+        guard !subscribers.isEmpty else { return }
+        let reply = VarlinkReply.encoded(["state": state], continues: true)
+        for connection in subscribers { connection.sendState(reply) }
     }
 
     /// Accepts up to ``acceptsPerTurn`` waiting connections; the listening source calls again

@@ -424,3 +424,26 @@ final class CallsInFlightTests: XCTestCase {
         for number in 0..<CallsInFlight<Int>.limit { XCTAssertEqual(calls.start(number), number) }
     }
 }
+
+final class VarlinkInsteadOfBusTests: XCTestCase {
+    func testTheSocketIsAskedOnlyWhereTheBusSocketIsMissingAndTheSocketThere() {
+        // Given the paths that exist, a bus address, and the daemon's socket
+        let socket = "/run/reachabilityd/org.reachabilityd.Reachability"
+        let rows: [(address: String?, existing: Set<String>, expected: String?, line: UInt)] = [
+            (nil, [socket], socket, #line),  // a container: no bus, the socket bind-mounted
+            (nil, ["/run/dbus/system_bus_socket", socket], nil, #line),  // a host: the bus
+            (nil, [], nil, #line),  // neither: the bus's absence is the answer
+            ("unix:path=/tmp/bus", [socket], socket, #line),  // the address's path is missing
+            ("unix:path=/tmp/bus,guid=1", ["/tmp/bus", socket], nil, #line),  // the address's path is there
+            ("unix:abstract=bus", [socket], nil, #line),  // no path to look at: the bus may be there
+            ("tcp:host=localhost,port=1", [socket], nil, #line),
+        ]
+        for row in rows {
+            // When
+            let chosen = VarlinkSource.insteadOfSystemBus(busAddress: row.address, socket: socket) { row.existing.contains($0) }
+
+            // Then
+            XCTAssertEqual(chosen, row.expected, line: row.line)
+        }
+    }
+}

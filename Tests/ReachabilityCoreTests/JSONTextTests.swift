@@ -11,6 +11,7 @@ final class JSONTextTests: XCTestCase {
             (.number(3), "3", #line),
             (.number(-0.5), "-0.5", #line),
             (.string("a/b \"q\" \\ é\n\u{01}"), #""a/b \"q\" \\ é\n\u0001""#, #line),
+            (.string("\r\t\u{1f}\u{7f}€"), #""\r\t\u001f\#u{7f}€""#, #line),
             (.array([.number(1), .string("x")]), #"[1,"x"]"#, #line),
             (.object(["status": .string("not-reachable"), "reachable": .boolean(false), "host": .null]),
              #"{"host":null,"reachable":false,"status":"not-reachable"}"#, #line),

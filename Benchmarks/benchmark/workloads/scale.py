@@ -7,9 +7,11 @@ veth         a Kubernetes-like node: N veth pairs created (the host end in a bri
              daemon sent (the goal is none: no probe's route changes) and Status right afterwards
              (a row of the churn table).
 subscribers  N more subscribers on the bus (Benchmarks/bus-subscribers.c: N connections with the
-             match rules of a client of the daemon, and of the C sd-bus floor): the default route
+             match rules of a client of the daemon, and of the C sd-bus floor), then N more Varlink
+             Subscribe readers instead (Benchmarks/varlink-subscribers.c): the default route
              toggled as in latency, the CPU per change of the daemon, of the C sd-bus floor and of
-             dbus-daemon with 1 subscriber and with 1 + N.
+             dbus-daemon with 1 subscriber of each kind, with 1 + N D-Bus subscribers and with
+             1 + N Varlink readers.
 """
 import subprocess
 import time
@@ -39,36 +41,40 @@ def veth(harness, pairs):
 
 
 def subscribers(harness, count, toggles):
-    """The default route toggled with the benchmark's one subscriber, then with `count` more."""
+    """The default route toggled with the benchmark's one D-Bus subscriber and one Varlink reader,
+    then with `count` more D-Bus subscribers, then with `count` more Varlink readers instead."""
     rows = []
-    for extra in (0, count):
+    crowds = {"D-Bus": [harness.options.bus_subscribers, str(count)],
+              "Varlink": [harness.options.varlink_subscribers, harness.varlink_socket, str(count)]}
+    for kind, extra in ((None, 0), ("D-Bus", count), ("Varlink", count)):
         crowd = None
-        if extra:
-            crowd = Child("bus-subscribers", [harness.options.bus_subscribers, str(extra)], env=harness.env,
-                          log_path=f"{harness.work}/bus-subscribers.log")
+        if kind:
+            crowd = Child(f"{kind} subscribers", crowds[kind], env=harness.env, log_path=f"{harness.work}/{kind}-subscribers.log")
             crowd.wait_for_line(lambda line: line == "ready", timeout=120)
         processes = {"reachabilityd": harness.daemon, "C sd-bus floor": harness.sdbus_floor, "dbus-daemon": harness.bus}
         try:
-            mark = len(harness.subscriber.snapshot())
+            marks = len(harness.subscriber.snapshot()), len(harness.varlink_subscriber.snapshot())
             before = cpu_ns(processes)
             writes = harness.toggle_default_route(toggles)
-            # The bus may still be delivering to the crowd: until it is done, its CPU moves.
-            harness.settle(children=[harness.bus] + ([crowd] if crowd else []))
+            # The bus, or the daemon, may still be delivering to the crowd: until it is done, its CPU moves.
+            harness.settle(children=[harness.bus, harness.daemon] + ([crowd] if crowd else []))
             after = cpu_ns(processes)
-            lines = harness.subscriber.snapshot()[mark:]
+            lines = harness.subscriber.snapshot()[marks[0]:]
+            varlink = harness.varlink_subscriber.snapshot()[marks[1]:]
         finally:
             if crowd:
                 crowd.stop()
-        row = {"subscribers": 1 + extra, "cpu_ms_per_change": {name: (after[name] - before[name]) / 1e6 / toggles for name in after}}
-        if crowd:
+        row = {"subscribers": 1 + extra, "kind": kind or "D-Bus", "cpu_ms_per_change": {name: (after[name] - before[name]) / 1e6 / toggles for name in after}}
+        if kind == "D-Bus":
             # dbus-daemon takes long to let that many connections go after so much traffic: the
             # next workloads wait for it (a daemon's SIGTERM would wait on its ReleaseName).
             left, bus_cpu = time.monotonic(), process_cpu_ns(harness.bus.pid)
             harness.settle(children=[harness.bus])
             row["bus_after_the_crowd_left"] = {"s": round(time.monotonic() - left, 2), "cpu_s": round((process_cpu_ns(harness.bus.pid) - bus_cpu) / 1e9, 2)}
-        for name, prefix in (("reachabilityd", "S"), ("C sd-bus floor", "Q")):
-            latencies, missing = match(writes, status_events(lines, prefix))
+        for name, observed in (("reachabilityd", status_events(lines, "S")), ("C sd-bus floor", status_events(lines, "Q")),
+                               ("reachabilityd Varlink", status_events(varlink, "V"))):
+            latencies, missing = match(writes, observed)
             row[f"{name} latency ms"] = dict(percentiles(latencies), missing=missing)
         rows.append(row)
-        log(f"subscribers {1 + extra}: CPU ms per change " + ", ".join(f"{n} {v:.3f}" for n, v in row["cpu_ms_per_change"].items()))
+        log(f"subscribers {1 + extra} {row['kind']}: CPU ms per change " + ", ".join(f"{n} {v:.3f}" for n, v in row["cpu_ms_per_change"].items()))
     harness.results["subscribers"] = {"toggles": toggles, "rows": rows}
