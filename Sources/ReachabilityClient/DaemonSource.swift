@@ -229,11 +229,7 @@ package final class DaemonSource: BusHubListener, @unchecked Sendable {
 
     /// The answer `CheckDestination` gave for `address` (a key missing reads as "").
     private static func answer(destination: [String: BusValue], address: String) -> AddressAnswer {
-        let text = { (key: String) in destination[key]?.string ?? "" }
-        return AddressAnswer(
-            address: address, status: ReachabilityStatus(rawValue: text("status")) ?? .unknown, interface: text("interface"),
-            path: DestinationPath(rawValue: text("via")), connectAddress: text("address")
-        )
+        AddressAnswer(address: address, checkedDestination: { destination[$0]?.string ?? "" })
     }
 
     private func checkFinished(_ snapshot: ReachabilitySnapshot) {

@@ -79,6 +79,15 @@ package struct AddressAnswer: Sendable, Equatable {
         self.connectAddress = connectAddress
     }
 
+    /// The answer `CheckDestination` gave for `address` over the bus or Varlink, each of its
+    /// values read by `text` (a key missing reads as "").
+    init(address: String, checkedDestination text: (String) -> String) {
+        self.init(
+            address: address, status: ReachabilityStatus(rawValue: text("status")) ?? .unknown, interface: text("interface"),
+            path: DestinationPath(rawValue: text("via")), connectAddress: text("address")
+        )
+    }
+
     /// The status's rank: reachable answers beat not-reachable ones, which beat unknown ones.
     var rank: Int {
         status.isReachable ? 2 : (status == .notReachable ? 1 : 0)

@@ -11,8 +11,10 @@ import SystemSupport
 /// the socket cannot be reached, or its connection ends, the status is `.unknown` (the reason
 /// says why) and it connects again after 0.1 s, doubling up to every 5 s. Confined to `queue`.
 ///
-/// Answers the machine only: an address's or a host name's manager on this source stays
-/// `.unknown`, its reason saying so.
+/// An address's or a host name's manager resolves the name here and asks `CheckDestination`
+/// for each address (``VarlinkMethodCall``, a connection per call), as the daemon's source does
+/// over the bus: when the subscription starts and on every published change (the socket has no
+/// signal for a route change that changes nothing published).
 final class VarlinkSource: SnapshotSource, @unchecked Sendable {
     /// The socket the daemon serves, unless `$REACHABILITYD_SOCKET` names another.
     static var defaultPath: String {
@@ -47,6 +49,18 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var reading: DescriptorReadSource?
     private var framer = VarlinkFramer()
+    /// The machine's snapshot as the daemon last published it: a destination's snapshot takes its
+    /// evidence beyond the route (``EvidenceRule/destination(_:machine:)``).
+    private var machine = ReachabilitySnapshot.unknown
+    /// Checks an address or a host name with the daemon; cancelled when the connection ends.
+    private lazy var checker = DestinationChecker(
+        queue: queue, target: target,
+        ask: { [weak self] addresses, answered in self?.askDaemon(addresses, answered: answered) },
+        finished: { [weak self] snapshot in self?.checkFinished(snapshot) }
+    )
+
+    /// How long one `CheckDestination` call waits for its reply.
+    private static let checkTimeout = Duration.seconds(5)
 
     /// A stopped source of the socket at `path`.
     init(queue: DispatchQueue, path: String, target: MonitoredTarget, report: @escaping SnapshotReport) {
@@ -60,32 +74,24 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
     func start(session: UInt64) {
         self.session = session
         running = true
-        guard case .machine = target else {
-            return report(.busUnavailable("the Varlink socket answers the machine's reachability only"), false, session)
-        }
+        checker.cancel()
         connect()
     }
 
     func stop() {
         running = false
+        checker.cancel()
         reconnect.cancel()
         disconnect()
     }
 
     /// Connects and subscribes; on failure reports why and tries again later.
-    /// The corresponding C functions are `socket`, `connect` and `send`.
+    /// The corresponding C function is `send`.
     private func connect() {
         guard running else { return }
         do throws(SystemError) {
-            guard let (address, length) = UnixSocketAddress.of(path) else { throw SystemError(action: "connect to \(path)", errno: EINVAL) }
-            var socketAddress = address
-            let descriptor = try valueOrErrno("open a socket for \(path)") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+            let descriptor = try VarlinkMethodCall.connect(to: path)
             self.descriptor = descriptor
-            try withUnsafePointer(to: &socketAddress) { pointer throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { name throws(SystemError) in
-                    _ = try valueOrErrno("connect to \(path)") { Glibc.connect(descriptor, name, length) }
-                }
-            }
             let call = VarlinkCall(method: VarlinkContract.interface + ".Subscribe", more: true).encoded
             try writeAll(call, to: descriptor, action: "subscribe on \(path)")
             let flags = try valueOrErrno("read the socket's flags") { fcntl(descriptor, F_GETFL) }
@@ -111,7 +117,14 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
                 if let error = reply.error { return lost("reachabilityd answered \(error)") }
                 guard case .object(let state)? = reply.parameters["state"] else { continue }
                 reconnect.reset()
-                report(ReachabilitySnapshot(varlinkState: state), true, session)
+                machine = ReachabilitySnapshot(varlinkState: state)
+                switch target {
+                case .machine: report(machine, true, session)
+                case .address, .domain:
+                    // The daemon answers; the destination's snapshot comes when its check ends.
+                    report(nil, true, session)
+                    checker.check()
+                }
             }
         } catch {
             lost("reachabilityd sent what is no Varlink reply (\(error))")
@@ -120,10 +133,47 @@ final class VarlinkSource: SnapshotSource, @unchecked Sendable {
 
     /// The connection ended or never was: `.unknown` with `why`, and a new try later.
     private func lost(_ why: String) {
+        checker.cancel()
         disconnect()
         guard running else { return }
         report(.busUnavailable(why), false, session)
         reconnect.schedule { [weak self] in self?.connect() }
+    }
+
+    /// Asks `CheckDestination` for each address, away from the queue (the calls block); `answered`
+    /// gets the answers in order on the queue. An address the daemon did not answer is unknown; one
+    /// it rejected, not reachable.
+    private func askDaemon(_ addresses: [String], answered: @escaping ([AddressAnswer]) -> Void) {
+        let (path, queue) = (path, queue)
+        // Called back on the queue only, where it was made.
+        nonisolated(unsafe) let answered = answered
+        DispatchQueue.global().async {
+            let answers = addresses.map { address in
+                Self.answer(VarlinkMethodCall.call(BusContract.checkDestinationMethod, parameters: ["address": .string(address)], path: path, timeout: Self.checkTimeout), address: address)
+            }
+            queue.async { answered(answers) }
+        }
+    }
+
+    /// What the reply to `CheckDestination` says of `address`.
+    private static func answer(_ reply: Result<[String: JSONValue], VarlinkCallFailure>, address: String) -> AddressAnswer {
+        switch reply {
+        case .success(let parameters):
+            guard case .object(let destination)? = parameters["destination"] else { break }
+            return AddressAnswer(address: address, checkedDestination: { key in
+                if case .string(let text)? = destination[key] { text } else { "" }
+            })
+        case .failure(.error(let name, _)) where name == VarlinkError.invalidAddressName:
+            return AddressAnswer(address: address, status: .notReachable, interface: "")
+        case .failure:
+            break
+        }
+        return AddressAnswer(address: address, status: .unknown, interface: "")
+    }
+
+    private func checkFinished(_ snapshot: ReachabilitySnapshot) {
+        // A connection that ended meanwhile has already reported `.unknown`.
+        if running, reading != nil { report(EvidenceRule.destination(snapshot, machine: machine), true, session) }
     }
 
     private func disconnect() {

@@ -67,6 +67,10 @@ public enum VarlinkContract {
         # configuration, as the D-Bus method Explain.
         method Explain() -> (report: string)
 
+        # The daemon's state in Prometheus' text exposition format, the text it keeps for
+        # node_exporter's textfile collector when configured, as the D-Bus method Metrics.
+        method Metrics() -> (metrics: string)
+
         # The address given is not a literal IPv4 or IPv6 address; message says why.
         error InvalidAddress (address: string, message: string)
 

@@ -19,10 +19,13 @@ package enum VarlinkError: Error, Sendable, Hashable {
     /// `org.varlink.service.ExpectedMore`: a streaming method called without `more`.
     case expectedMore
 
+    /// The fully qualified name of ``invalidAddress(address:message:)``, which a client tells apart.
+    package static let invalidAddressName = VarlinkContract.interface + ".InvalidAddress"
+
     /// The error's fully qualified name.
     package var name: String {
         switch self {
-        case .invalidAddress: VarlinkContract.interface + ".InvalidAddress"
+        case .invalidAddress: Self.invalidAddressName
         case .busy: VarlinkContract.interface + ".Busy"
         case .invalidMessage: VarlinkContract.interface + ".InvalidMessage"
         case .interfaceNotFound: VarlinkContract.serviceInterface + ".InterfaceNotFound"

@@ -17,9 +17,11 @@ package enum VarlinkRequest: Sendable, Hashable {
     case checkConnectivity
     /// `Explain`.
     case explain
+    /// `Metrics`.
+    case metrics
 
     /// The methods of `org.reachabilityd.Reachability`, in the IDL's order (a unit test compares).
-    package static let interfaceMethods = ["GetState", "Subscribe", "CheckAddress", "CheckDestination", "CheckConnectivity", "Explain"]
+    package static let interfaceMethods = ["GetState", "Subscribe", "CheckAddress", "CheckDestination", "CheckConnectivity", "Explain", "Metrics"]
 
     /// The interfaces the socket serves and their descriptions.
     package static let descriptions = [
@@ -52,6 +54,7 @@ package enum VarlinkRequest: Sendable, Hashable {
         case (VarlinkContract.interface, "CheckDestination"): self = .checkDestination(try string("address"))
         case (VarlinkContract.interface, "CheckConnectivity"): self = .checkConnectivity
         case (VarlinkContract.interface, "Explain"): self = .explain
+        case (VarlinkContract.interface, "Metrics"): self = .metrics
         default: throw .methodNotFound(call.method)
         }
         guard !call.upgrade else { throw .invalidParameter("upgrade") }

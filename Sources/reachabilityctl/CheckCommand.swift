@@ -14,7 +14,7 @@ struct CheckCommand: Subcommand {
         discussion: """
             A literal address is checked with the daemon's CheckDestination (CheckAddress with an \
             older daemon); a host name is resolved here and each address checked, the best answer \
-            wins. Through NAT64 the text says where to connect; --json has "via" (direct, clat, \
+            wins (over Varlink too: CheckDestination per address). Through NAT64 the text says where to connect; --json has "via" (direct, clat, \
             nat64) and "address" (where to connect). Exit 0 when reachable, 1 when \
             not — a name the resolver fails on, or does not answer for within --answer-timeout, \
             included (the reason says which; --json's "resolution" is resolved, failed, \
@@ -28,6 +28,7 @@ struct CheckCommand: Subcommand {
             .flag("unmetered", "Check the machine's network instead of a host: reachable and not metered (for ExecCondition=)."),
             answerTimeoutSpec(default: 10, awaiting: "the answer: the resolver's for a host name, then the daemon's"),
             SourceOption.spec,
+            SourceOption.varlinkSpec,
         ],
         positional: ("host", "A host name or a literal IPv4/IPv6 address (none with --unmetered)."),
         isPositionalOptional: true

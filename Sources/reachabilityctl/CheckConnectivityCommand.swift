@@ -15,20 +15,23 @@ struct CheckConnectivityCommand: Subcommand {
             and without CheckURL=, the current connectivity at once). Prints full, portal, limited, \
             unknown or none. \(ExitStatus.help(conditionNotMet: "the connectivity is not full"))
             """,
-        options: [answerTimeoutSpec(default: 30), .flag("json", "Print one JSON object, {\"connectivity\": WORD}, instead of the word.")]
+        options: [answerTimeoutSpec(default: 30), SourceOption.varlinkSpec, .flag("json", "Print one JSON object, {\"connectivity\": WORD}, instead of the word.")]
     )
 
     let answerTimeout: Double
+    /// The Varlink socket asked, when `--varlink` was given.
+    let varlinkSocket: String?
     let json: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        varlinkSocket = SourceOption.varlinkSocket(arguments)
         answerTimeout = try arguments.seconds("answer-timeout", default: 30)
         json = arguments.flag("json")
     }
 
     func run() async -> Int32 {
         do throws(DaemonReportError) {
-            let connectivity = try await ReachabilityManager.checkConnectivity(timeout: answerDuration(answerTimeout))
+            let connectivity = try await ReachabilityManager.checkConnectivity(timeout: answerDuration(answerTimeout), varlinkSocket: varlinkSocket)
             Output.line(json ? JSONValue.object(["connectivity": .string(connectivity.rawValue)]).text : connectivity.rawValue)
             return connectivity == .full ? ExitStatus.success : ExitStatus.conditionNotMet
         } catch {

@@ -17,12 +17,14 @@ struct NodeProblemCommand: Subcommand {
             none, unreachable or failing), portal (CaptivePortal: connectivity portal; unknown \
             without [Connectivity] CheckURL=). Examples/node-problem-detector/ has a configuration.
             """,
-        options: [answerTimeoutSpec(default: 5)],
+        options: [answerTimeoutSpec(default: 5), SourceOption.varlinkSpec],
         positional: ("condition", "network, dns or portal.")
     )
 
     let condition: NodeCondition
     let answerTimeout: Double
+    /// The Varlink socket asked, when `--varlink` was given.
+    let varlinkSocket: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard let condition = arguments.positional.flatMap(NodeCondition.init(rawValue:)) else {
@@ -30,10 +32,11 @@ struct NodeProblemCommand: Subcommand {
         }
         self.condition = condition
         answerTimeout = try arguments.seconds("answer-timeout", default: 5)
+        varlinkSocket = SourceOption.varlinkSocket(arguments)
     }
 
     func run() async -> Int32 {
-        let answer = await firstAnswer(of: ReachabilityManager(source: .daemon), within: answerTimeout)
+        let answer = await firstAnswer(of: ReachabilityManager(source: varlinkSocket.map { .varlink(path: $0) } ?? .daemon), within: answerTimeout)
         let verdict = condition.verdict(for: answer.flatMap { $0.daemonAvailable ? $0.snapshot : nil })
         Output.line(verdict.message)
         return verdict.outcome.rawValue

@@ -148,10 +148,10 @@ struct SourceOption {
         engine run in reachabilityctl), or automatic (the daemon when running, else in-process).
         """, default: "daemon")
 
-    /// `--varlink[=PATH]`: the daemon's Varlink socket instead of the bus (the machine's
-    /// reachability only), for a container or early boot without a system bus.
+    /// `--varlink[=PATH]`: the daemon's Varlink socket instead of the bus, for a container or
+    /// early boot without a system bus; every subcommand that asks the daemon takes it.
     static let varlinkSpec = OptionSpec.optionalValue("varlink", "path", """
-        Ask reachabilityd through its Varlink socket instead of the system bus: at PATH, else         $REACHABILITYD_SOCKET, else \(VarlinkContract.socketPath).
+        Ask reachabilityd through its Varlink socket instead of the system bus: at PATH, else $REACHABILITYD_SOCKET, else \(VarlinkContract.socketPath).
         """, implied: "", choices: [])
 
     let choice: Choice
@@ -160,8 +160,14 @@ struct SourceOption {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         choice = try arguments.choice("source", among: Choice.allCases) ?? .daemon
-        varlinkSocket = arguments.values["varlink"].map { $0.isEmpty ? ReachabilityManager.Source.varlinkSocketPath : $0 }
+        varlinkSocket = Self.varlinkSocket(arguments)
         if varlinkSocket != nil, arguments.values["source"] != nil { throw UsageError(message: "'--varlink' and '--source' exclude each other.") }
+    }
+
+    /// The socket `--varlink[=PATH]` names; nil without `--varlink` (the library then asks the
+    /// socket only when the system bus is missing).
+    static func varlinkSocket(_ arguments: ParsedArguments) -> String? {
+        arguments.values["varlink"].map { $0.isEmpty ? ReachabilityManager.Source.varlinkSocketPath : $0 }
     }
 
     /// The library's source. With no system bus but the daemon's Varlink socket there, the

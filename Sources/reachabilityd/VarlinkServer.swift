@@ -161,6 +161,8 @@ final class VarlinkServer: @unchecked Sendable {
             }
         case .explain:
             connection.answer(["report": .string(methods.explain())])
+        case .metrics:
+            connection.answer(["metrics": .string(methods.metrics())])
         }
     }
 

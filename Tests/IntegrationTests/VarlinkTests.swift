@@ -191,9 +191,34 @@ final class VarlinkTests: DaemonTestCase {
         XCTAssertEqual(fallback.termination, .exited(0), fallback.standardOutput + fallback.standardError)
         XCTAssertTrue(fallback.standardOutput.contains(#""status":"reachable-via-ethernet""#), fallback.standardOutput)
 
-        // And a socket nobody serves is the daemon unavailable (exit 69)
-        let absent = try Command.run(control, ["status", "--varlink=/nonexistent", "--answer-timeout", "1"], environment: noBus)
-        XCTAssertEqual(absent.termination, .exited(69), absent.standardOutput + absent.standardError)
+        // And every verb that asks the daemon asks the socket: check of an address (CheckDestination)…
+        let address = try Command.run(control, ["check", "198.51.100.7", "--json", "--varlink"], environment: noBus)
+        XCTAssertEqual(address.termination, .exited(0), address.standardOutput + address.standardError)
+        XCTAssertTrue(address.standardOutput.contains(#""status":"reachable-via-ethernet""#), address.standardOutput)
+        // … of a host name, resolved here and each address asked (without --varlink: no bus, the socket)
+        let name = try Command.run(control, ["check", "localhost", "--json"], environment: noBus)
+        XCTAssertTrue([.exited(0), .exited(1)].contains(name.termination), name.standardOutput + name.standardError)
+        XCTAssertTrue(name.standardOutput.contains(#""resolution":"resolved""#), name.standardOutput)
+        XCTAssertTrue(name.standardOutput.contains(#""daemonAvailable":true"#), name.standardOutput)
+        // … explain, metrics (the IDL's Metrics), check-connectivity and node-problem
+        let explain = try Command.run(control, ["explain", "--json", "--varlink"], environment: noBus)
+        XCTAssertEqual(explain.termination, .exited(0), explain.standardError)
+        XCTAssertTrue(explain.standardOutput.contains("ra0"), explain.standardOutput)
+        let metrics = try Command.run(control, ["metrics"], environment: noBus)
+        XCTAssertEqual(metrics.termination, .exited(0), metrics.standardError)
+        XCTAssertTrue(metrics.standardOutput.contains("reachabilityd_build_info"), metrics.standardOutput)
+        let connectivity = try Command.run(control, ["check-connectivity", "--json", "--varlink=\(try socket)"], environment: noBus)
+        XCTAssertTrue([.exited(0), .exited(1)].contains(connectivity.termination), connectivity.standardError)
+        XCTAssertTrue(connectivity.standardOutput.contains(#""connectivity":"#), connectivity.standardOutput)
+        let problem = try Command.run(control, ["node-problem", "network", "--varlink"], environment: noBus)
+        XCTAssertEqual(problem.termination, .exited(0), problem.standardOutput + problem.standardError)
+
+        // And a socket nobody serves is the daemon unavailable (exit 69), the socket named
+        for verb in [["status"], ["check", "198.51.100.7"], ["explain"], ["metrics"], ["check-connectivity"]] {
+            let absent = try Command.run(control, verb + ["--varlink=/nonexistent", "--answer-timeout", "1"], environment: noBus)
+            XCTAssertEqual(absent.termination, .exited(69), "\(verb): " + absent.standardOutput + absent.standardError)
+            XCTAssertTrue((absent.standardOutput + absent.standardError).contains("/nonexistent"), "\(verb): " + absent.standardOutput + absent.standardError)
+        }
     }
 
     /// The states a subscriber wrote to `output`, one a line.
