@@ -52,8 +52,7 @@ public final class ReachabilityManager: Sendable {
     ///
     /// Where the system bus's socket is missing (`$DBUS_SYSTEM_BUS_ADDRESS`'s path, else
     /// `/run/dbus/system_bus_socket`) but the daemon's Varlink socket is there
-    /// (``varlinkSocketPath``), ``daemon`` and, for the machine's reachability, `.automatic`
-    /// ask that socket instead, as ``varlink(path:)`` does: an application in a container with
+    /// (``varlinkSocketPath``), ``daemon`` and `.automatic` ask that socket instead, as ``varlink(path:)`` does: an application in a container with
     /// `/run/reachabilityd` bind-mounted works unchanged. Which it is is decided when the
     /// manager is made.
     public struct Source: Sendable, Equatable {
@@ -81,8 +80,8 @@ public final class ReachabilityManager: Sendable {
 
         /// From reachabilityd's Varlink socket at `path` (`Subscribe`), for a process without a
         /// system bus, e.g. a container with `/run/reachabilityd` bind-mounted; `.unknown` while
-        /// the socket does not answer. The machine's reachability only: an address's or a host
-        /// name's manager stays `.unknown`.
+        /// the socket does not answer. An address's or a host name's manager resolves the name
+        /// here and asks `CheckDestination` for each address, on every published change.
         public static func varlink(path: String) -> Source {
             Source(name: "varlink:\(path)") { target, _, report in
                 let queue = DispatchQueue(label: "org.reachabilityd.client.varlink")

@@ -17,12 +17,11 @@ extension ReachabilityManager.Source {
         return (queue, InProcessSource(queue: queue, target: target, report: report))
     }
 
-    /// From the daemon while its bus name has an owner, else in-process; for the machine, from
-    /// the daemon's Varlink socket where the system bus is not but the socket is (see
-    /// ``ReachabilityManager/Source``). An address or a host name stays in-process there: the
-    /// socket answers only the machine.
+    /// From the daemon while its bus name has an owner, else in-process; from the daemon's
+    /// Varlink socket where the system bus is not but the socket is (see
+    /// ``ReachabilityManager/Source``).
     public static let automatic = Self(name: "automatic") { target, endpoint, report in
-        if case .machine = target, let socket = varlinkInsteadOfBus(on: endpoint) { return socket.make(target, endpoint, report) }
+        if let socket = varlinkInsteadOfBus(on: endpoint) { return socket.make(target, endpoint, report) }
         let hub = BusHub.hub(for: endpoint)
         return (hub.queue, AutomaticSource(hub: hub, target: target, report: report))
     }

@@ -79,7 +79,6 @@ struct WaitCommand: Subcommand {
         host = arguments.values["host"]
         json = arguments.flag("json")
         source = try SourceOption(arguments)
-        if host != nil, source.varlinkSocket != nil { throw UsageError(message: "'--varlink' answers the machine's reachability only, not '--host'.") }
         interfaces = try Self.interfaces(arguments)
         carrierTimeout = try arguments.seconds("carrier-timeout", default: 0)
         verbose = arguments.flag("verbose")

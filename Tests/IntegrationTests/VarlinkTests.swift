@@ -200,6 +200,9 @@ final class VarlinkTests: DaemonTestCase {
         XCTAssertTrue([.exited(0), .exited(1)].contains(name.termination), name.standardOutput + name.standardError)
         XCTAssertTrue(name.standardOutput.contains(#""resolution":"resolved""#), name.standardOutput)
         XCTAssertTrue(name.standardOutput.contains(#""daemonAvailable":true"#), name.standardOutput)
+        // … wait --host (the same destination check, followed)
+        let host = try Command.run(control, ["wait", "--host", "198.51.100.7", "--timeout", "30", "--varlink"], environment: noBus)
+        XCTAssertEqual(host.termination, .exited(0), host.standardOutput + host.standardError)
         // … explain, metrics (the IDL's Metrics), check-connectivity and node-problem
         let explain = try Command.run(control, ["explain", "--json", "--varlink"], environment: noBus)
         XCTAssertEqual(explain.termination, .exited(0), explain.standardError)
