@@ -66,7 +66,7 @@ final class CheckDestinationTests: DaemonTestCase {
     func testTheUnspecifiedAddressIsAnsweredAsTheLoopbackAddressAConnectionToItReaches() throws {
         // Given a reachable host whose lo is up, with a listener on 127.0.0.1 and one on ::1
         try startReachableWithOwnAddressesOnRa0()
-        let listeners = try ChildProcess("ip", ["netns", "exec", try netns.name, "python3", "-c", """
+        let listeners = try ChildProcess("ip", ["netns", "exec", try netns.name, FaultInjection.python, "-c", """
             import socket, time
             for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
                 listener = socket.socket(family)

@@ -161,7 +161,7 @@ final class DataStallTests: DaemonTestCase {
 
     /// Starts ``client`` in the test namespace.
     private func startClient(_ mode: String, _ host: String, _ port: Int) throws -> ChildProcess {
-        try ChildProcess("ip", ["netns", "exec", try netns.name, "python3", "-c", Self.client, mode, host, String(port)])
+        try ChildProcess("ip", ["netns", "exec", try netns.name, FaultInjection.python, "-c", Self.client, mode, host, String(port)])
     }
 
     /// Watches Connectivity for as long as a stall takes to show at most (an idle interval for
@@ -214,7 +214,7 @@ final class DataStallSoakTests: DaemonTestCase {
             phases.append(load.name)
             // The live server's client starts first and stops last: no moment has the dead one alone.
             let clients = try load.clients.sorted { $0.host == DataStallTests.liveServer && $1.host != DataStallTests.liveServer }.map { client in
-                try ChildProcess("ip", ["netns", "exec", try netns.name, "python3", "-c", DataStallTests.client, client.mode, client.host, String(client.port)])
+                try ChildProcess("ip", ["netns", "exec", try netns.name, FaultInjection.python, "-c", DataStallTests.client, client.mode, client.host, String(client.port)])
             }
             let phaseEnd = ContinuousClock.now + .milliseconds(3000 + Int(random.next() % 5000))
             while ContinuousClock.now < phaseEnd {

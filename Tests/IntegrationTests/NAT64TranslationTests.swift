@@ -173,13 +173,13 @@ final class NAT64TranslationTests: DaemonTestCase {
     }
 
     /// ``startIPv6OnlyHostBehindNAT64()`` with the router advertising `prefix`, once the daemon
-    /// publishes it with `IPv4Access` `nat64`; the router (whose namespace lives as long as it)
-    /// and the NAT64's processes are kept until the test's teardown.
+    /// publishes it with `IPv4Access` `nat64`; the router and the NAT64's processes are kept
+    /// until the test's teardown, which stops them.
     private func startIPv6OnlyHostBehindNAT64Advertising(_ prefix: String) throws {
         let (router, nat64) = try startIPv6OnlyHostBehindNAT64()
         addTeardownBlock {
             nat64.forEach { _ = $0.terminate() }
-            withExtendedLifetime(router) {}
+            router.stop()
         }
         try router.namespace.advertiseNAT64Prefix(prefix, lifetime: 1800, routerLifetime: 1800, source: RouterNamespace.linkLocalAddress)
         try waitForProperties("NAT64Prefix \(prefix), IPv4Access nat64") { $0.string(.nat64Prefix) == prefix && $0.string(.ipv4Access) == "nat64" }

@@ -70,7 +70,7 @@ extension DaemonTestCase {
         let site = router.state.file("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
         try "served over IPv4\n".write(toFile: "\(site)/index.html", atomically: true, encoding: .utf8)
-        let server = try ChildProcess("ip", ["netns", "exec", namespace.name, "python3", "-m", "http.server", "--bind", "\(NAT64Testbed.server)", "8081",
+        let server = try ChildProcess("ip", ["netns", "exec", namespace.name, FaultInjection.python, "-m", "http.server", "--bind", "\(NAT64Testbed.server)", "8081",
                                              "--directory", site], standardOutput: router.state.file("http.log"), standardError: router.state.file("http.log"))
         try Poll.until("the IPv4-only server listens") {
             try Command.run("ip", ["netns", "exec", namespace.name, "curl", "-sS", "-m", "1", "-o", "/dev/null", "http://\(NAT64Testbed.server):8081/"]).succeeded

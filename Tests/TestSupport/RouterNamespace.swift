@@ -49,7 +49,7 @@ package final class RouterNamespace {
         try namespace.ip("link", "set", "ra1", "up")
         try host.ip("link", "set", "ra0", "up")
         server = try ChildProcess(
-            "ip", ["netns", "exec", namespace.name, "python3", TestPaths.connectivityServer, state.path],
+            "ip", ["netns", "exec", namespace.name, FaultInjection.python, TestPaths.connectivityServer, state.path],
             standardOutput: state.file("server.log"), standardError: state.file("server.log")
         )
         let ready = state.file("ready")
@@ -60,6 +60,19 @@ package final class RouterNamespace {
     }
 
     deinit {
+        stop()
+    }
+
+    /// Whether ``stop()`` ran.
+    private var stopped = false
+
+    /// Ends the servers and deletes the namespace and the files, once; deinit does it too. For a
+    /// router a teardown block keeps: XCTest keeps its test cases, and with them their teardown
+    /// blocks, until the whole run ends, so deinit would come only after the process is gone
+    /// and the servers would outlive the run.
+    package func stop() {
+        guard !stopped else { return }
+        stopped = true
         silentResolvers = []
         for server in nameServers.values { _ = server.terminate() }
         _ = server.terminate()
