@@ -42,6 +42,17 @@ final class VarlinkCodecTests: XCTestCase {
         }
     }
 
+    func testTheStateKeysTheIDLNamesAreThePropertyTablesJSONKeys() throws {
+        // Given the IDL's comment above GetState, which names the state's keys by hand
+        let comment = VarlinkContract.interfaceDescription.components(separatedBy: "\nmethod GetState()")[0]
+            .components(separatedBy: "keyed as `reachabilityctl status --json` keys them:").last ?? ""
+        let words = comment.replacingOccurrences(of: "#", with: " ").components(separatedBy: CharacterSet(charactersIn: " ,\n"))
+
+        // Then every JSON key of the property table is named there, Generation's included
+        let keys = ReachabilityProperty.allCases.compactMap(\.definition.jsonKey) + [VarlinkContract.generationKey]
+        XCTAssertEqual(keys.filter { !words.contains($0) }, [], "keys the IDL's GetState comment does not name")
+    }
+
     func testMessagesThatAreNoCallAreRefused() {
         let rows: [(given: [UInt8], line: UInt)] = [
             (Array(#"{"method":"org.reachabilityd.Reachability.CheckAddress","parameters":{"address":""#.utf8) + [0xFF, 0xFE] + Array(#""}}"#.utf8), #line),
