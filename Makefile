@@ -62,13 +62,14 @@ run: release
 run-check:
 	MAKE="$(MAKE)" scripts/run-check.sh
 
+# The e2e matrix (containers booting and idling, mostly) and a 5-minute soak run side by side,
+# the soak being one more loaded run; the benchmarks' smoke run runs alone before them.
 test: deps
 	$(MAKE) unit
 	$(MAKE) run-check
 	$(MAKE) check
-	$(MAKE) e2e-matrix
 	$(MAKE) bench-smoke
-	$(MAKE) soak SOAK_SECONDS=300
+	MAKE="$(MAKE)" scripts/side-by-side.sh e2e-matrix "soak SOAK_SECONDS=300"
 
 # The unit tier: the package without its integration suites (Package.swift reads
 # REACHABILITYD_TESTS), and of it only the test bundle (SwiftPM names it after the package) and
