@@ -49,7 +49,6 @@ protocol Subcommand {
 enum ReachabilityControl {
     /// The program's name in usage lines.
     static let program = "reachabilityctl"
-    static let version = "0.1.0"
     /// The subcommands' grammars, the default (status) first.
     static let specs = [StatusCommand.spec, MonitorCommand.spec, WaitCommand.spec, CheckCommand.spec, ExplainCommand.spec, MetricsCommand.spec, CheckConnectivityCommand.spec, NodeProblemCommand.spec]
 
@@ -84,7 +83,7 @@ enum ReachabilityControl {
             }
             arguments = [arguments[0], "--help"]
         case "--version":
-            Output.line(version)
+            Output.line(ReleaseVersion.current)
             exit(ExitStatus.success)
         default:
             break

@@ -52,7 +52,7 @@ final class Daemon: @unchecked Sendable {
     private var signalSource: DispatchSourceRead?
     private var watchdog: DispatchSourceTimer?
     private var networkd: NetworkdLinkDescriptions?
-    private var networkManager: NetworkManagerCaptivePortals?
+    private var networkManager: NetworkManagerDevices?
     /// networkd's DHCPv4 leases, for ANDROID_METERED.
     private let networkdLeases: NetworkdLeases
     /// Where the nameservers come from (resolv.conf, or systemd-resolved), for `DNS`.
@@ -63,7 +63,7 @@ final class Daemon: @unchecked Sendable {
     private var counters: MetricsCounters
     private lazy var metricsFile = MetricsTextfile(queue: queue) { [unowned self] in metricsText() }
     /// The version and start time the metrics report.
-    private let metricsDaemon = PrometheusMetrics.Daemon(version: DaemonOptions.version, startTimeSeconds: clockSeconds(CLOCK_REALTIME))
+    private let metricsDaemon = PrometheusMetrics.Daemon(version: ReleaseVersion.current, startTimeSeconds: clockSeconds(CLOCK_REALTIME))
     /// The match on connections leaving the bus, whose watched destinations are forgotten.
     private var departures: NameOwnerWatch?
     private let configurationFiles: ConfigurationFiles
@@ -270,7 +270,7 @@ final class Daemon: @unchecked Sendable {
             engine.setNetworkdNAT64Prefixes(record.nat64Prefixes, link: link)
             engine.setWiFiSSID(record.ssid, link: link)
         }
-        let networkManager = NetworkManagerCaptivePortals(
+        let networkManager = NetworkManagerDevices(
             connection: connection, linkIndex: { [engine] in engine.linkIndex(named: $0) },
             recordMetered: { [engine] metered, link in engine.setNetworkManagerMetered(metered, link: link) }
         ) { [engine] uri, link in

@@ -21,7 +21,7 @@ enum ReachabilityDaemonCommand {
             print(DaemonOptions.help)
             exit(EXIT_SUCCESS)
         case .version:
-            print(DaemonOptions.version)
+            print(ReleaseVersion.current)
             exit(EXIT_SUCCESS)
         case .invalid(let message):
             let text = "Error: \(message)\nUsage: \(DaemonOptions.spec.usage)\n  See 'reachabilityd --help' for more information.\n"
@@ -61,9 +61,6 @@ struct DaemonOptions: Equatable {
     var removesMetricsTextfile = false
     /// `--networkd-leases`: where systemd-networkd saves its DHCPv4 leases (ANDROID_METERED).
     var networkdLeaseDirectory = NetworkdLeases.defaultDirectory
-
-    /// The daemon's version, printed by `--version`.
-    static let version = "0.1.0"
 
     /// The grammar, its usage line and help.
     static let spec = CommandSpec(

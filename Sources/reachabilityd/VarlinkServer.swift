@@ -132,7 +132,7 @@ final class VarlinkServer: @unchecked Sendable {
         switch request {
         case .getInfo:
             connection.answer([
-                "vendor": .string("reachabilityd"), "product": .string("reachabilityd"), "version": .string(DaemonOptions.version), "url": .string(""),
+                "vendor": .string("reachabilityd"), "product": .string("reachabilityd"), "version": .string(ReleaseVersion.current), "url": .string(""),
                 "interfaces": .array(VarlinkRequest.descriptions.keys.sorted().map(JSONValue.string)),
             ])
         case .getInterfaceDescription(let interface):
