@@ -14,7 +14,7 @@ import SystemSupport
 /// lease); signals are believed only from the owner of NetworkManager's name. Without
 /// NetworkManager nothing happens: the calls never start it and their errors
 /// are only debug-logged. Confined to the daemon's queue.
-public final class NetworkManagerCaptivePortals {
+public final class NetworkManagerDevices {
     /// NetworkManager's bus name.
     static let busName = "org.freedesktop.NetworkManager"
     /// The keys of DHCPv4 option 114 in a DHCP4Config's `Options`: dhclient's name, dhcpcd's.

@@ -5,7 +5,7 @@ import XCTest
 
 /// Where NetworkManager's DHCP4Config `Options` hold DHCPv4 option 114: the name depends on the
 /// DHCP client that took the lease.
-final class NetworkManagerCaptivePortalsTests: XCTestCase {
+final class NetworkManagerDevicesTests: XCTestCase {
     func testTheOptionIsFoundUnderEitherClientsName() {
         let uri = "https://10.99.0.1:8443/captive"
         let rows: [(options: [String: BusValue], expected: String?, line: UInt)] = [
@@ -16,7 +16,7 @@ final class NetworkManagerCaptivePortalsTests: XCTestCase {
             ([:], nil, #line),
         ]
         for row in rows {
-            XCTAssertEqual(NetworkManagerCaptivePortals.captivePortalURI(in: row.options), row.expected, line: row.line)
+            XCTAssertEqual(NetworkManagerDevices.captivePortalURI(in: row.options), row.expected, line: row.line)
         }
     }
 }
