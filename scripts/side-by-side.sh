@@ -21,20 +21,19 @@ for job in "$@"; do
     started[$name]=$SECONDS
 done
 
-remaining=("${pid[@]}")
-while [ ${#remaining[@]} -gt 0 ]; do
-    ended_pid=
-    wait -n -p ended_pid "${remaining[@]}"
-    code=$?
+# Each one's end is noticed within a second (bash's wait -n reported one job's end twice).
+running=$#
+while [ "$running" -gt 0 ]; do
+    sleep 1
     for name in "${!pid[@]}"; do
-        if [ "${pid[$name]}" = "$ended_pid" ]; then
-            status[$name]=$code
-            ended[$name]=$SECONDS
-            echo "side-by-side: $name ended after $((ended[$name] - started[$name])) s ($([ "$code" -eq 0 ] && echo passed || echo "failed, exit $code"))"
-        fi
+        [ -n "${status[$name]:-}" ] && continue
+        kill -0 "${pid[$name]}" 2> /dev/null && continue
+        wait "${pid[$name]}"
+        status[$name]=$?
+        ended[$name]=$SECONDS
+        running=$((running - 1))
+        echo "side-by-side: $name ended after $((ended[$name] - started[$name])) s ($([ "${status[$name]}" -eq 0 ] && echo passed || echo "failed, exit ${status[$name]}"))"
     done
-    remaining=()
-    for name in "${!pid[@]}"; do [ -z "${status[$name]:-}" ] && remaining+=("${pid[$name]}"); done
 done
 
 failed=0
