@@ -7,10 +7,11 @@ public struct EngineConfiguration: Sendable {
     /// The netlink receive buffer to request, in bytes.
     public var receiveBufferBytes: Int32
     /// Whether ``ReachabilityEngine/start(onChange:)`` returns before the default routes (the
-    /// `Interfaces` gateways) are read: they are read at the queue's next turn and a changed
-    /// `Interfaces` is published then. Their dump reads every route, so with a large table the
-    /// first status comes that much sooner (the daemon's `READY=1`); false: the first snapshot
-    /// has them.
+    /// `Interfaces` gateways) are read: they are read when
+    /// ``ReachabilityEngine/readDeferredDefaultRoutes()`` asks (the daemon: once `READY=1` is
+    /// sent), a second after start at the latest, and a changed `Interfaces` is published then.
+    /// Their dump reads every route, so with a large table the first status, the bus name's
+    /// reply and `READY=1` come that much sooner; false: the first snapshot has them.
     public var readsDefaultRoutesAfterStart: Bool
     /// The machine's key of ``NetworkIdentity`` (`MachineNetworkKey`); empty: `NetworkID` is "".
     public var networkIDKey: [UInt8]

@@ -18,6 +18,8 @@ final class LinkMirror: @unchecked Sendable {
     private var resynchronisationScheduled = false
     /// Whether a reading of the default routes is scheduled after an overrun.
     private var defaultRouteReadingScheduled = false
+    /// Whether a resynchronisation left the default routes for ``readDeferredDefaultRoutes()``.
+    private var defaultRoutesDeferred = false
     /// The links classified under a configuration, by index: what ``interfaces(configuration:)``
     /// lists, each link classified again only when it or a link its classification reads changed
     /// (``reclassify``); nil: every link is classified at the next listing.
@@ -123,11 +125,13 @@ final class LinkMirror: @unchecked Sendable {
     enum DefaultRouteReading {
         /// With the links and addresses.
         case now
-        /// At the queue's next turn, then ``onDefaultRoutesRead``: at start-up, the first status
-        /// (which needs no route dump) and `READY=1` do not wait for a large table's dump, and
-        /// whatever the queue holds then (a method call after `READY=1`) waits for it, so no
-        /// caller reads `Interfaces` without their gateways.
+        /// At the queue's next turn, then ``onDefaultRoutesRead``.
         case atNextTurn
+        /// When ``readDeferredDefaultRoutes()`` asks, at the queue's next turn then: at start-up,
+        /// the first status (which needs no route dump), the bus name's reply and `READY=1` do
+        /// not wait for a large table's dump, and whatever the queue holds after `READY=1` (a
+        /// method call) waits for it, so no caller reads `Interfaces` without their gateways.
+        case deferred
         /// 100 ms later, then ``onLateResynchronisation``: after an overrun the status, which
         /// needs no route dump, is published first, and what is still queued is read first.
         case shortlyAfter
@@ -142,6 +146,8 @@ final class LinkMirror: @unchecked Sendable {
     func resynchronise(defaultRoutes reading: DefaultRouteReading = .now) throws(SystemError) {
         guard let dumps = try lookups.dumpLinksAndAddresses() else { return }
         let routes = reading == .now ? try lookups.dumpDefaultRoutes() : nil
+        if routes != nil { defaultRoutesDeferred = false }
+        if reading == .deferred { defaultRoutesDeferred = true }
         let all = dumps + (routes.map { [$0] } ?? [])
         table.replace(withDump: all.flatMap(\.messages), keepingDefaultRoutes: routes == nil)
         classified = nil
@@ -165,6 +171,15 @@ final class LinkMirror: @unchecked Sendable {
         }
     }
 
+    /// Reads the default routes that a resynchronisation left for later
+    /// (``DefaultRouteReading/deferred``) at the queue's next turn, then calls
+    /// ``onDefaultRoutesRead``; nothing when none was left or they were read since.
+    func readDeferredDefaultRoutes() {
+        guard defaultRoutesDeferred else { return }
+        defaultRoutesDeferred = false
+        scheduleDefaultRouteReading(.atNextTurn)
+    }
+
     /// Reads the default routes again when `reading` says (``DefaultRouteReading/atNextTurn``
     /// or ``DefaultRouteReading/shortlyAfter``), then calls its callback (once, however often
     /// it is asked for meanwhile).
@@ -177,6 +192,7 @@ final class LinkMirror: @unchecked Sendable {
             do {
                 guard let routes = try lookups.dumpDefaultRoutes() else { return }
                 table.replaceDefaultRoutes(withDump: routes.messages)
+                defaultRoutesDeferred = false
                 isListingStale = true
                 parseErrorLog.report(routes.parseErrors, parsing: "rtnetlink dump message")
                 if routes.isInterrupted { scheduleResynchronisation() }

@@ -214,9 +214,9 @@ public final class ReachabilityEngine: @unchecked Sendable {
             try routeFilter.attach(to: monitor)
             try monitor.subscribe(to: NetlinkSocket.Group.allCases.filter { $0 != .neighbour })
             try lookups.open()
-            // The default routes (for `Interfaces`) now, or at the queue's next turn: their dump
-            // reads every route, and the first status needs none of them.
-            try mirror.resynchronise(defaultRoutes: configuration.readsDefaultRoutesAfterStart ? .atNextTurn : .now)
+            // The default routes (for `Interfaces`) now, or later (readDeferredDefaultRoutes()):
+            // their dump reads every route, and the first status needs none of them.
+            try mirror.resynchronise(defaultRoutes: configuration.readsDefaultRoutesAfterStart ? .deferred : .now)
         } catch {
             routeFilter.detach()
             monitor.close()
@@ -231,7 +231,23 @@ public final class ReachabilityEngine: @unchecked Sendable {
         source.start()
         events = source
         gateways.startListening(on: queue) { [weak self] batch in self?.handle(batch) }
+        if configuration.readsDefaultRoutesAfterStart {
+            queue.asyncAfter(deadline: .now() + Self.deferredDefaultRoutesLatest) { [weak self] in self?.readDeferredDefaultRoutes() }
+        }
         return snapshot
+    }
+
+    /// How long after ``start(onChange:)`` the default routes are read at the latest when
+    /// ``EngineConfiguration/readsDefaultRoutesAfterStart`` and nobody asked sooner.
+    static let deferredDefaultRoutesLatest = DispatchTimeInterval.seconds(1)
+
+    /// Reads the default routes (the `Interfaces` gateways) that start-up left for later
+    /// (``EngineConfiguration/readsDefaultRoutesAfterStart``), at the queue's next turn, and
+    /// publishes the `Interfaces` they change; nothing when they were read already. The daemon
+    /// calls it once `READY=1` is sent.
+    public func readDeferredDefaultRoutes() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        mirror.readDeferredDefaultRoutes()
     }
 
     /// Stops listening and closes the sockets.

@@ -222,6 +222,9 @@ final class Daemon: @unchecked Sendable {
         guard !announcedReady else { return }
         announcedReady = true
         ServiceManager.notify("READY=1\n" + managerStatus)
+        // Read after READY=1, before any call made since: a large table's dump delayed the name's
+        // reply, and with it READY=1 (547 ms with 1M routes).
+        engine.readDeferredDefaultRoutes()
     }
 
     /// Follows the system bus's socket (``BusContract/systemBusSocketPath(address:)``) and

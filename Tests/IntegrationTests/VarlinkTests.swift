@@ -57,7 +57,9 @@ final class VarlinkTests: DaemonTestCase {
 
     func testABrokerThatNeverAnswersStallsNothingAndHoldsREADYBack() throws {
         // Given a bus socket whose broker accepts connections and never answers (a hung
-        // dbus.service behind a listening dbus.socket)
+        // dbus.service behind a listening dbus.socket), and a default route
+        try configureIPv4Link()
+        try addIPv4DefaultRoute()
         let directory = try XCTUnwrap(directory)
         let hung = directory.file("hung_bus_socket")
         let broker = try ChildProcess(FaultInjection.python, [
@@ -75,6 +77,14 @@ final class VarlinkTests: DaemonTestCase {
         let reply = try Poll.until("Varlink answers", timeout: .seconds(15), observe: { try? VarlinkPeer.call(try self.socket, "GetState") }) { $0 != nil }
         XCTAssertNotNil((reply?["parameters"] as? [String: Any])?["state"], "\(String(describing: reply))")
         XCTAssertFalse(daemon.notifications.contains { $0.contains("READY=1") }, daemon.log)
+
+        // And the default routes, read after READY=1 or a second after start, are listed all the same
+        let gateways = try Poll.until("Interfaces lists ra0's gateway", observe: {
+            let state = (try? VarlinkPeer.call(try self.socket, "GetState"))?["parameters"] as? [String: Any]
+            let interfaces = (state?["state"] as? [String: Any])?["interfaces"] as? [[String: Any]] ?? []
+            return interfaces.first { $0["name"] as? String == "ra0" }?["gateways"] as? [String] ?? []
+        }) { $0 == ["10.77.0.1"] }
+        XCTAssertEqual(gateways, ["10.77.0.1"])
     }
 
     func testGetStateIsTheBusStateKeyedAsStatusJSONWithGeneration() throws {
